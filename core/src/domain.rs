@@ -1,0 +1,354 @@
+//! The plain data the whole core speaks: sessions, turns, tool calls. No I/O, no behaviour beyond parsing.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Who wrote a turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+impl Role {
+    pub const ALL: [Role; 4] = [Role::System, Role::User, Role::Assistant, Role::Tool];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Role> {
+        Role::ALL.into_iter().find(|r| r.as_str() == s)
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Whether a turn is final. Only an `Interrupted` assistant turn may later be finalised in place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TurnStatus {
+    Complete,
+    Interrupted,
+    Error,
+}
+
+impl TurnStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TurnStatus::Complete => "complete",
+            TurnStatus::Interrupted => "interrupted",
+            TurnStatus::Error => "error",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<TurnStatus> {
+        [TurnStatus::Complete, TurnStatus::Interrupted, TurnStatus::Error]
+            .into_iter()
+            .find(|r| r.as_str() == s)
+    }
+}
+
+/// One function call requested by the model, as the provider sent it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// Provider-assigned id that the tool result refers back to.
+    pub id: String,
+    pub name: String,
+    /// The arguments exactly as streamed: usually a JSON object, but kept as text because models
+    /// sometimes send invalid JSON and the archive keeps what was said.
+    pub arguments: String,
+}
+
+impl ToolCall {
+    /// The arguments parsed as JSON, if they are valid JSON.
+    pub fn arguments_json(&self) -> Option<serde_json::Value> {
+        serde_json::from_str(&self.arguments).ok()
+    }
+}
+
+/// A turn as stored in the archive.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Turn {
+    /// Row id, unique across the archive.
+    pub id: i64,
+    pub session_id: String,
+    /// 1-based, monotonic and unique within the session (forks continue their parent's numbering).
+    pub turn_number: i64,
+    pub role: Role,
+    /// Verbatim content, no size cap.
+    pub content: String,
+    pub tool_calls: Vec<ToolCall>,
+    /// For `Role::Tool`: the id of the call this result answers.
+    pub tool_call_id: Option<String>,
+    /// For `Role::Tool`: the name of the tool that produced it.
+    pub tool_name: Option<String>,
+    /// Estimated tokens for content + tool calls.
+    pub token_count: i64,
+    pub status: TurnStatus,
+    /// Milliseconds since the Unix epoch.
+    pub created_at: i64,
+    /// Provider usage, finish reason, model… (a JSON object; `null` when there is none).
+    pub metadata: serde_json::Value,
+}
+
+/// What a caller supplies to append a turn; the store assigns id, number, tokens and time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewTurn {
+    pub role: Role,
+    pub content: String,
+    pub tool_calls: Vec<ToolCall>,
+    pub tool_call_id: Option<String>,
+    pub tool_name: Option<String>,
+    pub status: TurnStatus,
+    pub metadata: serde_json::Value,
+}
+
+impl NewTurn {
+    fn plain(role: Role, content: impl Into<String>) -> NewTurn {
+        NewTurn {
+            role,
+            content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            tool_name: None,
+            status: TurnStatus::Complete,
+            metadata: serde_json::Value::Null,
+        }
+    }
+
+    pub fn user(content: impl Into<String>) -> NewTurn {
+        NewTurn::plain(Role::User, content)
+    }
+
+    pub fn system(content: impl Into<String>) -> NewTurn {
+        NewTurn::plain(Role::System, content)
+    }
+
+    pub fn assistant(content: impl Into<String>) -> NewTurn {
+        NewTurn::plain(Role::Assistant, content)
+    }
+
+    /// An assistant turn that requests tool calls.
+    pub fn assistant_calls(content: impl Into<String>, calls: Vec<ToolCall>) -> NewTurn {
+        NewTurn { tool_calls: calls, ..NewTurn::plain(Role::Assistant, content) }
+    }
+
+    /// A tool result answering `call_id`.
+    pub fn tool_result(call_id: impl Into<String>, tool_name: impl Into<String>, content: impl Into<String>) -> NewTurn {
+        NewTurn {
+            tool_call_id: Some(call_id.into()),
+            tool_name: Some(tool_name.into()),
+            ..NewTurn::plain(Role::Tool, content)
+        }
+    }
+
+    pub fn with_status(mut self, status: TurnStatus) -> NewTurn {
+        self.status = status;
+        self
+    }
+}
+
+/// A session as listed and resumed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Session {
+    pub id: String,
+    pub workspace: String,
+    /// From the first user message (≤ 100 chars) until renamed.
+    pub title: String,
+    pub model: String,
+    /// The system prompt in use for this session.
+    pub system_prompt: String,
+    pub created_at: i64,
+    pub last_active_at: i64,
+    /// Turns visible in this session, including those inherited from a fork parent.
+    pub turn_count: i64,
+    pub prompt_tokens: i64,
+    pub completion_tokens: i64,
+    /// The session-state register as JSON (see [`crate::state::SessionState`]).
+    pub state: serde_json::Value,
+    pub parent_session_id: Option<String>,
+    /// For a fork: the last parent turn the fork inherits.
+    pub fork_turn: Option<i64>,
+    pub is_archived: bool,
+}
+
+/// Milliseconds since the Unix epoch, on every target.
+pub fn now_ms() -> i64 {
+    #[cfg(target_arch = "wasm32")]
+    {
+        js_sys::Date::now() as i64
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0)
+    }
+}
+
+/// Where a search looks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum SearchScope {
+    /// One session (including turns it inherits from a fork parent).
+    Session { session_id: String },
+    /// Every session of a workspace.
+    Workspace { workspace: String },
+    /// The whole archive.
+    All,
+}
+
+/// A search request. Any `text` at all is safe: it is turned into a valid full-text expression.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchQuery {
+    pub text: String,
+    pub scope: SearchScope,
+    /// Only turns of these roles (empty: all roles).
+    pub roles: Vec<Role>,
+    pub limit: usize,
+    /// Treat the last word as a prefix (search-as-you-type).
+    pub prefix_last: bool,
+}
+
+impl SearchQuery {
+    pub fn new(text: impl Into<String>, scope: SearchScope) -> SearchQuery {
+        SearchQuery { text: text.into(), scope, roles: Vec::new(), limit: 10, prefix_last: false }
+    }
+}
+
+/// One full-text hit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchHit {
+    pub session_id: String,
+    pub session_title: String,
+    pub turn_id: i64,
+    pub turn_number: i64,
+    pub role: Role,
+    pub tool_name: Option<String>,
+    pub created_at: i64,
+    /// A short excerpt around the match, plain text.
+    pub snippet: String,
+    /// Byte ranges of `snippet` that matched the query (for highlighting).
+    pub highlights: Vec<(usize, usize)>,
+    /// Higher is better.
+    pub score: f64,
+}
+
+/// How a tool call was allowed to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Approval {
+    Auto,
+    Approved,
+    Denied,
+}
+
+impl Approval {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Approval::Auto => "auto",
+            Approval::Approved => "approved",
+            Approval::Denied => "denied",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Approval> {
+        [Approval::Auto, Approval::Approved, Approval::Denied].into_iter().find(|a| a.as_str() == s)
+    }
+}
+
+/// One executed tool call, archived beside the tool-result turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolExecution {
+    pub session_id: String,
+    /// The turn number of the tool-result turn.
+    pub turn_number: i64,
+    pub tool_name: String,
+    /// Arguments as the model sent them (usually JSON text).
+    pub arguments: String,
+    pub result: String,
+    pub success: bool,
+    pub duration_ms: i64,
+    pub approval: Approval,
+    pub created_at: i64,
+}
+
+/// A task handed to the orchestrator with `delegate_task`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskRecord {
+    pub task_id: String,
+    pub session_id: String,
+    /// The turn number of the assistant turn that delegated it.
+    pub turn_number: i64,
+    pub goal: String,
+    pub context: String,
+    /// Orchestrator status as last seen (e.g. "executing", "completed", "failed", "cancelled").
+    pub status: String,
+    /// Whether the result has been delivered into the conversation.
+    pub result_delivered: bool,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+impl TaskRecord {
+    /// Terminal statuses: the task will send nothing more.
+    pub fn is_finished(&self) -> bool {
+        matches!(self.status.as_str(), "completed" | "failed" | "cancelled")
+    }
+}
+
+/// One orchestrator event, verbatim.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskEvent {
+    pub task_id: String,
+    /// 1-based order of arrival within the task.
+    pub seq: i64,
+    pub event_type: String,
+    /// The event's data exactly as received.
+    pub data: String,
+    pub received_at: i64,
+}
+
+/// What one model request contained: "what did the model see?" is always answerable.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContextManifest {
+    pub session_id: String,
+    /// Turn numbers sent, in order.
+    pub turn_numbers: Vec<i64>,
+    /// Turn numbers whose content was shortened (head + tail) in the request.
+    pub trimmed_turns: Vec<i64>,
+    /// Version (update counter) of the session-state register included.
+    pub state_version: i64,
+    pub estimated_tokens: i64,
+    pub budget_tokens: i64,
+    /// Provider-reported usage, when known (JSON object or null).
+    pub usage: serde_json::Value,
+    pub created_at: i64,
+}
+
+/// Sizes of the archive, for the storage panel.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StorageStats {
+    pub sessions: i64,
+    pub turns: i64,
+    pub tool_executions: i64,
+    pub tasks: i64,
+    pub manifests: i64,
+    /// Database file size (page_count × page_size).
+    pub bytes: i64,
+    pub schema_version: i64,
+}

@@ -1,0 +1,88 @@
+//! The core's one error type.
+
+use std::fmt;
+
+/// Everything that can go wrong in the core, with enough context to tell the user what to do.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// SQLite refused an operation; `context` says what we were doing.
+    Sqlite { context: String, source: SqliteError },
+    /// The archive was written by a newer version of Cowork; nothing was touched.
+    SchemaTooNew { found: i64, supported: i64 },
+    /// No session with this id.
+    SessionNotFound(String),
+    /// The caller asked for something the data does not allow (e.g. forking past the last turn).
+    Invalid(String),
+    /// An import file is malformed; nothing was imported.
+    Import { line: usize, message: String },
+    /// JSON that should have been valid was not.
+    Json { context: String, source: serde_json::Error },
+    /// Context assembly could not fit the mandatory parts into the window.
+    ContextOverflow { needed: i64, available: i64 },
+    /// The storage backend is unavailable (e.g. OPFS missing or locked).
+    Storage(String),
+}
+
+/// The SQLite error type of the build (rusqlite's), or a unit when the store is compiled out.
+#[cfg(feature = "store")]
+pub type SqliteError = rusqlite::Error;
+#[cfg(not(feature = "store"))]
+pub type SqliteError = std::convert::Infallible;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Sqlite { context, source } => write!(f, "{context}: {source}"),
+            Error::SchemaTooNew { found, supported } => write!(
+                f,
+                "this archive uses schema version {found}, but this version of Cowork only knows up to \
+                 {supported}; update Cowork to open it (the archive was not changed)"
+            ),
+            Error::SessionNotFound(id) => write!(f, "no session with id {id}"),
+            Error::Invalid(msg) => f.write_str(msg),
+            Error::Import { line, message } => {
+                write!(f, "import failed at line {line}: {message} (nothing was imported)")
+            }
+            Error::Json { context, source } => write!(f, "{context}: {source}"),
+            Error::ContextOverflow { needed, available } => write!(
+                f,
+                "the message does not fit the context window: the system prompt, session state and your \
+                 message need about {needed} tokens but only {available} are available; shorten the message \
+                 or raise the context window in Settings (your message is saved)"
+            ),
+            Error::Storage(msg) => write!(f, "storage unavailable: {msg}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            #[cfg(feature = "store")]
+            Error::Sqlite { source, .. } => Some(source),
+            Error::Json { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// Adds "what we were doing" to lower-level errors: `stmt.execute(..).context("appending a turn")?`.
+pub trait Context<T> {
+    fn context(self, what: impl Into<String>) -> Result<T>;
+}
+
+#[cfg(feature = "store")]
+impl<T> Context<T> for std::result::Result<T, rusqlite::Error> {
+    fn context(self, what: impl Into<String>) -> Result<T> {
+        self.map_err(|source| Error::Sqlite { context: what.into(), source })
+    }
+}
+
+impl<T> Context<T> for std::result::Result<T, serde_json::Error> {
+    fn context(self, what: impl Into<String>) -> Result<T> {
+        self.map_err(|source| Error::Json { context: what.into(), source })
+    }
+}

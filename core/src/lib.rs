@@ -1,0 +1,27 @@
+//! Cowork's core: a conversation archive that never forgets, and the engine that builds each model
+//! request from it.
+//!
+//! Everything here compiles natively (for fast tests and tools) and for `wasm32-unknown-unknown` (the
+//! browser). The core knows nothing about Leptos or the DOM.
+//!
+//! ```
+//! # #[cfg(feature = "store")] {
+//! use cowork_core::{store::{Store, NewSession}, NewTurn, SearchQuery, SearchScope};
+//!
+//! let mut store = Store::open_in_memory().unwrap();
+//! let session = store.create_session(&NewSession::new("my-project")).unwrap();
+//! store.append_turn(&session.id, &NewTurn::user("We use JWT for auth; see src/auth.py")).unwrap();
+//! let hits = store.search(&SearchQuery::new("auth.py", SearchScope::All)).unwrap();
+//! assert_eq!(hits[0].turn_number, 1);
+//! # }
+//! ```
+
+mod domain;
+mod error;
+pub mod tokens;
+
+#[cfg(feature = "store")]
+pub mod store;
+
+pub use domain::*;
+pub use error::{Context, Error, Result};

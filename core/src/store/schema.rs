@@ -1,0 +1,154 @@
+//! The archive's schema and its forward migrations, versioned with `PRAGMA user_version`.
+//!
+//! Each entry of [`MIGRATIONS`] takes the schema from version `i` to `i + 1`. Opening an archive runs
+//! the missing ones in a single transaction; an archive newer than [`LATEST`] is refused untouched.
+
+use crate::error::{Context, Error, Result};
+use rusqlite::Connection;
+
+/// Version 1: sessions, append-only turns with their full-text index, tool executions.
+const V1: &str = r#"
+CREATE TABLE sessions (
+    id                TEXT PRIMARY KEY NOT NULL,
+    workspace         TEXT NOT NULL,
+    title             TEXT NOT NULL DEFAULT '',
+    model             TEXT NOT NULL DEFAULT '',
+    system_prompt     TEXT NOT NULL DEFAULT '',
+    created_at        INTEGER NOT NULL,
+    last_active_at    INTEGER NOT NULL,
+    turn_count        INTEGER NOT NULL DEFAULT 0,
+    prompt_tokens     INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    session_state     TEXT NOT NULL DEFAULT '{}',
+    parent_session_id TEXT REFERENCES sessions(id),
+    fork_turn         INTEGER,
+    is_archived       INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX sessions_by_workspace ON sessions(workspace, last_active_at DESC);
+
+CREATE TABLE turns (
+    id           INTEGER PRIMARY KEY,
+    session_id   TEXT NOT NULL REFERENCES sessions(id),
+    turn_number  INTEGER NOT NULL,
+    role         TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant', 'tool')),
+    content      TEXT NOT NULL,
+    tool_calls   TEXT,
+    tool_call_id TEXT,
+    tool_name    TEXT,
+    token_count  INTEGER NOT NULL,
+    status       TEXT NOT NULL CHECK (status IN ('complete', 'interrupted', 'error')),
+    created_at   INTEGER NOT NULL,
+    metadata     TEXT,
+    -- Tool names and argument values, so "src/auth.py" finds the call that read it.
+    search_extra TEXT NOT NULL DEFAULT '',
+    UNIQUE (session_id, turn_number)
+);
+
+-- Words, case-insensitively, diacritics folded. Identifiers and paths are found as phrases of their
+-- parts: `rotate_refresh_token_v2` is indexed as rotate|refresh|token|v2, so `refresh_token` (the
+-- phrase "refresh token") matches inside it. External content: the text is stored once, in `turns`.
+CREATE VIRTUAL TABLE turns_fts USING fts5(
+    content, search_extra,
+    content = 'turns', content_rowid = 'id',
+    tokenize = "unicode61 remove_diacritics 2"
+);
+CREATE TRIGGER turns_fts_insert AFTER INSERT ON turns BEGIN
+    INSERT INTO turns_fts(rowid, content, search_extra) VALUES (new.id, new.content, new.search_extra);
+END;
+CREATE TRIGGER turns_fts_update AFTER UPDATE OF content, search_extra ON turns BEGIN
+    INSERT INTO turns_fts(turns_fts, rowid, content, search_extra)
+        VALUES ('delete', old.id, old.content, old.search_extra);
+    INSERT INTO turns_fts(rowid, content, search_extra) VALUES (new.id, new.content, new.search_extra);
+END;
+CREATE TRIGGER turns_fts_delete AFTER DELETE ON turns BEGIN
+    INSERT INTO turns_fts(turns_fts, rowid, content, search_extra)
+        VALUES ('delete', old.id, old.content, old.search_extra);
+END;
+
+CREATE TABLE tool_executions (
+    id          INTEGER PRIMARY KEY,
+    turn_id     INTEGER NOT NULL REFERENCES turns(id),
+    tool_name   TEXT NOT NULL,
+    arguments   TEXT NOT NULL,
+    result      TEXT NOT NULL,
+    success     INTEGER NOT NULL,
+    duration_ms INTEGER NOT NULL,
+    approval    TEXT NOT NULL CHECK (approval IN ('auto', 'approved', 'denied')),
+    created_at  INTEGER NOT NULL
+);
+CREATE INDEX tool_executions_by_name ON tool_executions(tool_name, id DESC);
+CREATE INDEX tool_executions_by_turn ON tool_executions(turn_id);
+"#;
+
+/// Version 2: delegated tasks and their events, context manifests, per-model token calibration.
+const V2: &str = r#"
+CREATE TABLE tasks (
+    task_id          TEXT PRIMARY KEY NOT NULL,
+    session_id       TEXT NOT NULL REFERENCES sessions(id),
+    turn_number      INTEGER NOT NULL,
+    goal             TEXT NOT NULL,
+    context          TEXT NOT NULL DEFAULT '',
+    status           TEXT NOT NULL,
+    result_delivered INTEGER NOT NULL DEFAULT 0,
+    created_at       INTEGER NOT NULL,
+    updated_at       INTEGER NOT NULL
+);
+CREATE INDEX tasks_by_session ON tasks(session_id, created_at);
+
+CREATE TABLE task_events (
+    task_id     TEXT NOT NULL REFERENCES tasks(task_id),
+    seq         INTEGER NOT NULL,
+    event_type  TEXT NOT NULL,
+    data        TEXT NOT NULL,
+    received_at INTEGER NOT NULL,
+    PRIMARY KEY (task_id, seq)
+);
+
+CREATE TABLE context_manifests (
+    id               INTEGER PRIMARY KEY,
+    session_id       TEXT NOT NULL REFERENCES sessions(id),
+    turn_numbers     TEXT NOT NULL,
+    trimmed_turns    TEXT NOT NULL DEFAULT '[]',
+    state_version    INTEGER NOT NULL,
+    estimated_tokens INTEGER NOT NULL,
+    budget_tokens    INTEGER NOT NULL,
+    usage            TEXT,
+    created_at       INTEGER NOT NULL
+);
+CREATE INDEX context_manifests_by_session ON context_manifests(session_id, id DESC);
+
+CREATE TABLE token_calibration (
+    model           TEXT PRIMARY KEY NOT NULL,
+    chars_per_token REAL NOT NULL,
+    samples         INTEGER NOT NULL
+);
+"#;
+
+/// Every migration, in order: `MIGRATIONS[i]` upgrades version `i` to `i + 1`.
+pub const MIGRATIONS: &[&str] = &[V1, V2];
+
+/// The schema version this build writes.
+pub const LATEST: i64 = MIGRATIONS.len() as i64;
+
+pub fn user_version(conn: &Connection) -> Result<i64> {
+    conn.query_row("PRAGMA user_version", [], |r| r.get(0)).context("reading the schema version")
+}
+
+/// Brings the archive up to `target` (normally [`LATEST`]) in one transaction.
+///
+/// Refuses, without writing anything, an archive whose version is newer than this build knows.
+pub fn migrate(conn: &mut Connection, target: i64) -> Result<()> {
+    let found = user_version(conn)?;
+    if found > LATEST {
+        return Err(Error::SchemaTooNew { found, supported: LATEST });
+    }
+    if found >= target {
+        return Ok(());
+    }
+    let tx = conn.transaction().context("starting the schema upgrade")?;
+    for (version, sql) in MIGRATIONS.iter().enumerate().skip(found as usize).take((target - found) as usize) {
+        tx.execute_batch(sql).context(format!("upgrading the archive to schema version {}", version + 1))?;
+    }
+    tx.pragma_update(None, "user_version", target).context("recording the schema version")?;
+    tx.commit().context("committing the schema upgrade")
+}

@@ -1,0 +1,192 @@
+//! The store suite on native SQLite, plus what only a native run can do: files on disk, fixtures,
+//! property tests.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod suite;
+
+use cowork_core::store::{NewSession, Store, SCHEMA_VERSION};
+use cowork_core::{Error, NewTurn, Role, SearchQuery, SearchScope, ToolCall, TurnStatus};
+use proptest::prelude::*;
+use std::path::PathBuf;
+
+macro_rules! native {
+    ($($case:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $case() {
+                let mut store = Store::open_in_memory().expect("open an in-memory archive");
+                suite::$case(&mut store);
+            }
+        )*
+    };
+}
+store_cases!(native);
+
+/// A fresh path in the system temp dir, removed when dropped.
+struct TempDb(PathBuf);
+
+impl TempDb {
+    fn new(name: &str) -> TempDb {
+        let path = std::env::temp_dir().join(format!("cowork-{name}-{}-{}.db", std::process::id(), cowork_core::now_ms()));
+        let _ = std::fs::remove_file(&path);
+        TempDb(path)
+    }
+    fn path(&self) -> &str {
+        self.0.to_str().expect("temp paths are UTF-8")
+    }
+}
+
+impl Drop for TempDb {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+        let _ = std::fs::remove_file(self.0.with_extension("db-journal"));
+    }
+}
+
+#[test]
+fn a_committed_turn_survives_dropping_the_connection() {
+    let db = TempDb::new("write-through");
+    let sid = {
+        let mut store = Store::open(db.path()).unwrap();
+        let sid = store.create_session(&NewSession::new("w")).unwrap().id;
+        store.append_turn(&sid, &NewTurn::user("saved before the crash")).unwrap();
+        sid
+        // dropped here without any further call
+    };
+    let store = Store::open(db.path()).unwrap();
+    assert_eq!(store.last_turns(&sid, 1).unwrap()[0].content, "saved before the crash");
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+}
+
+#[test]
+fn an_archive_from_a_newer_version_is_refused_and_untouched() {
+    let db = TempDb::new("too-new");
+    {
+        let mut store = Store::open(db.path()).unwrap();
+        let sid = store.create_session(&NewSession::new("w")).unwrap().id;
+        store.append_turn(&sid, &NewTurn::user("keep me")).unwrap();
+        store.connection().pragma_update(None, "user_version", SCHEMA_VERSION + 1).unwrap();
+    }
+    let before = std::fs::read(&db.0).unwrap();
+    match Store::open(db.path()) {
+        Err(Error::SchemaTooNew { found, supported }) => {
+            assert_eq!((found, supported), (SCHEMA_VERSION + 1, SCHEMA_VERSION));
+        }
+        Err(other) => panic!("expected SchemaTooNew, got {other}"),
+        Ok(_) => panic!("a newer archive must be refused"),
+    }
+    assert!(std::fs::read(&db.0).unwrap() == before, "the refused archive is byte-for-byte unchanged");
+    let msg = Error::SchemaTooNew { found: 9, supported: 2 }.to_string();
+    assert!(msg.contains("update Cowork"), "{msg}");
+}
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+}
+
+/// Regenerates the schema-v1 fixture: `COWORK_WRITE_FIXTURES=1 cargo test -p cowork-core write_v1_fixture`.
+/// Without the variable it checks the committed fixture really is at version 1.
+#[test]
+fn write_v1_fixture() {
+    let path = fixture("archive-v1.db");
+    if std::env::var_os("COWORK_WRITE_FIXTURES").is_some() {
+        let _ = std::fs::remove_file(&path);
+        let store = Store::open_at_version(path.to_str().unwrap(), 1).unwrap();
+        let conn = store.connection();
+        conn.execute_batch(
+            "INSERT INTO sessions (id, workspace, title, created_at, last_active_at, turn_count)
+                 VALUES ('v1-session', 'legacy', 'From version one', 1700000000000, 1700000000000, 2);
+             INSERT INTO turns (session_id, turn_number, role, content, token_count, status, created_at)
+                 VALUES ('v1-session', 1, 'user', 'Old question about the refresh_token', 9, 'complete', 1700000000000),
+                        ('v1-session', 2, 'assistant', 'Old answer', 3, 'complete', 1700000000001);
+             PRAGMA journal_mode = DELETE;",
+        )
+        .unwrap();
+    }
+    let conn = rusqlite_version_of(&path);
+    assert_eq!(conn, 1, "the committed fixture is a schema-v1 archive");
+}
+
+fn rusqlite_version_of(path: &std::path::Path) -> i64 {
+    // Read the header directly: bytes 60..64 of a SQLite file hold user_version, big-endian.
+    let bytes = std::fs::read(path).expect("fixture exists");
+    i64::from(u32::from_be_bytes(bytes[60..64].try_into().unwrap()))
+}
+
+#[test]
+fn a_version_1_archive_is_upgraded_in_place() {
+    let db = TempDb::new("migrate");
+    std::fs::copy(fixture("archive-v1.db"), &db.0).unwrap();
+    let mut store = Store::open(db.path()).unwrap();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    let turns = store.get_turns("v1-session", 0, 10).unwrap();
+    assert_eq!(turns.iter().map(|t| t.content.as_str()).collect::<Vec<_>>(), ["Old question about the refresh_token", "Old answer"]);
+    let hits = store.search(&SearchQuery::new("refresh_token", SearchScope::All)).unwrap();
+    assert_eq!(hits.len(), 1, "the v1 full-text index still works");
+    // Version 2 features work on the upgraded archive.
+    store.set_calibration("m", 3.5, 1).unwrap();
+    store.append_turn("v1-session", &NewTurn::user("new turn after the upgrade")).unwrap();
+    assert_eq!(store.turn_count("v1-session").unwrap(), 3);
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+}
+
+fn arb_text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[a-zA-Z0-9 _./-]{0,40}",
+        "\\PC{0,60}",
+        Just(String::new()),
+        "[\"*^():NEAR \\\\]{0,20}",
+        (1usize..20_000).prop_map(|n| "é🎉x\n".repeat(n / 4 + 1)),
+    ]
+}
+
+fn arb_turn() -> impl Strategy<Value = NewTurn> {
+    (0usize..4, arb_text(), arb_text(), prop::collection::vec(("[a-z_]{1,12}", arb_text()), 0..3), 0usize..3).prop_map(
+        |(role, content, extra, calls, status)| {
+            let role = Role::ALL[role];
+            let mut t = match role {
+                Role::Tool => NewTurn::tool_result("call_x", "read_file", content),
+                Role::Assistant => NewTurn::assistant_calls(
+                    content,
+                    calls.into_iter().enumerate().map(|(i, (name, args))| ToolCall { id: format!("c{i}"), name, arguments: args }).collect(),
+                ),
+                _ => NewTurn { role, ..NewTurn::user(content) },
+            };
+            if !extra.is_empty() {
+                t.metadata = serde_json::json!({ "note": extra });
+            }
+            t.status = [TurnStatus::Complete, TurnStatus::Interrupted, TurnStatus::Error][status];
+            t
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn export_import_export_is_identical(sessions in prop::collection::vec((arb_text(), prop::collection::vec(arb_turn(), 0..12)), 1..4)) {
+        let mut store = Store::open_in_memory().unwrap();
+        for (i, (workspace, turns)) in sessions.iter().enumerate() {
+            let sid = store.create_session(&NewSession { title: format!("s{i}"), ..NewSession::new(workspace.clone()) }).unwrap().id;
+            for t in turns {
+                store.append_turn(&sid, t).unwrap();
+            }
+        }
+        let first = store.export_jsonl(None).unwrap();
+        let mut fresh = Store::open_in_memory().unwrap();
+        fresh.import_jsonl(&first).unwrap();
+        prop_assert_eq!(first, fresh.export_jsonl(None).unwrap());
+    }
+
+    #[test]
+    fn search_never_errors(query in "[\"*^():NEAR ANDORT\\-+{}\\[\\]'%_a-c🎉\\\\]{0,30}", prefix_last: bool) {
+        let mut store = Store::open_in_memory().unwrap();
+        let sid = store.create_session(&NewSession::new("w")).unwrap().id;
+        store.append_turn(&sid, &NewTurn::user("a NEAR b AND c (OR) \"d\" 🎉 e*f")).unwrap();
+        for scope in [SearchScope::All, SearchScope::Session { session_id: sid.clone() }, SearchScope::Workspace { workspace: "w".into() }] {
+            let r = store.search(&SearchQuery { prefix_last, ..SearchQuery::new(query.clone(), scope) });
+            prop_assert!(r.is_ok(), "query {:?}: {:?}", query, r.err());
+        }
+    }
+}

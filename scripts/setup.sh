@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Makes this machine ready to build and test Cowork. Idempotent: every step first checks whether its
+# result is already there, so a second run finishes in seconds.
+#
+# Two routes to a Rust toolchain that can build for wasm32-unknown-unknown:
+#   1. the active rustup toolchain already has (or can quickly get) the wasm32 standard library;
+#   2. otherwise Debian's browser-targeted Rust (rustc-web), with the wasm32 std built once from
+#      rust-web-src and linked into rustup as the toolchain `debian-web` (see README "Toolchain").
+# Sourced by scripts/run.sh and scripts/test.sh; exports COWORK_TOOLCHAIN_ENV for them.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# The one wasm-bindgen version: the crate is pinned to it with `=` in Cargo.toml, and the CLI must match.
+WASM_BINDGEN_VERSION="$(sed -n 's/^wasm-bindgen = { version = "=\([0-9.]*\)".*/\1/p' "$ROOT/Cargo.toml")"
+TRUNK_VERSION="0.21.14"
+WASM_PACK_VERSION="0.15.1"
+DEBIAN_TOOLCHAIN="debian-web"
+LLVM_VERSION="22"
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+
+say() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
+
+export PATH="$HOME/.cargo/bin:$PATH"
+
+missing_debs() {
+  local missing=()
+  for pkg in "$@"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  done
+  echo "${missing[@]:-}"
+}
+
+apt_install() {
+  local missing
+  missing="$(missing_debs "$@")"
+  if [ -n "$missing" ]; then
+    say "installing Debian packages: $missing"
+    $SUDO apt-get update -qq
+    # shellcheck disable=SC2086
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
+  fi
+}
+
+has_wasm_std() { # $1: extra args for rustc (e.g. +toolchain)
+  local libdir
+  libdir="$(rustc ${1:-} --print target-libdir --target wasm32-unknown-unknown 2>/dev/null)" || return 1
+  compgen -G "$libdir/libstd-*.rlib" >/dev/null
+}
+
+# --- Browser, C toolchain for sqlite3.c, node for the end-to-end tests -------------------------------
+apt_install chromium chromium-driver "clang-$LLVM_VERSION" "lld-$LLVM_VERSION" "llvm-$LLVM_VERSION"
+command -v npm >/dev/null || apt_install nodejs npm
+
+# sqlite-wasm-rs compiles sqlite3.c with `clang` and `llvm-ar` by those names.
+for tool in clang llvm-ar; do
+  if ! command -v "$tool" >/dev/null; then
+    $SUDO ln -sf "/usr/bin/$tool-$LLVM_VERSION" "/usr/local/bin/$tool"
+  fi
+done
+
+# --- Rust for wasm32 ---------------------------------------------------------------------------------
+cd "$ROOT"
+TOOLCHAIN=""
+if [ -z "${COWORK_FORCE_DEBIAN_RUST:-}" ] && has_wasm_std; then
+  TOOLCHAIN=""                             # the active toolchain already targets wasm32
+elif rustup toolchain list 2>/dev/null | grep -q "^$DEBIAN_TOOLCHAIN" && has_wasm_std "+$DEBIAN_TOOLCHAIN"; then
+  TOOLCHAIN="$DEBIAN_TOOLCHAIN"            # set up by an earlier run
+elif [ -z "${COWORK_FORCE_DEBIAN_RUST:-}" ] && timeout 30 rustup target add wasm32-unknown-unknown >/dev/null 2>&1 \
+    && has_wasm_std; then
+  TOOLCHAIN=""                             # the normal rustup route worked
+else
+  say "the active Rust toolchain has no wasm32 std: using Debian's rustc-web"
+  apt_install rustc-web cargo-web rust-web-src
+  if ! rustup toolchain list | grep -q "^$DEBIAN_TOOLCHAIN"; then
+    rustup toolchain link "$DEBIAN_TOOLCHAIN" /usr
+  fi
+  # rustc's default wasm linker is `rust-lld`, which Debian does not ship.
+  RUST_LLD=/usr/lib/rustlib/x86_64-unknown-linux-gnu/bin/rust-lld
+  if [ ! -e "$RUST_LLD" ]; then
+    $SUDO mkdir -p "$(dirname "$RUST_LLD")"
+    $SUDO ln -sf "/usr/lib/llvm-$LLVM_VERSION/bin/lld" "$RUST_LLD"
+  fi
+  WASM_LIBDIR=/usr/lib/rustlib/wasm32-unknown-unknown/lib
+  if ! compgen -G "$WASM_LIBDIR/libstd-*.rlib" >/dev/null; then
+    say "building the wasm32 standard library once (about a minute)"
+    scratch="$(mktemp -d)"
+    mkdir -p "$scratch/src"
+    printf '[package]\nname = "wasm-std-scratch"\nversion = "0.0.0"\nedition = "2021"\n[workspace]\n' >"$scratch/Cargo.toml"
+    echo 'fn main() {}' >"$scratch/src/main.rs"
+    (cd "$scratch" && RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 \
+      CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER="/usr/lib/llvm-$LLVM_VERSION/bin/wasm-ld" \
+      /usr/bin/cargo build -q --release --target wasm32-unknown-unknown \
+        -Zbuild-std=std,panic_abort,test,proc_macro)
+    $SUDO mkdir -p "$WASM_LIBDIR"
+    find "$scratch/target/wasm32-unknown-unknown/release/deps" -name 'lib*.rlib' ! -name 'libwasm_std_scratch*' \
+      -exec $SUDO cp {} "$WASM_LIBDIR/" \;
+    rm -rf "$scratch"
+  fi
+  TOOLCHAIN="$DEBIAN_TOOLCHAIN"
+fi
+if [ -n "$TOOLCHAIN" ]; then
+  # Per directory and per machine: plain `cargo`, `trunk`, `wasm-pack` in this checkout use it.
+  current="$(rustup override list 2>/dev/null | awk -v d="$ROOT" '$1 == d {print $2}')"
+  [ "$current" = "$TOOLCHAIN" ] || rustup override set "$TOOLCHAIN" >/dev/null
+  export RUSTUP_TOOLCHAIN="$TOOLCHAIN"
+fi
+
+# --- Cargo tools, at exact versions ------------------------------------------------------------------
+cargo_tool() { # binary, expected version, install args...
+  local bin="$1" version="$2"; shift 2
+  if ! "$bin" --version 2>/dev/null | grep -qF " $version"; then
+    say "installing $bin $version (a few minutes, once)"
+    (cd / && cargo install -q --force "$@")
+  fi
+}
+cargo_tool wasm-bindgen "$WASM_BINDGEN_VERSION" wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
+cargo_tool trunk "$TRUNK_VERSION" trunk --version "$TRUNK_VERSION" --locked
+cargo_tool wasm-pack "$WASM_PACK_VERSION" wasm-pack --version "$WASM_PACK_VERSION"
+
+# --- npm packages for the end-to-end tests (pinned by tests/e2e/package-lock.json) --------------------
+if [ -f "$ROOT/tests/e2e/package-lock.json" ]; then
+  stamp="$ROOT/tests/e2e/node_modules/.installed-lock.json"
+  if ! cmp -s "$ROOT/tests/e2e/package-lock.json" "$stamp" 2>/dev/null; then
+    say "installing end-to-end test packages"
+    (cd "$ROOT/tests/e2e" && npm ci --silent --no-audit --no-fund >/dev/null)
+    cp "$ROOT/tests/e2e/package-lock.json" "$stamp"
+  fi
+fi
+
+export CHROMEDRIVER=/usr/bin/chromedriver
+export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
