@@ -18,7 +18,16 @@
 
 mod domain;
 mod error;
+
+pub mod constraints;
+pub mod context;
+pub mod hints;
+pub mod prompt;
+pub mod recall;
+pub mod state;
 pub mod tokens;
+#[cfg(test)]
+mod test_support;
 
 #[cfg(feature = "store")]
 pub mod store;

@@ -190,3 +190,88 @@ proptest! {
         }
     }
 }
+
+mod scale {
+    use cowork_core::context::{assemble_context, ContextSettings};
+    use cowork_core::prompt::{system_prompt, PromptOptions};
+    use cowork_core::recall::run_recall;
+    use cowork_core::state::SessionState;
+    use cowork_core::store::{NewSession, SessionTurns, Store};
+    use cowork_core::{NewTurn, ToolCall};
+
+    /// `n` turns of ~400 characters in one session, the needle at `needle_at`.
+    fn archive(n: i64, needle_at: i64) -> (Store, String) {
+        let mut store = Store::open_in_memory().unwrap();
+        let sid = store.create_session(&NewSession::new("big")).unwrap().id;
+        let mut batch = Vec::with_capacity(n as usize);
+        for i in 1..=n {
+            let text = if i == needle_at {
+                "We decided the session cookie is named zebra_crossing_token and rotates hourly.".to_owned()
+            } else {
+                format!(
+                    "Turn {i}: refactoring the auth module, see src/auth_{m}.py and the refresh token flow; \
+                     the tests in tests/test_auth.py cover login, logout and token rotation for user {i}. {pad}",
+                    m = i % 97,
+                    pad = "lorem ipsum dolor sit amet ".repeat(8)
+                )
+            };
+            let turn = match i % 4 {
+                1 => NewTurn::user(text),
+                2 => NewTurn::assistant_calls(
+                    text,
+                    vec![ToolCall { id: format!("c{i}"), name: "read_file".into(), arguments: format!(r#"{{"path":"src/f{i}.py"}}"#) }],
+                ),
+                3 => NewTurn::tool_result(format!("c{}", i - 1), "read_file", text),
+                _ => NewTurn::assistant(text),
+            };
+            batch.push(turn);
+        }
+        store.append_turns(&sid, &batch).unwrap();
+        (store, sid)
+    }
+
+    #[test]
+    fn assembling_a_10k_turn_session_reads_only_recent_turns() {
+        let (store, sid) = archive(10_000, 5);
+        let source = SessionTurns::new(&store, &sid).unwrap();
+        let settings = ContextSettings { context_window: 32_768, ..ContextSettings::default() };
+        let state = SessionState::new(&sid, "big", "demo");
+        let ctx = assemble_context(&settings, &system_prompt(&PromptOptions::default()), &state, &source).unwrap();
+        let shown = ctx.manifest.turn_numbers.len();
+        assert!(shown > 50, "a 32k window holds many turns, got {shown}");
+        assert!(source.turns_read() < shown + 64, "read {} turns to show {shown}", source.turns_read());
+        assert!(ctx.archived_turns > 9_000, "the rest is left in the archive: {}", ctx.archived_turns);
+    }
+
+    #[test]
+    fn recall_finds_the_right_turn_among_100k() {
+        let (store, sid) = archive(100_000, 31_337);
+        let out = run_recall(&store, &sid, r#"{"action":"search","query":"zebra_crossing_token"}"#);
+        assert!(out.contains("[Turn 31337]"), "{out}");
+        assert!(out.contains("zebra_crossing_token"), "{out}");
+        let common = run_recall(&store, &sid, r#"{"action":"search","query":"refresh token","limit":5}"#);
+        assert!(common.contains("[Turn 99"), "common terms return recent hits: {}", &common[..common.len().min(500)]);
+    }
+}
+
+/// Regression: a session-scoped search once let SQLite walk the session's turns and probe the
+/// full-text index per turn (49 s for 20k turns). The plan must drive the loop from the index.
+#[test]
+fn scoped_search_is_driven_by_the_full_text_index() {
+    let store = Store::open_in_memory().unwrap();
+    let plan: Vec<String> = store
+        .connection()
+        .prepare(
+            "EXPLAIN QUERY PLAN SELECT t.id FROM turns_fts CROSS JOIN turns t ON t.id = turns_fts.rowid
+             WHERE turns_fts MATCH 'x' AND (t.session_id = 'a' AND t.turn_number > 0 AND t.turn_number <= 9)
+             ORDER BY turns_fts.rowid DESC LIMIT 400",
+        )
+        .unwrap()
+        .query_map([], |r| r.get::<_, String>(3))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(plan[0].contains("VIRTUAL TABLE INDEX"), "the full-text index is the outer loop: {plan:?}");
+    assert!(plan.iter().any(|p| p.contains("INTEGER PRIMARY KEY")), "turns are looked up by rowid: {plan:?}");
+    assert!(!plan.iter().any(|p| p.contains("TEMP B-TREE")), "no sort of all matches: {plan:?}");
+}

@@ -1,1 +1,13 @@
-//! placeholder
+//! The Cowork browser app: a Leptos client-side UI and the storage worker it talks to.
+//!
+//! - [`protocol`]: the typed messages between the UI thread and the storage worker.
+//! - [`client`]: the UI side of that protocol (wasm only).
+//! - [`worker`]: the storage worker, the only place that opens the database (wasm, `worker` feature).
+//! - [`app`]: the Leptos components.
+
+pub mod app;
+#[cfg(target_arch = "wasm32")]
+pub mod client;
+pub mod protocol;
+#[cfg(all(target_arch = "wasm32", feature = "worker"))]
+pub mod worker;

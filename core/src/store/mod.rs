@@ -9,9 +9,11 @@ mod export;
 pub mod opfs;
 mod query;
 mod schema;
+mod sources;
 
 pub use export::{ImportSummary, FORMAT_VERSION};
 pub use query::Terms;
+pub use sources::SessionTurns;
 pub use schema::LATEST as SCHEMA_VERSION;
 
 use crate::error::{Context, Error, Result};
@@ -389,6 +391,23 @@ impl Store {
         Ok(stored)
     }
 
+    /// Appends several turns in one transaction (imports, seeding): all are saved or none.
+    pub fn append_turns(&mut self, session_id: &str, turns: &[NewTurn]) -> Result<Vec<Turn>> {
+        let now = self.tick();
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .context("starting to append turns")?;
+        let stored = turns
+            .iter()
+            .enumerate()
+            .map(|(i, t)| insert_turn(&tx, session_id, t, now + i as i64))
+            .collect::<Result<Vec<Turn>>>()?;
+        tx.commit().context(format!("saving {} turns of session {session_id}", turns.len()))?;
+        self.last_ms.set(self.last_ms.get().max(now + turns.len() as i64));
+        Ok(stored)
+    }
+
     /// Appends a tool-result turn and its execution record in one transaction.
     pub fn append_tool_result(&mut self, session_id: &str, turn: &NewTurn, exec: &NewToolExecution) -> Result<Turn> {
         let now = self.tick();
@@ -564,16 +583,18 @@ impl Store {
     }
 
     fn search_expr(&self, expr: &str, q: &SearchQuery, limit: usize) -> Result<Vec<SearchHit>> {
+        // CROSS JOIN fixes the loop order: walk the full-text matches newest first and filter them,
+        // never probe the index once per turn of a session (which made scoped searches take seconds).
         let mut sql = String::from(
             "SELECT t.id, t.session_id, t.turn_number, t.role, t.tool_name, t.created_at, bm25(turns_fts, 1.0, 0.5)
-             FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid",
+             FROM turns_fts CROSS JOIN turns t ON t.id = turns_fts.rowid",
         );
         let mut args: Vec<SqlValue> = vec![SqlValue::Text(expr.to_owned())];
         let mut conds = vec!["turns_fts MATCH ?1".to_owned()];
         match &q.scope {
             SearchScope::All => {}
             SearchScope::Workspace { workspace } => {
-                sql.push_str(" JOIN sessions s ON s.id = t.session_id");
+                sql.push_str(" CROSS JOIN sessions s ON s.id = t.session_id");
                 args.push(SqlValue::Text(workspace.clone()));
                 conds.push(format!("s.workspace = ?{}", args.len()));
             }
@@ -1131,4 +1152,9 @@ fn manifest_from_row(r: &Row) -> rusqlite::Result<ContextManifest> {
         usage: parse_json(r.get(6)?),
         created_at: r.get(7)?,
     })
+}
+
+/// The SQLite library version in use (e.g. "3.50.4").
+pub fn sqlite_version() -> String {
+    rusqlite::version().to_owned()
 }

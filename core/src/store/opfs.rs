@@ -49,6 +49,12 @@ impl Opfs {
         self.util.contains(name).map_err(|e| storage(&format!("looking for {name}"), e))
     }
 
+    /// Makes room for at least `files` files in the pool (each open archive needs two: the database
+    /// and its journal).
+    pub async fn reserve(&self, files: usize) -> Result<()> {
+        self.util.ensure_capacity(files).await.map_err(|e| storage("reserving OPFS files", e))
+    }
+
     /// Releases the OPFS access handles (close every database first), e.g. on `pagehide`, so another
     /// tab or a reload can take over at once.
     pub fn pause(&self) -> Result<()> {

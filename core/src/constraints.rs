@@ -1,0 +1,744 @@
+//! Detects the constraints a user states in plain words ("never use an ORM", "we use JWT") so the
+//! session-state register can keep them in view for the rest of the session.
+//!
+//! The detector is a small, documented rule set, not a model call. A message is cut into sentences and
+//! each sentence is judged on its own; the sentence is returned verbatim (trimmed, without a list marker).
+//!
+//! What is looked at:
+//! - Prose only: fenced code blocks (```` ``` ```` / `~~~`), block quotes (`> …`), inline code (`` `…` ``)
+//!   and double-quoted text (`"…"`, `“…”`) are never read for trigger words. A sentence that has a
+//!   constraint outside its code or quotes is still returned whole ("You must use `sqlx` for queries.").
+//! - Sentences end at `.`, `!` or `?` followed by a space (not after `e.g.`, `i.e.`, `etc.`, `vs.`, `cf.`)
+//!   and at line ends: chat messages are not hard-wrapped, and list items are one line each.
+//! - Sentences longer than [`MAX_CONSTRAINT_CHARS`] are pasted text, not a stated constraint.
+//!
+//! A sentence is a constraint when one of its clauses (split at `, ; : ( ) —` and at "and", "but", "so",
+//! "then", "or") starts, after courtesy words ("please", "also", "from now on", "as I said", …), with:
+//! 1. `never …` / `always …` followed by a present-tense verb ("Never use an ORM", "always run fmt");
+//! 2. `don't …` / `do not …` ("Don't touch the migrations"), except "don't know / think / worry / mind …";
+//! 3. `only use …` / `use only …`, `avoid …`, `stick to|with …`, `make sure …`, `be sure …`, `ensure …`;
+//! 4. `prefer … over|rather than|instead of …` (also after "I" / "I'd": a stated preference);
+//! 5. the same after the subject "we", "you", "let's", "everyone", optionally with "should", "must", "need
+//!    to", "have to", "will", "are going to" and adverbs ("We should always validate input", "We don't use
+//!    ORMs here"), and `we use …`, `we're using …`, `we will use …`, `we only use …`, `we go with …`,
+//!    `let's use …`, `let's go with …`;
+//! 6. "I never want" / "I always want" / "I don't want" (a stated wish about the work);
+//!
+//! or when a clause contains `must` / `must not` anywhere ("All timestamps must be stored in UTC"), except
+//! the guessing kind: "must have …", "that / this / there must …".
+//!
+//! A sentence is never a constraint, whatever it contains, when it is:
+//! - a question: it ends with `?`, or starts with a question word or an auxiliary ("should we never…",
+//!   "do we always…", "would it be better to always…"; but "Do not …" is an order);
+//! - a hypothetical or conditional: it starts with "if", "unless", "when", "whenever", "once", "suppose",
+//!   "imagine", "assuming", "in case", "even if", or hedges with "maybe", "perhaps", "probably",
+//!   "possibly", "wonder", "whether", "hypothetically", "could", "might", "would";
+//! - reported speech or opinion: "said", "says", "told", "claims", "mentioned", "think", "thought",
+//!   "believes", "suggested", "recommends", "according to", "heard", … before the trigger
+//!   ("He said we always deploy on Fridays");
+//! - about the past: "never/always" followed by a past-tense verb ("We never got that working", "we always
+//!   had problems"), "have/has/had" right before the trigger ("we have always used tabs"), or a past
+//!   marker such as "used to", "back then", "in the past", "last time", "yesterday", "… ago".
+//!
+//! Known limits: sentences are not tracked across line breaks; single quotes are not treated as quotes
+//! (they are apostrophes too often); a long pasted document full of "must" will be read as constraints
+//! (the register keeps only the last ten decisions).
+
+/// Sentences longer than this (in characters) are never returned as constraints.
+pub const MAX_CONSTRAINT_CHARS: usize = 300;
+
+/// The constraint sentences of `user_text`, verbatim (trimmed, list markers removed), in order, each once.
+pub fn detect_constraints(user_text: &str) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    for line in prose_lines(user_text) {
+        for sentence in sentences(strip_list_marker(line)) {
+            if sentence.text.chars().count() > MAX_CONSTRAINT_CHARS || !is_constraint(&sentence.masked) {
+                continue;
+            }
+            if !found.iter().any(|f| f == sentence.text) {
+                found.push(sentence.text.to_string());
+            }
+        }
+    }
+    found
+}
+
+/// The lines of `text` that are prose: not inside a fenced code block, not a block quote.
+pub(crate) fn prose_lines(text: &str) -> Vec<&str> {
+    let mut fence: Option<&str> = None;
+    let mut lines = Vec::new();
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        if let Some(marker) = fence {
+            if trimmed.starts_with(marker) {
+                fence = None;
+            }
+            continue;
+        }
+        if trimmed.starts_with("```") {
+            fence = Some("```");
+        } else if trimmed.starts_with("~~~") {
+            fence = Some("~~~");
+        } else if !trimmed.starts_with('>') {
+            lines.push(line);
+        }
+    }
+    lines
+}
+
+/// `line` without a leading bullet ("- ", "* ", "+ ", "• ") or number ("1. ", "2) "), trimmed.
+fn strip_list_marker(line: &str) -> &str {
+    let t = line.trim();
+    for bullet in ["- ", "* ", "+ ", "• "] {
+        if let Some(rest) = t.strip_prefix(bullet) {
+            return rest.trim_start();
+        }
+    }
+    let digits = t.chars().take_while(|c| c.is_ascii_digit()).count();
+    if (1..=3).contains(&digits) {
+        let rest = &t[digits..];
+        if let Some(rest) = rest.strip_prefix(". ").or_else(|| rest.strip_prefix(") ")) {
+            return rest.trim_start();
+        }
+    }
+    t
+}
+
+/// One sentence: its original text, and the same with code and quoted text replaced by a placeholder
+/// word, lower-cased, for the rules to read.
+pub(crate) struct Sentence<'a> {
+    pub(crate) text: &'a str,
+    pub(crate) masked: String,
+}
+
+const PLACEHOLDER: &str = " quoted ";
+const ABBREVIATIONS: &[&str] = &["e.g", "i.e", "etc", "vs", "cf", "approx"];
+
+/// Splits one line into sentences, never inside inline code or double quotes.
+pub(crate) fn sentences(line: &str) -> Vec<Sentence<'_>> {
+    enum Mode {
+        Prose,
+        Code,
+        Quote(char),
+    }
+    let mut out = Vec::new();
+    let mut mode = Mode::Prose;
+    let mut start = 0;
+    let mut masked = String::new();
+    let mut iter = line.char_indices().peekable();
+    while let Some((i, c)) = iter.next() {
+        match mode {
+            Mode::Code if c == '`' => mode = Mode::Prose,
+            Mode::Quote(close) if c == close => mode = Mode::Prose,
+            Mode::Code | Mode::Quote(_) => {}
+            Mode::Prose => match c {
+                '`' => {
+                    mode = Mode::Code;
+                    masked.push_str(PLACEHOLDER);
+                }
+                '"' => {
+                    mode = Mode::Quote('"');
+                    masked.push_str(PLACEHOLDER);
+                }
+                '“' => {
+                    mode = Mode::Quote('”');
+                    masked.push_str(PLACEHOLDER);
+                }
+                '.' | '!' | '?' => {
+                    masked.push(c);
+                    let at_break = iter.peek().is_none_or(|(_, next)| next.is_whitespace());
+                    let abbreviation = c == '.' && {
+                        let before = masked[..masked.len() - 1].to_lowercase();
+                        let word = before.rsplit(|ch: char| ch.is_whitespace() || ch == '(').next().unwrap_or("");
+                        ABBREVIATIONS.contains(&word)
+                    };
+                    if at_break && !abbreviation {
+                        let end = i + c.len_utf8();
+                        push_sentence(&mut out, &line[start..end], &mut masked);
+                        start = end;
+                    }
+                }
+                _ => masked.push(c),
+            },
+        }
+    }
+    push_sentence(&mut out, &line[start..], &mut masked);
+    out
+}
+
+fn push_sentence<'a>(out: &mut Vec<Sentence<'a>>, text: &'a str, masked: &mut String) {
+    let text = text.trim();
+    let m = std::mem::take(masked);
+    if !text.is_empty() {
+        out.push(Sentence { text, masked: m.trim().to_lowercase().replace(['’', '‘'], "'") });
+    }
+}
+
+/// A lower-cased word, or a clause break.
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Word(String),
+    Break,
+}
+
+/// Words of a masked sentence with contractions expanded ("don't" → "do not", "we're" → "we are",
+/// "let's" → "let us"); punctuation that separates clauses becomes [`Tok::Break`].
+fn tokenize(masked: &str) -> Vec<Tok> {
+    let mut toks = Vec::new();
+    for raw in masked.split_whitespace() {
+        if raw == "-" || raw == "—" || raw == "–" {
+            toks.push(Tok::Break);
+            continue;
+        }
+        let mut word = String::new();
+        let mut trailing_break = false;
+        for c in raw.chars() {
+            if c.is_alphanumeric() || c == '\'' || c == '_' || (c == '-' && !word.is_empty()) {
+                word.push(c);
+            } else if matches!(c, ',' | ';' | ':' | '(' | ')' | '—' | '–') {
+                if word.is_empty() {
+                    toks.push(Tok::Break);
+                } else {
+                    trailing_break = true;
+                }
+            }
+        }
+        let word = word.trim_matches(|c| c == '\'' || c == '-');
+        if !word.is_empty() {
+            for w in expand_contraction(word) {
+                toks.push(Tok::Word(w));
+            }
+        }
+        if trailing_break {
+            toks.push(Tok::Break);
+        }
+    }
+    toks
+}
+
+fn expand_contraction(word: &str) -> Vec<String> {
+    let fixed: &[&str] = match word {
+        "don't" | "dont" => &["do", "not"],
+        "can't" | "cannot" => &["can", "not"],
+        "won't" => &["will", "not"],
+        "let's" | "lets" => &["let", "us"],
+        _ => &[],
+    };
+    if !fixed.is_empty() {
+        return fixed.iter().map(|s| s.to_string()).collect();
+    }
+    for (suffix, expansion) in [("n't", "not"), ("'re", "are"), ("'ll", "will"), ("'ve", "have"), ("'m", "am")] {
+        if let Some(stem) = word.strip_suffix(suffix) {
+            if !stem.is_empty() {
+                return vec![stem.to_string(), expansion.to_string()];
+            }
+        }
+    }
+    if let Some(stem) = word.strip_suffix("'s") {
+        if matches!(stem, "it" | "that" | "there" | "what" | "he" | "she" | "here") {
+            return vec![stem.to_string(), "is".to_string()];
+        }
+    }
+    vec![word.to_string()]
+}
+
+/// Words that open a question (or an auxiliary that makes one); "do" counts unless followed by "not".
+const QUESTION_OPENERS: &[&str] = &[
+    "what", "why", "how", "when", "where", "which", "who", "whose", "is", "are", "was", "were", "am", "does", "did",
+    "can", "could", "would", "should", "shall", "will", "may", "might", "have", "has", "had",
+];
+/// Words that open a condition or a hypothetical.
+const CONDITIONAL_OPENERS: &[&str] =
+    &["if", "unless", "when", "whenever", "once", "suppose", "supposing", "imagine", "assuming", "assume"];
+/// Hedges anywhere in the sentence.
+const HEDGES: &[&str] = &[
+    "maybe",
+    "perhaps",
+    "probably",
+    "possibly",
+    "wonder",
+    "wondering",
+    "whether",
+    "hypothetically",
+    "could",
+    "might",
+    "would",
+];
+/// Reporting verbs and opinion words: the sentence tells what someone said or thinks.
+const REPORTING: &[&str] = &[
+    "said",
+    "says",
+    "say",
+    "told",
+    "tell",
+    "tells",
+    "claim",
+    "claims",
+    "claimed",
+    "mentioned",
+    "mentions",
+    "think",
+    "thinks",
+    "thought",
+    "believe",
+    "believes",
+    "believed",
+    "suggest",
+    "suggests",
+    "suggested",
+    "recommend",
+    "recommends",
+    "recommended",
+    "wrote",
+    "writes",
+    "according",
+    "heard",
+    "argued",
+    "argues",
+    "insist",
+    "insists",
+    "insisted",
+    "reckon",
+    "reckons",
+    "asked",
+    "asks",
+    "read",
+];
+/// Multi-word markers that the sentence talks about the past.
+const PAST_MARKERS: &[&[&str]] = &[
+    &["used", "to"],
+    &["back", "then"],
+    &["in", "the", "past"],
+    &["last", "time"],
+    &["at", "the", "time"],
+    &["yesterday"],
+    &["ago"],
+    &["previously"],
+    &["originally"],
+];
+/// Irregular past forms (regular ones end in "-ed").
+const IRREGULAR_PAST: &[&str] = &[
+    "got",
+    "had",
+    "was",
+    "were",
+    "did",
+    "went",
+    "made",
+    "saw",
+    "thought",
+    "found",
+    "knew",
+    "came",
+    "took",
+    "gave",
+    "wrote",
+    "ran",
+    "sent",
+    "built",
+    "broke",
+    "brought",
+    "kept",
+    "left",
+    "lost",
+    "meant",
+    "paid",
+    "said",
+    "told",
+    "felt",
+    "heard",
+    "held",
+    "understood",
+    "became",
+    "began",
+    "won",
+    "been",
+    "forgot",
+    "chose",
+    "fell",
+    "stood",
+    "spent",
+    "taught",
+    "caught",
+    "bought",
+    "sought",
+    "fought",
+    "hit",
+    "put",
+    "set",
+    "let",
+];
+/// Words ending in "-ed" that are not past forms.
+const NOT_PAST_ED: &[&str] =
+    &["need", "embed", "shed", "bed", "red", "feed", "seed", "proceed", "exceed", "succeed", "speed"];
+/// Adverbs that may sit between a subject, a modal and a trigger.
+const ADVERBS: &[&str] = &[
+    "just",
+    "really",
+    "also",
+    "still",
+    "all",
+    "absolutely",
+    "definitely",
+    "strictly",
+    "basically",
+    "generally",
+    "ever",
+    "actually",
+    "even",
+    "once",
+    "please",
+];
+/// Courtesy and discourse words skipped at the start of a clause.
+const LEAD_INS: &[&[&str]] = &[
+    &["as", "i", "said"],
+    &["as", "i", "mentioned"],
+    &["like", "i", "said"],
+    &["as", "mentioned"],
+    &["from", "now", "on"],
+    &["going", "forward"],
+    &["one", "more", "thing"],
+    &["please"],
+    &["also"],
+    &["and"],
+    &["but"],
+    &["so"],
+    &["then"],
+    &["ok"],
+    &["okay"],
+    &["oh"],
+    &["again"],
+    &["remember"],
+    &["reminder"],
+    &["note"],
+    &["important"],
+    &["just"],
+    &["btw"],
+    &["fyi"],
+    &["now"],
+    &["hey"],
+    &["thanks"],
+    &["and", "please"],
+];
+/// Words that split a sentence into clauses.
+const CONJUNCTIONS: &[&str] = &["and", "but", "so", "then", "or"];
+/// What may follow "don't" without it being an order about the work.
+const DONT_EXCEPTIONS: &[&str] =
+    &["know", "think", "remember", "understand", "see", "get", "care", "mind", "worry", "have"];
+
+fn is_constraint(masked: &str) -> bool {
+    let trimmed = masked.trim_end().trim_end_matches(['.', '!', ')', '"', '\'']);
+    if trimmed.ends_with('?') {
+        return false;
+    }
+    let toks = tokenize(masked);
+    let words: Vec<&str> = toks
+        .iter()
+        .filter_map(|t| match t {
+            Tok::Word(w) => Some(w.as_str()),
+            Tok::Break => None,
+        })
+        .collect();
+    let start = skip_lead_ins(&words, 0);
+    let Some(&first) = words.get(start) else {
+        return false;
+    };
+    let second = words.get(start + 1).copied().unwrap_or("");
+    if QUESTION_OPENERS.contains(&first) || (first == "do" && second != "not") {
+        return false;
+    }
+    if CONDITIONAL_OPENERS.contains(&first)
+        || [("in", "case"), ("even", "if"), ("what", "if")].contains(&(first, second))
+    {
+        return false;
+    }
+    if words.iter().any(|w| HEDGES.contains(w)) || PAST_MARKERS.iter().any(|m| contains_seq(&words, m)) {
+        return false;
+    }
+    // Reporting verbs disqualify only when they come before the first trigger ("Never use it, he said"
+    // is still the user's order), so they are checked clause by clause below.
+    let mut reported = false;
+    for clause in toks.split(|t| *t == Tok::Break) {
+        let clause_words: Vec<&str> = clause
+            .iter()
+            .filter_map(|t| match t {
+                Tok::Word(w) => Some(w.as_str()),
+                Tok::Break => None,
+            })
+            .collect();
+        for part in clause_words.split(|w| CONJUNCTIONS.contains(w)) {
+            if clause_matches(part) && !reported {
+                return true;
+            }
+            reported |= part[skip_lead_ins(part, 0)..].iter().any(|w| REPORTING.contains(w));
+        }
+    }
+    false
+}
+
+/// Index of the first word after courtesy lead-ins ("please", "also", "from now on", …).
+fn skip_lead_ins(words: &[&str], mut i: usize) -> usize {
+    'outer: loop {
+        for lead in LEAD_INS {
+            if words.len() >= i + lead.len() && words[i..i + lead.len()] == **lead {
+                i += lead.len();
+                continue 'outer;
+            }
+        }
+        return i;
+    }
+}
+
+fn contains_seq(words: &[&str], seq: &[&str]) -> bool {
+    words.windows(seq.len()).any(|w| w == seq)
+}
+
+fn is_past_form(word: &str) -> bool {
+    IRREGULAR_PAST.contains(&word) || (word.ends_with("ed") && !NOT_PAST_ED.contains(&word) && !word.ends_with("eed"))
+}
+
+/// Whether one clause (already split at breaks and conjunctions) states a constraint.
+fn clause_matches(part: &[&str]) -> bool {
+    if let Some(i) = part.iter().position(|w| *w == "must") {
+        let before = if i > 0 { part[i - 1] } else { "" };
+        let after = part.get(i + 1).copied().unwrap_or("");
+        if after != "have" && !matches!(before, "that" | "this" | "there" | "which") {
+            return true;
+        }
+    }
+    let s = skip_lead_ins(part, 0);
+    let w = |k: usize| part.get(s + k).copied().unwrap_or("");
+    // Stated wishes: "I never want …", "I don't want …".
+    if w(0) == "i"
+        && (matches!((w(1), w(2)), ("never" | "always", "want")) || (w(1), w(2), w(3)) == ("do", "not", "want"))
+    {
+        return true;
+    }
+    // Preferences: "prefer X over Y", "I prefer …", "I'd prefer …", "we prefer …".
+    let pref_at = match w(0) {
+        "prefer" => Some(s),
+        "i" | "i'd" | "we" if w(1) == "prefer" => Some(s + 1),
+        _ => None,
+    };
+    if let Some(p) = pref_at {
+        let rest = &part[p..];
+        if rest.contains(&"over") || contains_seq(rest, &["rather", "than"]) || contains_seq(rest, &["instead", "of"]) {
+            return true;
+        }
+    }
+    // Imperatives at the clause start, or after a collective subject and optional modal.
+    let (subject_len, subject) = match (w(0), w(1)) {
+        ("let", "us") => (2, "let us"),
+        ("you", "all") | ("you", "guys") => (2, "you"),
+        ("we" | "you" | "everyone" | "everybody" | "y'all", _) => (1, w(0)),
+        _ => (0, ""),
+    };
+    let mut k = s + subject_len;
+    if !subject.is_empty() && subject != "let us" {
+        k = skip_modals(part, k);
+    }
+    while part.get(k).is_some_and(|x| ADVERBS.contains(x)) {
+        k += 1;
+    }
+    if trigger_at(part, k, !subject.is_empty()) {
+        return true;
+    }
+    // "We use …", "we're using …", "we will use …", "we go with …", "let's use …".
+    if subject == "we" || subject == "let us" {
+        let rest: Vec<&str> =
+            part[s + subject_len..].iter().copied().filter(|x| !ADVERBS.contains(x) && *x != "only").collect();
+        let patterns: &[&[&str]] = &[
+            &["use"],
+            &["are", "using"],
+            &["will", "use"],
+            &["will", "be", "using"],
+            &["are", "going", "with"],
+            &["are", "going", "to", "use"],
+            &["go", "with"],
+            &["are", "sticking", "with"],
+        ];
+        if patterns.iter().any(|p| rest.starts_with(p)) {
+            return true;
+        }
+    }
+    false
+}
+
+/// After a subject: "should", "must", "need to", "have to", "will", "are going to", "shall", "gotta".
+fn skip_modals(part: &[&str], mut k: usize) -> usize {
+    loop {
+        let here = |n: usize| part.get(k + n).copied().unwrap_or("");
+        let step = match (here(0), here(1), here(2)) {
+            ("should" | "shall" | "will" | "gotta", _, _) => 1,
+            ("need" | "have", "to", _) => 2,
+            ("are", "going", "to") => 3,
+            (a, _, _) if ADVERBS.contains(&a) => 1,
+            _ => return k,
+        };
+        k += step;
+    }
+}
+
+/// Whether the words at `k` are a trigger: "never/always <verb>", "do not <verb>", "only use", "use only",
+/// "avoid", "stick to/with", "make sure", "be sure", "ensure".
+fn trigger_at(part: &[&str], k: usize, has_subject: bool) -> bool {
+    let w = |n: usize| part.get(k + n).copied().unwrap_or("");
+    if k > 0 && matches!(part[k - 1], "have" | "has" | "had") {
+        return false;
+    }
+    match w(0) {
+        "never" | "always" => {
+            let mut v = 1;
+            while ADVERBS.contains(&w(v)) {
+                v += 1;
+            }
+            let verb = w(v);
+            !verb.is_empty() && verb != "mind" && !is_past_form(verb)
+        }
+        "do" => w(1) == "not" && !w(2).is_empty() && !DONT_EXCEPTIONS.contains(&w(2)),
+        "only" => w(1) == "use",
+        "use" => w(1) == "only",
+        "avoid" => true,
+        "stick" => matches!(w(1), "to" | "with"),
+        "make" | "be" if !has_subject => w(1) == "sure",
+        "ensure" => !has_subject,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use expect_test::{expect, Expect};
+
+    /// One row: the user's message and the constraints that must be found (empty: none).
+    fn check(input: &str, expect: &[&str]) {
+        let got = detect_constraints(input);
+        assert_eq!(got, expect, "\ninput: {input:?}\nfound: {got:?}\nexpected: {expect:?}");
+    }
+
+    #[test]
+    fn catches_stated_constraints() {
+        let rows: &[(&str, &[&str])] = &[
+            ("Never use an ORM.", &["Never use an ORM."]),
+            ("always use raw SQL", &["always use raw SQL"]),
+            ("We use JWT for auth.", &["We use JWT for auth."]),
+            ("Don't touch the migrations.", &["Don't touch the migrations."]),
+            ("don’t touch the migrations", &["don’t touch the migrations"]),
+            ("DON'T USE GLOBALS!", &["DON'T USE GLOBALS!"]),
+            ("Do not add new dependencies without asking.", &["Do not add new dependencies without asking."]),
+            ("You must not change the public API.", &["You must not change the public API."]),
+            ("All timestamps must be stored in UTC.", &["All timestamps must be stored in UTC."]),
+            ("We're using Postgres 16 in production.", &["We're using Postgres 16 in production."]),
+            ("We will use JWT with RS256.", &["We will use JWT with RS256."]),
+            ("We only use UUID v7 for ids.", &["We only use UUID v7 for ids."]),
+            ("Only use the standard library for dates.", &["Only use the standard library for dates."]),
+            ("Avoid unwrap() in library code.", &["Avoid unwrap() in library code."]),
+            ("Prefer composition over inheritance.", &["Prefer composition over inheritance."]),
+            ("I'd prefer snake_case over camelCase in JSON.", &["I'd prefer snake_case over camelCase in JSON."]),
+            ("Make sure to run cargo fmt before committing.", &["Make sure to run cargo fmt before committing."]),
+            ("Make sure the CLI keeps working on Windows.", &["Make sure the CLI keeps working on Windows."]),
+            ("Ensure every endpoint checks the session.", &["Ensure every endpoint checks the session."]),
+            ("Please never commit directly to main.", &["Please never commit directly to main."]),
+            ("From now on, always write the test first.", &["From now on, always write the test first."]),
+            ("We don't use ORMs here.", &["We don't use ORMs here."]),
+            ("Also, never log access tokens.", &["Also, never log access tokens."]),
+            ("- never store secrets in the repo", &["never store secrets in the repo"]),
+            ("1. Always pin dependency versions.", &["Always pin dependency versions."]),
+            (
+                "I never want to see `unwrap()` in production code.",
+                &["I never want to see `unwrap()` in production code."],
+            ),
+            ("You must use `sqlx` for queries.", &["You must use `sqlx` for queries."]),
+            ("Let's use tabs for indentation.", &["Let's use tabs for indentation."]),
+            ("We should always validate input at the boundary.", &["We should always validate input at the boundary."]),
+            ("Stick with the existing error type.", &["Stick with the existing error type."]),
+            ("Use raw SQL, and never use an ORM.", &["Use raw SQL, and never use an ORM."]),
+            ("As I said, don't touch the migrations.", &["As I said, don't touch the migrations."]),
+            ("We need to avoid global state.", &["We need to avoid global state."]),
+            ("Thanks! Never use an ORM. Can you fix the login bug?", &["Never use an ORM."]),
+            (
+                "Two rules:\n- we use JWT\n- never touch the migrations\nOk?",
+                &["we use JWT", "never touch the migrations"],
+            ),
+            ("Never use an ORM. never use an ORM.", &["Never use an ORM.", "never use an ORM."]),
+            ("Always use UTC, e.g. in logs and the DB.", &["Always use UTC, e.g. in logs and the DB."]),
+        ];
+        assert!(rows.len() >= 25);
+        for (input, expect) in rows {
+            check(input, expect);
+        }
+    }
+
+    #[test]
+    fn ignores_questions_hypotheticals_quotes_code_and_the_past() {
+        let rows: &[&str] = &[
+            "Should we never use X?",
+            "should we never use an ORM",
+            "Do we always need to run migrations?",
+            "Why do we always use raw SQL?",
+            "Can you make sure the build passes?",
+            "Would it be better to always use raw SQL?",
+            "would it be better to always use raw SQL",
+            "What if we always used Redis?",
+            "If we never cache this, it will be slow.",
+            "If you touch the DB, always write a migration.",
+            "Maybe we should always use raw SQL.",
+            "Perhaps we could avoid the ORM.",
+            "I wonder whether we should always use JWT.",
+            "He said we always deploy on Fridays.",
+            "They say you should never use unwrap.",
+            "The docs recommend always pinning versions.",
+            "I think we use JWT somewhere.",
+            "We never got that working.",
+            "We never tried Redis.",
+            "We always had problems with the ORM.",
+            "We have always used tabs.",
+            "We used to always deploy by hand.",
+            "I always forget to run the formatter.",
+            "I don't know why it fails.",
+            "Don't worry about it, I'll handle the tests.",
+            "Never mind, it works now.",
+            "That function never returns null.",
+            "The tests always fail on CI.",
+            "It's like you never use the cache.",
+            "It must have been the cache.",
+            "That must be the bug.",
+            "The error says \"never use unsafe here\".",
+            "The linter prints “always use const” on every file.",
+            "I ran `always_retry --never-fail` and it crashed.",
+            "> never use an ORM",
+            "```\n// never use this in prod\nalways_do_it();\n```",
+            "Here is the log:\n~~~\nWARN: you must not call this twice\n~~~",
+            "We prefer to ship on Mondays.",
+            "",
+            "   \n\n",
+        ];
+        assert!(rows.len() >= 25);
+        for input in rows {
+            check(input, &[]);
+        }
+    }
+
+    #[test]
+    fn long_pasted_sentences_are_not_constraints() {
+        let long = format!("Never use {} in the code.", "x".repeat(400));
+        check(&long, &[]);
+    }
+
+    #[test]
+    fn splits_sentences_without_breaking_code_or_quotes() {
+        fn show(line: &str, expect: Expect) {
+            let got: Vec<String> = sentences(line).iter().map(|s| format!("{:?} / {:?}", s.text, s.masked)).collect();
+            expect.assert_eq(&got.join("\n"));
+        }
+        show(
+            "Use `a. b` here. Then \"stop. now\" ok! Done",
+            expect![[r#"
+                "Use `a. b` here." / "use  quoted  here."
+                "Then \"stop. now\" ok!" / "then  quoted  ok!"
+                "Done" / "done""#]],
+        );
+        show("Unclosed `code. here", expect![[r#""Unclosed `code. here" / "unclosed  quoted""#]]);
+    }
+}

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Runs every test: native, wasm in headless Chromium (dedicated-worker mode on OPFS, and DOM mode),
+# and end-to-end against the served app. Sets the machine up first when needed.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=scripts/setup.sh
+source "$ROOT/scripts/setup.sh"
+cd "$ROOT"
+
+export WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-120}"
+LOGS="$(mktemp -d)"
+trap 'rm -rf "$LOGS"' EXIT
+SUMMARY=()
+
+# Runs one stage, shows its output, and records how many tests passed in it.
+stage() {
+  local name="$1"; shift
+  say "$name: $*"
+  local log="$LOGS/$name.log"
+  if ! "$@" 2>&1 | tee "$log"; then
+    say "FAILED: $name"
+    exit 1
+  fi
+  # cargo: "test result: ok. N passed; …"  node: "# pass N"
+  local passed ignored
+  passed=$(grep -hoE '(test result: ok\. [0-9]+ passed|^# pass [0-9]+)' "$log" | grep -oE '[0-9]+' | paste -sd+ | bc)
+  ignored=$(grep -hoE '[0-9]+ ignored' "$log" | grep -oE '[0-9]+' | paste -sd+ | bc)
+  if [ "${passed:-0}" -eq 0 ]; then
+    say "FAILED: $name ran no test"
+    exit 1
+  fi
+  if [ "${ignored:-0}" -ne 0 ]; then
+    say "FAILED: $name ignored $ignored tests"
+    exit 1
+  fi
+  SUMMARY+=("$name: $passed passed")
+  TOTAL=$(( ${TOTAL:-0} + passed ))
+}
+
+stage native cargo test --workspace
+stage opfs-worker cargo test -p cowork-core --target wasm32-unknown-unknown --test store_opfs
+stage dom cargo test -p cowork-web --target wasm32-unknown-unknown --test dom
+
+say "building the app (release) and the dev server for the end-to-end tests"
+trunk build --release
+cargo build -q -p cowork-tests --bin cowork-dev-server
+stage e2e npm --prefix tests/e2e test
+
+say "summary"
+printf '  %s\n' "${SUMMARY[@]}"
+echo "${TOTAL} passed, 0 failed"

@@ -1,0 +1,66 @@
+//! The development server: serves the built app from `dist/` on a loopback address.
+//!
+//! It refuses to bind anything but loopback, and can be told to stop by itself after a while so a
+//! test run never leaves it behind.
+
+use axum::Router;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+use tower_http::services::ServeDir;
+use tower_http::set_header::SetResponseHeaderLayer;
+
+/// How to run the server.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Directory with the built app (Trunk's `dist/`).
+    pub dist: PathBuf,
+    /// Must be a loopback address; port 0 picks a free port.
+    pub addr: SocketAddr,
+    /// Stop by itself after this long (tests); `None` runs until interrupted.
+    pub lifetime: Option<Duration>,
+}
+
+/// Builds the router: the app's static files, never cached by the browser's HTTP cache (the
+/// service worker decides what is cached).
+pub fn router(cfg: &Config) -> Router {
+    let files = ServeDir::new(&cfg.dist).append_index_html_on_directories(true);
+    Router::new().fallback_service(files).layer(SetResponseHeaderLayer::overriding(
+        axum::http::header::CACHE_CONTROL,
+        axum::http::HeaderValue::from_static("no-cache"),
+    ))
+}
+
+/// Binds, announces the URL on stdout (`Cowork dev server: http://…/`), and serves until Ctrl-C or
+/// the configured lifetime ends.
+pub async fn serve(cfg: Config) -> std::io::Result<()> {
+    if !cfg.addr.ip().is_loopback() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("refusing to listen on {}: the dev server only binds loopback addresses", cfg.addr),
+        ));
+    }
+    if !cfg.dist.join("index.html").exists() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("{} has no index.html: build the app first (scripts/run.sh does)", cfg.dist.display()),
+        ));
+    }
+    let listener = tokio::net::TcpListener::bind(cfg.addr).await?;
+    let addr = listener.local_addr()?;
+    println!("Cowork dev server: http://{addr}/");
+    let app = router(&cfg);
+    let lifetime = cfg.lifetime;
+    let shutdown = async move {
+        match lifetime {
+            Some(d) => tokio::select! {
+                _ = tokio::time::sleep(d) => {}
+                _ = tokio::signal::ctrl_c() => {}
+            },
+            None => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    };
+    axum::serve(listener, app).with_graceful_shutdown(shutdown).await
+}

@@ -1,0 +1,116 @@
+//! The typed protocol between the UI thread and the storage worker.
+//!
+//! Every request carries an id; the worker answers each with a [`WorkerMessage::Response`] of the same
+//! id, and announces itself with [`WorkerMessage::Ready`] before the UI may send anything. Messages
+//! travel as JSON strings.
+//!
+//! The payloads reuse the core's plain data types (`NewTurn`, `Session`, …) rather than mirror them:
+//! both ends are built from the same commit, so there is no version skew to guard against, and a
+//! hand-written copy of every type would only be a place for the two to drift apart.
+
+use cowork_core::{NewTurn, SearchHit, SearchQuery, Session, StorageStats, Turn};
+use serde::{Deserialize, Serialize};
+
+/// Where the archive lives, as the worker reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Backend {
+    /// The OPFS database: data survives closing the tab.
+    Opfs { file: String },
+    /// OPFS could not be used; data lives only as long as the worker.
+    Memory { reason: String },
+}
+
+impl Backend {
+    pub fn is_persistent(&self) -> bool {
+        matches!(self, Backend::Opfs { .. })
+    }
+}
+
+/// What the worker says when it is ready to take requests.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReadyInfo {
+    pub backend: Backend,
+    pub sqlite_version: String,
+    pub schema_version: i64,
+}
+
+/// A request from the UI.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    pub id: u64,
+    pub op: Op,
+}
+
+/// The operations the worker performs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Op {
+    Stats,
+    ListSessions { workspace: Option<String> },
+    CreateSession { workspace: String },
+    AppendTurn { session_id: String, turn: NewTurn },
+    GetTurns { session_id: String, offset: usize, limit: usize },
+    Search { query: SearchQuery },
+    IntegrityCheck,
+}
+
+/// A successful answer, one variant per kind of result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "reply", rename_all = "snake_case")]
+pub enum Reply {
+    Stats { stats: StorageStats },
+    Sessions { sessions: Vec<Session> },
+    Session { session: Session },
+    Turn { turn: Turn },
+    Turns { turns: Vec<Turn> },
+    Hits { hits: Vec<SearchHit> },
+    Text { text: String },
+}
+
+/// A message from the worker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum WorkerMessage {
+    Ready(ReadyInfo),
+    /// The worker could not open any archive at all.
+    Failed { message: String },
+    Response { id: u64, result: Result<Reply, String> },
+}
+
+impl WorkerMessage {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("protocol messages are plain data")
+    }
+}
+
+impl Request {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("protocol messages are plain data")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_round_trip_as_json() {
+        let req = Request { id: 7, op: Op::AppendTurn { session_id: "s".into(), turn: NewTurn::user("hi \u{0} 🎉") } };
+        assert_eq!(serde_json::from_str::<Request>(&req.to_json()).unwrap(), req);
+        let ready = WorkerMessage::Ready(ReadyInfo {
+            backend: Backend::Memory { reason: "no OPFS".into() },
+            sqlite_version: "3.50.0".into(),
+            schema_version: 2,
+        });
+        assert_eq!(serde_json::from_str::<WorkerMessage>(&ready.to_json()).unwrap(), ready);
+        let err = WorkerMessage::Response { id: 1, result: Err("disk full".into()) };
+        assert_eq!(serde_json::from_str::<WorkerMessage>(&err.to_json()).unwrap(), err);
+    }
+
+    #[test]
+    fn unknown_messages_are_rejected_not_misread() {
+        assert!(serde_json::from_str::<WorkerMessage>(r#"{"type":"bogus"}"#).is_err());
+        assert!(serde_json::from_str::<Request>(r#"{"id":1,"op":{"op":"drop_everything"}}"#).is_err());
+    }
+}
