@@ -258,20 +258,15 @@ mod scale {
 /// full-text index per turn (49 s for 20k turns). The plan must drive the loop from the index.
 #[test]
 fn scoped_search_is_driven_by_the_full_text_index() {
-    let store = Store::open_in_memory().unwrap();
-    let plan: Vec<String> = store
-        .connection()
-        .prepare(
-            "EXPLAIN QUERY PLAN SELECT t.id FROM turns_fts CROSS JOIN turns t ON t.id = turns_fts.rowid
-             WHERE turns_fts MATCH 'x' AND (t.session_id = 'a' AND t.turn_number > 0 AND t.turn_number <= 9)
-             ORDER BY turns_fts.rowid DESC LIMIT 400",
-        )
-        .unwrap()
-        .query_map([], |r| r.get::<_, String>(3))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    assert!(plan[0].contains("VIRTUAL TABLE INDEX"), "the full-text index is the outer loop: {plan:?}");
-    assert!(plan.iter().any(|p| p.contains("INTEGER PRIMARY KEY")), "turns are looked up by rowid: {plan:?}");
-    assert!(!plan.iter().any(|p| p.contains("TEMP B-TREE")), "no sort of all matches: {plan:?}");
+    let mut store = Store::open_in_memory().unwrap();
+    let sid = store.create_session(&NewSession::new("w")).unwrap().id;
+    for scope in [
+        SearchScope::Session { session_id: sid },
+        SearchScope::Workspace { workspace: "w".into() },
+        SearchScope::All,
+    ] {
+        let plan = store.explain_search(&SearchQuery::new("refresh token", scope.clone())).unwrap();
+        assert!(plan[0].contains("VIRTUAL TABLE INDEX"), "{scope:?}: the full-text index is the outer loop: {plan:?}");
+        assert!(!plan.iter().any(|p| p.contains("TEMP B-TREE")), "{scope:?}: no sort of all matches: {plan:?}");
+    }
 }

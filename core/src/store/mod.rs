@@ -582,7 +582,8 @@ impl Store {
         Ok(hits)
     }
 
-    fn search_expr(&self, expr: &str, q: &SearchQuery, limit: usize) -> Result<Vec<SearchHit>> {
+    /// The candidate query for `expr` within `q`'s scope and roles, with its arguments.
+    fn search_sql(&self, expr: &str, q: &SearchQuery) -> Result<(String, Vec<SqlValue>)> {
         // CROSS JOIN fixes the loop order: walk the full-text matches newest first and filter them,
         // never probe the index once per turn of a session (which made scoped searches take seconds).
         let mut sql = String::from(
@@ -622,6 +623,22 @@ impl Store {
             " WHERE {} ORDER BY turns_fts.rowid DESC LIMIT {RANK_CANDIDATES}",
             conds.join(" AND ")
         ));
+        Ok((sql, args))
+    }
+
+    /// SQLite's plan for a search's candidate query (diagnostics and regression tests).
+    #[doc(hidden)]
+    pub fn explain_search(&self, q: &SearchQuery) -> Result<Vec<String>> {
+        let expr = Terms::parse(&q.text, q.prefix_last).all().unwrap_or_else(|| "\"x\"".into());
+        let (sql, args) = self.search_sql(&expr, q)?;
+        self.conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+            .and_then(|mut s| s.query_map(rusqlite::params_from_iter(args), |r| r.get::<_, String>(3))?.collect())
+            .context("explaining a search")
+    }
+
+    fn search_expr(&self, expr: &str, q: &SearchQuery, limit: usize) -> Result<Vec<SearchHit>> {
+        let (sql, args) = self.search_sql(expr, q)?;
         struct Candidate {
             id: i64,
             session_id: String,
