@@ -12,6 +12,8 @@ LOGS="$(mktemp -d)"
 trap 'rm -rf "$LOGS"' EXIT
 SUMMARY=()
 
+sum_numbers() { awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+$/) s += $i } END { print s + 0 }'; }
+
 # Runs one stage, shows its output, and records how many tests passed in it.
 stage() {
   local name="$1"; shift
@@ -23,8 +25,8 @@ stage() {
   fi
   # cargo: "test result: ok. N passed; …"  node: "# pass N"
   local passed ignored
-  passed=$(grep -hoE '(test result: ok\. [0-9]+ passed|^# pass [0-9]+)' "$log" | grep -oE '[0-9]+' | paste -sd+ | bc)
-  ignored=$(grep -hoE '[0-9]+ ignored' "$log" | grep -oE '[0-9]+' | paste -sd+ | bc)
+  passed=$( (grep -hoE '(test result: ok\. [0-9]+ passed|^# pass [0-9]+)' "$log" || true) | sum_numbers)
+  ignored=$( (grep -hoE '([0-9]+ ignored|^# (skipped|todo) [0-9]+)' "$log" || true) | sum_numbers)
   if [ "${passed:-0}" -eq 0 ]; then
     say "FAILED: $name ran no test"
     exit 1
