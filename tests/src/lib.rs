@@ -1,4 +1,6 @@
-//! Cowork's test support: the development server (static app + later the scripted model and
-//! orchestrator) used by `scripts/run.sh` and the end-to-end tests.
+//! Cowork's test support: the development server — the built app, the scripted demo model and a
+//! Loom-compatible orchestrator — used by `scripts/run.sh` and the end-to-end tests.
 
+pub mod model;
+pub mod orchestrator;
 pub mod server;

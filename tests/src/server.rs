@@ -1,4 +1,6 @@
-//! The development server: serves the built app from `dist/` on a loopback address.
+//! The development server: serves the built app from `dist/`, the scripted demo model at
+//! `/v1/chat/completions` ([`crate::model`]) and a Loom-compatible orchestrator at `/tasks`
+//! ([`crate::orchestrator`]), on a loopback address, with CORS for loopback origins.
 //!
 //! It refuses to bind anything but loopback, and can be told to stop by itself after a while so a
 //! test run never leaves it behind.
@@ -24,11 +26,37 @@ pub struct Config {
 /// Builds the router: the app's static files, never cached by the browser's HTTP cache (the
 /// service worker decides what is cached).
 pub fn router(cfg: &Config) -> Router {
+    use axum::routing::{get, post};
     let files = ServeDir::new(&cfg.dist).append_index_html_on_directories(true);
-    Router::new().fallback_service(files).layer(SetResponseHeaderLayer::overriding(
-        axum::http::header::CACHE_CONTROL,
-        axum::http::HeaderValue::from_static("no-cache"),
-    ))
+    let model = Router::new()
+        .route("/v1/chat/completions", post(crate::model::chat_completions))
+        .with_state(std::sync::Arc::new(crate::model::ModelState::default()));
+    let tasks = Router::new()
+        .route("/tasks", post(crate::orchestrator::create))
+        .route("/tasks/{id}", get(crate::orchestrator::status).delete(crate::orchestrator::cancel))
+        .route("/tasks/{id}/stream", get(crate::orchestrator::stream))
+        .with_state(std::sync::Arc::new(crate::orchestrator::Orchestrator::default()));
+    let cors = tower_http::cors::CorsLayer::new()
+        .allow_origin(tower_http::cors::AllowOrigin::predicate(|origin, _| is_loopback_origin(origin.as_bytes())))
+        .allow_methods(tower_http::cors::Any)
+        .allow_headers(tower_http::cors::Any);
+    Router::new()
+        .merge(model)
+        .merge(tasks)
+        .fallback_service(files)
+        .layer(cors)
+        .layer(SetResponseHeaderLayer::overriding(
+            axum::http::header::CACHE_CONTROL,
+            axum::http::HeaderValue::from_static("no-cache"),
+        ))
+}
+
+/// `http://localhost:…`, `http://127.x.y.z:…` or `http://[::1]:…` (what Loom also allows).
+fn is_loopback_origin(origin: &[u8]) -> bool {
+    let Ok(origin) = std::str::from_utf8(origin) else { return false };
+    let host = origin.split("://").nth(1).unwrap_or("");
+    let host = if host.starts_with('[') { host.split(']').next().map(|h| &h[1..]).unwrap_or("") } else { host.split(':').next().unwrap_or("") };
+    host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 /// Binds, announces the URL on stdout (`Cowork dev server: http://…/`), and serves until Ctrl-C or

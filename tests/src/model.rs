@@ -1,0 +1,311 @@
+//! The scripted "demo model": an OpenAI-compatible `/v1/chat/completions` that streams deterministic
+//! answers, calls tools when the conversation asks for them, and fails on request for tests.
+//!
+//! Rules, applied to the last message of the request:
+//! - a tool result → a short answer quoting what the tool returned;
+//! - a user message that refers back ("earlier", "we discussed", "remember", "as before", "recall") →
+//!   a `conversation_recall` search for its key words;
+//! - "delegate …" → a `delegate_task` call with the rest of the message as the goal;
+//! - "write file PATH: CONTENT" / "read file PATH" → `write_file` / `read_file`, when the request
+//!   offers those tools;
+//! - anything else → a friendly echo, streamed word by word.
+//!
+//! Faults, switched per request by a `[[fault:NAME]]` token in the last user message or an
+//! `x-cowork-fault: NAME` header: `401`, `429` (with `Retry-After: 1`), `500`, `cut` (the stream stops
+//! half-way without `[DONE]`), `slow` (200 ms between chunks), `badjson` (a malformed chunk), and
+//! `429xN` / `500xN` (fail the first N attempts of the same request, then succeed).
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio_stream::wrappers::ReceiverStream;
+
+/// Shared state: attempt counters for the `…xN` faults.
+#[derive(Default)]
+pub struct ModelState {
+    attempts: Mutex<HashMap<String, u32>>,
+}
+
+/// What the model decided to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Plan {
+    Text(String),
+    Call { name: String, arguments: Value },
+}
+
+/// Decides the answer to `messages` offering `tools` (names). Pure, so it is tested directly.
+pub fn plan(messages: &[Value], tools: &[String]) -> Plan {
+    let Some(last) = messages.last() else { return Plan::Text("Hello! Ask me anything.".into()) };
+    let text = content_text(last);
+    if last["role"] == "tool" {
+        let name = last["name"].as_str().unwrap_or("the tool");
+        let excerpt: String = text.chars().take(300).collect();
+        return Plan::Text(format!("Here is what {name} returned: {excerpt}"));
+    }
+    let lower = text.to_lowercase();
+    let clean = strip_faults(&text);
+    let has = |t: &str| tools.iter().any(|x| x == t);
+    if let Some(goal) = after_word(&clean, "delegate") {
+        if has("delegate_task") {
+            return Plan::Call { name: "delegate_task".into(), arguments: json!({"goal": goal, "wait": true}) };
+        }
+    }
+    if let Some(rest) = after_phrase(&clean, "write file") {
+        if has("write_file") {
+            let (path, content) = rest.split_once(':').unwrap_or((rest.as_str(), ""));
+            return Plan::Call {
+                name: "write_file".into(),
+                arguments: json!({"path": path.trim(), "content": content.trim()}),
+            };
+        }
+    }
+    if let Some(rest) = after_phrase(&clean, "read file") {
+        if has("read_file") {
+            return Plan::Call { name: "read_file".into(), arguments: json!({"path": rest.trim()}) };
+        }
+    }
+    const BACK: [&str; 6] = ["earlier", "we discussed", "remember", "as before", "recall", "last time"];
+    if has("conversation_recall") && BACK.iter().any(|p| lower.contains(p)) {
+        return Plan::Call {
+            name: "conversation_recall".into(),
+            arguments: json!({"action": "search", "query": key_words(&clean), "scope": "session"}),
+        };
+    }
+    Plan::Text(format!(
+        "Demo model here (no real AI behind me). You said: \"{}\". Point Settings at a real endpoint for real answers.",
+        clean.trim()
+    ))
+}
+
+fn content_text(m: &Value) -> String {
+    match &m["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join("\n"),
+        _ => String::new(),
+    }
+}
+
+fn strip_faults(text: &str) -> String {
+    let mut out = text.to_owned();
+    while let Some(start) = out.find("[[fault:") {
+        match out[start..].find("]]") {
+            Some(end) => out.replace_range(start..start + end + 2, ""),
+            None => break,
+        }
+    }
+    out
+}
+
+fn after_word(text: &str, word: &str) -> Option<String> {
+    let lower = text.to_lowercase();
+    let i = lower.find(word)?;
+    let rest = text[i + word.len()..].trim_start_matches(|c: char| c.is_alphabetic()).trim_start_matches([':', ',', '-']).trim();
+    (!rest.is_empty()).then(|| rest.to_owned())
+}
+
+fn after_phrase(text: &str, phrase: &str) -> Option<String> {
+    let lower = text.to_lowercase();
+    let i = lower.find(phrase)?;
+    let rest = text[i + phrase.len()..].trim();
+    (!rest.is_empty()).then(|| rest.to_owned())
+}
+
+/// The words worth searching for: longer words that are not back-reference filler.
+fn key_words(text: &str) -> String {
+    const STOP: [&str; 24] = [
+        "what", "did", "we", "decide", "about", "earlier", "discussed", "remember", "recall", "the", "that", "this",
+        "before", "last", "time", "again", "was", "were", "which", "have", "with", "from", "there", "when",
+    ];
+    let words: Vec<&str> = text
+        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == '/'))
+        .filter(|w| w.len() > 2 && !STOP.contains(&w.to_lowercase().as_str()))
+        .collect();
+    if words.is_empty() { text.trim().to_owned() } else { words.join(" ") }
+}
+
+fn fault_of(headers: &HeaderMap, messages: &[Value]) -> Option<String> {
+    if let Some(v) = headers.get("x-cowork-fault").and_then(|v| v.to_str().ok()) {
+        return Some(v.to_owned());
+    }
+    let last_user = messages.iter().rev().find(|m| m["role"] == "user").map(content_text)?;
+    let start = last_user.find("[[fault:")?;
+    let rest = &last_user[start + 8..];
+    Some(rest[..rest.find("]]")?].to_owned())
+}
+
+/// `POST /v1/chat/completions`.
+pub async fn chat_completions(State(state): State<Arc<ModelState>>, headers: HeaderMap, body: String) -> Response {
+    let req: Value = match serde_json::from_str(&body) {
+        Ok(v) => v,
+        Err(e) => return error(StatusCode::BAD_REQUEST, &format!("invalid JSON body: {e}")),
+    };
+    let messages = req["messages"].as_array().cloned().unwrap_or_default();
+    let tools: Vec<String> = req["tools"]
+        .as_array()
+        .map(|t| t.iter().filter_map(|t| t["function"]["name"].as_str().map(str::to_owned)).collect())
+        .unwrap_or_default();
+    let model = req["model"].as_str().unwrap_or("demo").to_owned();
+    let fault = fault_of(&headers, &messages);
+    if let Some(f) = &fault {
+        let (kind, times) = match f.split_once('x') {
+            Some((k, n)) => (k.to_owned(), n.parse::<u32>().unwrap_or(1)),
+            None => (f.clone(), u32::MAX),
+        };
+        if kind == "401" || kind == "429" || kind == "500" {
+            let key = format!("{f}\n{body}");
+            let n = {
+                let mut attempts = state.attempts.lock().expect("attempts lock");
+                let n = attempts.entry(key).or_insert(0);
+                *n += 1;
+                *n
+            };
+            if n <= times {
+                return match kind.as_str() {
+                    "401" => error(StatusCode::UNAUTHORIZED, "invalid API key"),
+                    "429" => {
+                        let mut r = error(StatusCode::TOO_MANY_REQUESTS, "rate limited, slow down");
+                        r.headers_mut().insert("retry-after", HeaderValue::from_static("1"));
+                        r
+                    }
+                    _ => error(StatusCode::INTERNAL_SERVER_ERROR, "the demo model failed on purpose"),
+                };
+            }
+        }
+    }
+    let prompt_chars: usize = messages.iter().map(|m| content_text(m).chars().count() + 8).sum();
+    let chunks = stream_chunks(&plan(&messages, &tools), &model, prompt_chars, fault.as_deref());
+    let delay = if fault.as_deref() == Some("slow") { 200 } else { 5 };
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<String, std::io::Error>>(16);
+    tokio::spawn(async move {
+        for chunk in chunks {
+            if tx.send(Ok(chunk)).await.is_err() {
+                return; // the client went away (Stop)
+            }
+            tokio::time::sleep(Duration::from_millis(delay)).await;
+        }
+    });
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .header("cache-control", "no-cache")
+        .body(Body::from_stream(ReceiverStream::new(rx)))
+        .expect("a valid response")
+}
+
+/// The SSE chunks for `plan`, as an OpenAI-compatible server streams them.
+pub fn stream_chunks(plan: &Plan, model: &str, prompt_chars: usize, fault: Option<&str>) -> Vec<String> {
+    let id = "chatcmpl-demo";
+    let frame = |delta: Value, finish: Value| {
+        let v = json!({"id": id, "object": "chat.completion.chunk", "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+        format!("data: {v}\n\n")
+    };
+    let mut out = vec![frame(json!({"role": "assistant", "content": ""}), Value::Null)];
+    let (completion_chars, finish) = match plan {
+        Plan::Text(text) => {
+            let mut piece = String::new();
+            for word in text.split_inclusive(' ') {
+                piece.push_str(word);
+                if piece.len() > 12 {
+                    out.push(frame(json!({"content": piece}), Value::Null));
+                    piece.clear();
+                }
+            }
+            if !piece.is_empty() {
+                out.push(frame(json!({"content": piece}), Value::Null));
+            }
+            (text.chars().count(), "stop")
+        }
+        Plan::Call { name, arguments } => {
+            let args = arguments.to_string();
+            out.push(frame(
+                json!({"tool_calls": [{"index": 0, "id": "call_demo_1", "type": "function",
+                    "function": {"name": name, "arguments": ""}}]}),
+                Value::Null,
+            ));
+            let chars: Vec<char> = args.chars().collect();
+            for part in chars.chunks(10) {
+                let fragment: String = part.iter().collect();
+                out.push(frame(json!({"tool_calls": [{"index": 0, "function": {"arguments": fragment}}]}), Value::Null));
+            }
+            (args.chars().count(), "tool_calls")
+        }
+    };
+    out.push(frame(json!({}), json!(finish)));
+    let usage = json!({"id": id, "object": "chat.completion.chunk", "model": model, "choices": [],
+        "usage": {"prompt_tokens": prompt_chars.div_ceil(4), "completion_tokens": completion_chars.div_ceil(4),
+                  "total_tokens": prompt_chars.div_ceil(4) + completion_chars.div_ceil(4)}});
+    out.push(format!("data: {usage}\n\n"));
+    out.push("data: [DONE]\n\n".into());
+    match fault {
+        Some("cut") => out.truncate(out.len() / 2),
+        Some("badjson") => out.insert(out.len() / 2, "data: {\"choices\": [ this is not json\n\n".into()),
+        _ => {}
+    }
+    out
+}
+
+fn error(status: StatusCode, message: &str) -> Response {
+    let body = json!({"error": {"message": message, "type": "demo_error", "code": status.as_u16()}});
+    (status, [("content-type", "application/json")], body.to_string()).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn user(text: &str) -> Value {
+        json!({"role": "user", "content": text})
+    }
+
+    const ALL: [&str; 4] = ["conversation_recall", "delegate_task", "write_file", "read_file"];
+
+    fn tools() -> Vec<String> {
+        ALL.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn rules_pick_the_expected_action() {
+        let call = |text: &str| plan(&[user(text)], &tools());
+        assert_eq!(
+            call("What did we decide about the auth_token earlier?"),
+            Plan::Call {
+                name: "conversation_recall".into(),
+                arguments: json!({"action": "search", "query": "auth_token", "scope": "session"})
+            }
+        );
+        assert_eq!(
+            call("Please delegate: add rate limiting to the API"),
+            Plan::Call { name: "delegate_task".into(), arguments: json!({"goal": "add rate limiting to the API", "wait": true}) }
+        );
+        assert_eq!(
+            call("write file notes/todo.md: buy milk"),
+            Plan::Call { name: "write_file".into(), arguments: json!({"path": "notes/todo.md", "content": "buy milk"}) }
+        );
+        assert!(matches!(call("hello there [[fault:slow]]"), Plan::Text(t) if t.contains("\"hello there\"")));
+        // Without the tool on offer, no call is made.
+        assert!(matches!(plan(&[user("write file a.txt: x")], &[]), Plan::Text(_)));
+        let after_tool = plan(&[user("read file x"), json!({"role": "tool", "name": "read_file", "content": "42"})], &tools());
+        assert_eq!(after_tool, Plan::Text("Here is what read_file returned: 42".into()));
+    }
+
+    #[test]
+    fn streams_end_with_usage_and_done_unless_cut() {
+        let chunks = stream_chunks(&Plan::Text("one two three four five six".into()), "demo", 40, None);
+        assert_eq!(chunks.last().unwrap(), "data: [DONE]\n\n");
+        assert!(chunks[chunks.len() - 2].contains("\"prompt_tokens\":10"));
+        let cut = stream_chunks(&Plan::Text("one two three four five six".into()), "demo", 40, Some("cut"));
+        assert!(cut.len() < chunks.len() && !cut.iter().any(|c| c.contains("[DONE]")));
+        let call = stream_chunks(&Plan::Call { name: "f".into(), arguments: json!({"path": "a/very/long/path.txt"}) }, "demo", 4, None);
+        let args: String = call
+            .iter()
+            .filter_map(|c| c.strip_prefix("data: ")?.trim().parse::<Value>().ok())
+            .filter_map(|v| v["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"].as_str().map(str::to_owned))
+            .collect();
+        assert_eq!(args, r#"{"path":"a/very/long/path.txt"}"#, "fragments join to the arguments");
+    }
+}
