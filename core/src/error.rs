@@ -22,6 +22,8 @@ pub enum Error {
     ContextOverflow { needed: i64, available: i64 },
     /// The storage backend is unavailable (e.g. OPFS missing or locked).
     Storage(String),
+    /// The model endpoint refused or failed; the message says what to do. The user's message is saved.
+    Model(String),
 }
 
 /// The SQLite error type of the build (rusqlite's), or a unit when the store is compiled out.
@@ -54,6 +56,7 @@ impl fmt::Display for Error {
                  or raise the context window in Settings (your message is saved)"
             ),
             Error::Storage(msg) => write!(f, "storage unavailable: {msg}"),
+            Error::Model(msg) => f.write_str(msg),
         }
     }
 }

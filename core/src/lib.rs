@@ -19,11 +19,15 @@
 mod domain;
 mod error;
 
+#[cfg(feature = "store")]
+pub mod agent;
 pub mod constraints;
 pub mod context;
 pub mod hints;
 pub mod prompt;
+pub mod provider;
 pub mod recall;
+pub mod sse;
 pub mod state;
 pub mod tokens;
 #[cfg(test)]

@@ -4,3 +4,4 @@
 pub mod model;
 pub mod orchestrator;
 pub mod server;
+pub mod transport;

@@ -1,0 +1,375 @@
+//! The agent loop: one user message → as many model calls and tool runs as it takes, every step
+//! committed to the archive before the next one depends on it.
+//!
+//! user turn committed → state register updated → context assembled (manifest recorded) → model
+//! called (bounded retries) → streamed reply checkpointed as an `interrupted` turn → finalised →
+//! each tool call approved, run, and its result committed → again, until the model stops calling tools
+//! or the iteration limit is reached → usage totals and token calibration updated.
+//!
+//! I/O is injected: [`Transport`] performs HTTP (fetch in the browser, a plain client in tests),
+//! [`ToolHost`] runs tools and asks for approval, and [`AgentEvent`]s go to an observer (the UI).
+
+use crate::context::{assemble_context, ContextSettings};
+use crate::prompt::{self, ApprovalPolicy, PromptOptions, RECALL_TOOL};
+use crate::provider::{
+    build_request, classify_http_error, retry_plan, HttpRequest, ModelError, ProviderConfig, StreamDecoder,
+    StreamEvent, FailureKind,
+};
+use crate::sse::SseParser;
+use crate::state::{apply_turn, ExtractionRules, SessionState};
+use crate::store::{NewToolExecution, SessionTurns, Store};
+use crate::tokens::Calibration;
+use crate::{Approval, Error, NewTurn, Result, ToolCall, TurnStatus};
+use serde_json::{json, Value};
+
+/// How often, at most, streamed text is checkpointed into the archive.
+pub const CHECKPOINT_INTERVAL_MS: i64 = 500;
+
+/// What the transport failed with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TransportError {
+    /// The request never got an HTTP answer (offline, DNS, refused, reset).
+    Network(String),
+    /// The browser blocked the answer (CORS): the endpoint must allow this origin.
+    Cors(String),
+    /// The user pressed Stop.
+    Aborted,
+}
+
+/// An HTTP answer whose body is read chunk by chunk.
+pub struct HttpResponse<B> {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: B,
+}
+
+impl<B> HttpResponse<B> {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+}
+
+/// A streaming response body.
+#[allow(async_fn_in_trait)] // used with concrete types only; the browser is single-threaded
+pub trait ResponseBody {
+    /// The next chunk of bytes; `None` at the end.
+    async fn chunk(&mut self) -> Option<std::result::Result<Vec<u8>, TransportError>>;
+}
+
+/// Performs HTTP requests and waits; injected so the same loop runs natively and in the browser.
+#[allow(async_fn_in_trait)]
+pub trait Transport {
+    type Body: ResponseBody;
+    async fn send(&self, req: &HttpRequest) -> std::result::Result<HttpResponse<Self::Body>, TransportError>;
+    async fn sleep_ms(&self, ms: u64);
+    /// Milliseconds on a monotonic-enough clock (for checkpoint pacing).
+    fn now_ms(&self) -> i64;
+}
+
+/// What a tool run produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutcome {
+    pub content: String,
+    pub success: bool,
+}
+
+/// The tools beyond `conversation_recall` (which the loop answers from the archive itself), and the
+/// user's say on the ones that need approval.
+#[allow(async_fn_in_trait)]
+pub trait ToolHost {
+    /// Tool definitions in the OpenAI function format.
+    fn definitions(&self) -> Vec<Value>;
+    fn approval(&self, tool_name: &str) -> ApprovalPolicy;
+    /// Asks the user; `true` when approved.
+    async fn approve(&self, call: &ToolCall) -> bool;
+    async fn call(&self, call: &ToolCall) -> ToolOutcome;
+}
+
+/// A host with no tools of its own.
+pub struct NoTools;
+
+impl ToolHost for NoTools {
+    fn definitions(&self) -> Vec<Value> {
+        Vec::new()
+    }
+    fn approval(&self, _: &str) -> ApprovalPolicy {
+        ApprovalPolicy::AskEveryTime
+    }
+    async fn approve(&self, _: &ToolCall) -> bool {
+        false
+    }
+    async fn call(&self, call: &ToolCall) -> ToolOutcome {
+        ToolOutcome { content: format!("unknown tool {}", call.name), success: false }
+    }
+}
+
+/// What the UI sees while the loop runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AgentEvent {
+    TurnAppended { turn_number: i64 },
+    StreamDelta { turn_number: i64, text: String },
+    ToolStarted { turn_number: i64, call: ToolCall },
+    ToolFinished { turn_number: i64, tool_name: String, success: bool, duration_ms: i64 },
+    /// Waiting before a retry (a countdown for the UI).
+    Retrying { attempt: u32, wait_ms: u64, reason: String },
+    Error { message: String },
+}
+
+/// Settings for one run of the loop.
+#[derive(Debug, Clone)]
+pub struct AgentSettings {
+    pub provider: ProviderConfig,
+    pub context: ContextSettings,
+    pub prompt: PromptOptions,
+    pub rules: ExtractionRules,
+    /// Model calls per user message, at most.
+    pub max_iterations: u32,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The model answered without asking for more tools.
+    Done { assistant_turn: i64 },
+    /// The stream was cut or stopped; the partial reply is saved as an interrupted turn.
+    Interrupted { assistant_turn: i64, message: String },
+    /// The iteration limit was reached while the model still wanted tools.
+    IterationLimit,
+}
+
+/// Runs the loop for a new user message. The message is committed first, whatever happens next.
+pub async fn send_message<T: Transport, H: ToolHost>(
+    store: &mut Store,
+    transport: &T,
+    tools: &H,
+    settings: &AgentSettings,
+    session_id: &str,
+    text: &str,
+    on_event: &mut dyn FnMut(AgentEvent),
+) -> Result<Outcome> {
+    let user = store.append_turn(session_id, &NewTurn::user(text))?;
+    on_event(AgentEvent::TurnAppended { turn_number: user.turn_number });
+    update_state(store, settings, session_id, &user)?;
+    continue_session(store, transport, tools, settings, session_id, on_event).await
+}
+
+/// Runs the loop from the session's current end (after a user message, or to retry/continue).
+pub async fn continue_session<T: Transport, H: ToolHost>(
+    store: &mut Store,
+    transport: &T,
+    tools: &H,
+    settings: &AgentSettings,
+    session_id: &str,
+    on_event: &mut dyn FnMut(AgentEvent),
+) -> Result<Outcome> {
+    let result = run(store, transport, tools, settings, session_id, on_event).await;
+    if let Err(e) = &result {
+        on_event(AgentEvent::Error { message: e.to_string() });
+    }
+    result
+}
+
+async fn run<T: Transport, H: ToolHost>(
+    store: &mut Store,
+    transport: &T,
+    tools: &H,
+    settings: &AgentSettings,
+    session_id: &str,
+    on_event: &mut dyn FnMut(AgentEvent),
+) -> Result<Outcome> {
+    let model = settings.provider.model.clone();
+    let mut calibration = match store.calibration(&model)? {
+        Some((ratio, samples)) => Calibration { chars_per_token: ratio, samples: samples as u32 },
+        None => Calibration::default(),
+    };
+    let mut definitions: Vec<Value> = prompt::builtin_tools(&settings.prompt).into_iter().map(|t| t.definition).collect();
+    definitions.extend(tools.definitions());
+    let system = prompt::system_prompt(&settings.prompt);
+
+    for _ in 0..settings.max_iterations.max(1) {
+        // Assemble the request from the archive.
+        let session = store.get_session(session_id)?;
+        let state = SessionState::from_json(&session.state);
+        let context = ContextSettings { chars_per_token: calibration.ratio(), ..settings.context };
+        let assembled = {
+            let source = SessionTurns::new(store, session_id)?;
+            assemble_context(&context, &system, &state, &source)?
+        };
+        let mut manifest = assembled.manifest.clone();
+        manifest.created_at = crate::now_ms();
+        let manifest_id = store.record_manifest(&manifest)?;
+        let prompt_chars: usize = assembled.messages.iter().map(|m| m.content.chars().count()).sum();
+        let request = build_request(&settings.provider, &assembled.messages, &definitions);
+
+        // Call the model, retrying what is worth retrying.
+        let response = call_with_retries(transport, &request, on_event).await?;
+
+        // Stream the reply into an interrupted turn, checkpointing as it grows.
+        let turn = store.append_turn(session_id, &NewTurn::assistant("").with_status(TurnStatus::Interrupted))?;
+        let n = turn.turn_number;
+        on_event(AgentEvent::TurnAppended { turn_number: n });
+        let mut body = response.body;
+        let mut parser = SseParser::new();
+        let mut decoder = StreamDecoder::new(settings.provider.kind);
+        let mut text = String::new();
+        let mut last_checkpoint = transport.now_ms();
+        let mut aborted = None;
+        while let Some(chunk) = body.chunk().await {
+            let bytes = match chunk {
+                Ok(b) => b,
+                Err(TransportError::Aborted) => {
+                    aborted = Some("stopped by the user".to_owned());
+                    break;
+                }
+                Err(TransportError::Network(m) | TransportError::Cors(m)) => {
+                    aborted = Some(format!("the connection broke: {m}"));
+                    break;
+                }
+            };
+            for ev in parser.push(&bytes) {
+                for out in decoder.feed(&ev) {
+                    if let StreamEvent::TextDelta(delta) = out {
+                        text.push_str(&delta);
+                        on_event(AgentEvent::StreamDelta { turn_number: n, text: delta });
+                    }
+                }
+            }
+            if transport.now_ms() - last_checkpoint >= CHECKPOINT_INTERVAL_MS {
+                store.checkpoint_turn(session_id, n, &text)?;
+                last_checkpoint = transport.now_ms();
+            }
+        }
+        for ev in parser.finish() {
+            for out in decoder.feed(&ev) {
+                if let StreamEvent::TextDelta(delta) = out {
+                    text.push_str(&delta);
+                    on_event(AgentEvent::StreamDelta { turn_number: n, text: delta });
+                }
+            }
+        }
+        let message = match (aborted, decoder.finish()) {
+            (Some(reason), _) => {
+                store.checkpoint_turn(session_id, n, &text)?;
+                return Ok(Outcome::Interrupted { assistant_turn: n, message: reason });
+            }
+            (None, Ok(message)) => message,
+            (None, Err(failure)) => {
+                let partial = failure.partial.content.clone();
+                if failure.kind == FailureKind::Cut {
+                    store.checkpoint_turn(session_id, n, &partial)?;
+                    return Ok(Outcome::Interrupted { assistant_turn: n, message: failure.message });
+                }
+                let mut error_turn = NewTurn::assistant(partial).with_status(TurnStatus::Error);
+                error_turn.metadata = json!({"error": failure.message, "raw": failure.raw, "model": model});
+                store.finalize_turn(session_id, n, &error_turn)?;
+                return Err(Error::Invalid(format!("the model's reply could not be read: {}", failure.message)));
+            }
+        };
+
+        // Finalise the assistant turn, with usage.
+        let mut final_turn = NewTurn::assistant_calls(message.content.clone(), message.tool_calls.clone());
+        let usage = message.usage.map(|u| json!({"prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens}));
+        final_turn.metadata = json!({"model": model, "finish_reason": message.finish_reason, "usage": usage});
+        let stored = store.finalize_turn(session_id, n, &final_turn)?;
+        if let Some(u) = message.usage {
+            store.add_usage(session_id, u.prompt_tokens, u.completion_tokens)?;
+            store.set_manifest_usage(manifest_id, &json!({"prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens}))?;
+            if calibration.observe(prompt_chars, u.prompt_tokens) {
+                store.set_calibration(&model, calibration.chars_per_token, i64::from(calibration.samples))?;
+            }
+        }
+        update_state(store, settings, session_id, &stored)?;
+        if message.tool_calls.is_empty() {
+            return Ok(Outcome::Done { assistant_turn: n });
+        }
+
+        // Run each tool call and commit its result.
+        for call in &message.tool_calls {
+            on_event(AgentEvent::ToolStarted { turn_number: n, call: call.clone() });
+            let started = transport.now_ms();
+            let (outcome, approval) = if call.name == RECALL_TOOL {
+                (ToolOutcome { content: crate::recall::run_recall(&*store, session_id, &call.arguments), success: true }, Approval::Auto)
+            } else if is_builtin_or_host(tools, &definitions, &call.name) {
+                match tools.approval(&call.name) {
+                    ApprovalPolicy::Auto => (tools.call(call).await, Approval::Auto),
+                    ApprovalPolicy::AskEveryTime if tools.approve(call).await => (tools.call(call).await, Approval::Approved),
+                    ApprovalPolicy::AskEveryTime => (
+                        ToolOutcome { content: "The user declined this tool call.".into(), success: false },
+                        Approval::Denied,
+                    ),
+                }
+            } else {
+                (ToolOutcome { content: format!("Error: there is no tool named {:?}.", call.name), success: false }, Approval::Auto)
+            };
+            let duration_ms = transport.now_ms() - started;
+            let mut result = NewTurn::tool_result(call.id.clone(), call.name.clone(), outcome.content);
+            result.metadata = json!({"success": outcome.success});
+            let exec = NewToolExecution {
+                tool_name: call.name.clone(),
+                arguments: call.arguments.clone(),
+                success: outcome.success,
+                duration_ms,
+                approval,
+            };
+            let stored = store.append_tool_result(session_id, &result, &exec)?;
+            on_event(AgentEvent::TurnAppended { turn_number: stored.turn_number });
+            on_event(AgentEvent::ToolFinished { turn_number: stored.turn_number, tool_name: call.name.clone(), success: outcome.success, duration_ms });
+            update_state(store, settings, session_id, &stored)?;
+        }
+    }
+    Ok(Outcome::IterationLimit)
+}
+
+fn is_builtin_or_host<H: ToolHost>(_tools: &H, definitions: &[Value], name: &str) -> bool {
+    definitions.iter().any(|d| d["function"]["name"] == name)
+}
+
+async fn call_with_retries<T: Transport>(
+    transport: &T,
+    request: &HttpRequest,
+    on_event: &mut dyn FnMut(AgentEvent),
+) -> Result<HttpResponse<T::Body>> {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let err = match transport.send(request).await {
+            Ok(resp) if (200..300).contains(&resp.status) => return Ok(resp),
+            Ok(mut resp) => {
+                let retry_after = resp.header("retry-after").map(str::to_owned);
+                let mut body = Vec::new();
+                while let Some(Ok(chunk)) = resp.body.chunk().await {
+                    body.extend_from_slice(&chunk);
+                    if body.len() > 64 * 1024 {
+                        break;
+                    }
+                }
+                classify_http_error(resp.status, retry_after.as_deref(), &String::from_utf8_lossy(&body))
+            }
+            Err(TransportError::Aborted) => return Err(Error::Invalid("stopped by the user before the model answered".into())),
+            Err(TransportError::Cors(m)) => ModelError::Cors { message: m },
+            Err(TransportError::Network(m)) => ModelError::Network { message: m },
+        };
+        match retry_plan(&err, attempt) {
+            Some(wait) => {
+                let wait_ms = wait.as_millis() as u64;
+                on_event(AgentEvent::Retrying { attempt, wait_ms, reason: err.to_string() });
+                transport.sleep_ms(wait_ms).await;
+            }
+            None => return Err(Error::Model(err.to_string())),
+        }
+    }
+}
+
+/// Applies a stored turn to the session-state register and saves it.
+fn update_state(store: &mut Store, settings: &AgentSettings, session_id: &str, turn: &crate::Turn) -> Result<()> {
+    let session = store.get_session(session_id)?;
+    let mut state = SessionState::from_json(&session.state);
+    if state.session.id.is_empty() {
+        state = SessionState::new(&session.id, &session.workspace, &settings.provider.model);
+    }
+    if apply_turn(&mut state, turn, &settings.rules) {
+        let value = serde_json::to_value(&state).map_err(|e| Error::Invalid(format!("saving the session state: {e}")))?;
+        store.update_state(session_id, &value)?;
+    }
+    Ok(())
+}

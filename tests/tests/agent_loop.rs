@@ -1,0 +1,198 @@
+//! The agent loop end to end on the native side: the real store, real HTTP to the dev server's
+//! scripted model, every failure mode of spec §7.
+
+use cowork_core::agent::{send_message, AgentEvent, AgentSettings, NoTools, Outcome, ToolHost, ToolOutcome};
+use cowork_core::context::ContextSettings;
+use cowork_core::prompt::{ApprovalPolicy, PromptOptions};
+use cowork_core::provider::{ProviderConfig, ProviderKind};
+use cowork_core::state::{ExtractionRules, SessionState};
+use cowork_core::store::{NewSession, Store};
+use cowork_core::{Approval, Error, Role, ToolCall, TurnStatus};
+use cowork_tests::server::{serve, Config};
+use cowork_tests::transport::HttpTransport;
+use serde_json::{json, Value};
+use std::time::Duration;
+
+async fn start_server() -> String {
+    let dist = std::env::temp_dir().join(format!("cowork-agent-dist-{}", std::process::id()));
+    std::fs::create_dir_all(&dist).unwrap();
+    std::fs::write(dist.join("index.html"), "<!doctype html>").unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    drop(listener);
+    tokio::spawn(serve(Config { dist, addr, lifetime: Some(Duration::from_secs(120)) }));
+    for _ in 0..200 {
+        if tokio::net::TcpStream::connect(addr).await.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    format!("http://{addr}/v1")
+}
+
+fn settings(base: &str) -> AgentSettings {
+    AgentSettings {
+        provider: ProviderConfig {
+            kind: ProviderKind::OpenAi,
+            base_url: base.into(),
+            model: "demo".into(),
+            api_key: "sk-test".into(),
+            max_output_tokens: None,
+        },
+        context: ContextSettings { context_window: 16_000, output_reserve: 2_000, ..ContextSettings::default() },
+        prompt: PromptOptions { delegation: false, ..PromptOptions::default() },
+        rules: ExtractionRules::default(),
+        max_iterations: 4,
+    }
+}
+
+struct Fixture {
+    store: Store,
+    session: String,
+    settings: AgentSettings,
+    transport: HttpTransport,
+    events: Vec<AgentEvent>,
+}
+
+async fn fixture() -> Fixture {
+    let base = start_server().await;
+    let mut store = Store::open_in_memory().unwrap();
+    let session = store.create_session(&NewSession::new("proj")).unwrap().id;
+    Fixture { store, session, settings: settings(&base), transport: HttpTransport::with_time_scale(50), events: Vec::new() }
+}
+
+impl Fixture {
+    async fn send<H: ToolHost>(&mut self, tools: &H, text: &str) -> cowork_core::Result<Outcome> {
+        let events = &mut self.events;
+        send_message(&mut self.store, &self.transport, tools, &self.settings, &self.session, text, &mut |e| events.push(e)).await
+    }
+
+    fn roles_and_status(&self) -> Vec<(Role, TurnStatus)> {
+        self.store.get_turns(&self.session, 0, 100).unwrap().iter().map(|t| (t.role, t.status)).collect()
+    }
+}
+
+#[tokio::test]
+async fn a_message_gets_a_streamed_answer_with_usage_manifest_and_state() {
+    let mut f = fixture().await;
+    let out = f.send(&NoTools, "Let's build the login page. We use JWT for auth.").await.unwrap();
+    assert_eq!(out, Outcome::Done { assistant_turn: 2 });
+    let turns = f.store.get_turns(&f.session, 0, 10).unwrap();
+    assert_eq!(turns.len(), 2);
+    assert!(turns[1].content.contains("You said: \"Let's build the login page."), "{}", turns[1].content);
+    assert_eq!(turns[1].status, TurnStatus::Complete);
+    assert_eq!(turns[1].metadata["finish_reason"], "stop");
+    let deltas: String = f.events.iter().filter_map(|e| match e { AgentEvent::StreamDelta { text, .. } => Some(text.as_str()), _ => None }).collect();
+    assert_eq!(deltas, turns[1].content, "the UI saw exactly what was saved");
+    let session = f.store.get_session(&f.session).unwrap();
+    assert!(session.prompt_tokens > 0 && session.completion_tokens > 0, "usage totals: {session:?}");
+    let manifest = &f.store.manifests(&f.session, 1).unwrap()[0];
+    assert_eq!(manifest.turn_numbers, [1]);
+    assert!(manifest.usage["prompt_tokens"].as_i64().unwrap() > 0);
+    assert!(f.store.calibration("demo").unwrap().is_some(), "the token ratio is calibrated");
+    let state = SessionState::from_json(&session.state);
+    assert_eq!(state.current_focus, "Let's build the login page. We use JWT for auth.");
+    assert!(state.key_decisions.iter().any(|d| d.contains("We use JWT for auth.")), "{:?}", state.key_decisions);
+}
+
+#[tokio::test]
+async fn a_back_reference_makes_the_model_search_the_archive() {
+    let mut f = fixture().await;
+    f.send(&NoTools, "The session cookie is called zebra_crossing.").await.unwrap();
+    let out = f.send(&NoTools, "What did we decide earlier about zebra_crossing?").await.unwrap();
+    assert_eq!(out, Outcome::Done { assistant_turn: 6 });
+    assert_eq!(
+        f.roles_and_status().iter().map(|r| r.0).collect::<Vec<_>>(),
+        [Role::User, Role::Assistant, Role::User, Role::Assistant, Role::Tool, Role::Assistant]
+    );
+    let recall = f.store.tool_executions(Some(&f.session), "conversation_recall", 5).unwrap();
+    assert_eq!(recall.len(), 1);
+    assert_eq!(recall[0].approval, Approval::Auto);
+    assert!(recall[0].result.contains("[Turn 1]"), "the recall found the first message: {}", recall[0].result);
+    let last = f.store.last_turns(&f.session, 1).unwrap().remove(0);
+    assert!(last.content.contains("conversation_recall returned"), "{}", last.content);
+}
+
+#[tokio::test]
+async fn rate_limits_and_server_errors_are_retried_with_a_countdown() {
+    let mut f = fixture().await;
+    let out = f.send(&NoTools, "hello [[fault:429x2]]").await.unwrap();
+    assert!(matches!(out, Outcome::Done { .. }));
+    let waits: Vec<u64> = f.events.iter().filter_map(|e| match e { AgentEvent::Retrying { wait_ms, .. } => Some(*wait_ms), _ => None }).collect();
+    assert_eq!(waits, [1000, 1000], "Retry-After: 1 is honoured on each of the two refusals");
+    f.events.clear();
+    assert!(matches!(f.send(&NoTools, "again [[fault:500x1]]").await.unwrap(), Outcome::Done { .. }));
+    assert_eq!(f.events.iter().filter(|e| matches!(e, AgentEvent::Retrying { .. })).count(), 1);
+}
+
+#[tokio::test]
+async fn an_auth_failure_is_not_retried_and_keeps_the_message() {
+    let mut f = fixture().await;
+    let err = f.send(&NoTools, "my secret plan [[fault:401]]").await.unwrap_err();
+    assert!(matches!(err, Error::Model(_)));
+    assert!(err.to_string().to_lowercase().contains("api key"), "{err}");
+    assert!(!f.events.iter().any(|e| matches!(e, AgentEvent::Retrying { .. })), "401 is never retried");
+    assert_eq!(f.roles_and_status(), [(Role::User, TurnStatus::Complete)], "the user's message is saved");
+    // The session stays usable.
+    assert!(matches!(f.send(&NoTools, "second try").await.unwrap(), Outcome::Done { .. }));
+}
+
+#[tokio::test]
+async fn a_cut_stream_leaves_an_interrupted_turn_with_the_partial_text() {
+    let mut f = fixture().await;
+    let out = f.send(&NoTools, "tell me a long story about the refresh token rotation [[fault:cut]]").await.unwrap();
+    let Outcome::Interrupted { assistant_turn, .. } = out else { panic!("expected an interruption, got {out:?}") };
+    let turn = f.store.turns_range(&f.session, assistant_turn, assistant_turn).unwrap().remove(0);
+    assert_eq!(turn.status, TurnStatus::Interrupted);
+    assert!(!turn.content.is_empty() && turn.content.starts_with("Demo model here"), "partial text saved: {:?}", turn.content);
+    assert!(matches!(f.send(&NoTools, "continue").await.unwrap(), Outcome::Done { .. }), "the session continues");
+}
+
+#[tokio::test]
+async fn malformed_stream_data_is_saved_as_an_error_turn() {
+    let mut f = fixture().await;
+    let err = f.send(&NoTools, "this breaks [[fault:badjson]]").await.unwrap_err();
+    assert!(err.to_string().contains("could not be read"), "{err}");
+    let turn = f.store.last_turns(&f.session, 1).unwrap().remove(0);
+    assert_eq!(turn.status, TurnStatus::Error);
+    assert!(turn.metadata["raw"].as_str().unwrap().contains("this is not json"), "the raw text is kept: {}", turn.metadata);
+    assert!(matches!(f.send(&NoTools, "ok now").await.unwrap(), Outcome::Done { .. }));
+}
+
+/// A host with a `write_file` tool that needs approval, answering with a fixed decision.
+struct Files {
+    approve: bool,
+}
+
+impl ToolHost for Files {
+    fn definitions(&self) -> Vec<Value> {
+        vec![json!({"type": "function", "function": {"name": "write_file", "description": "Write a file",
+            "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}}}})]
+    }
+    fn approval(&self, _: &str) -> ApprovalPolicy {
+        ApprovalPolicy::AskEveryTime
+    }
+    async fn approve(&self, _: &ToolCall) -> bool {
+        self.approve
+    }
+    async fn call(&self, call: &ToolCall) -> ToolOutcome {
+        let args: Value = serde_json::from_str(&call.arguments).unwrap_or_default();
+        ToolOutcome { content: format!("wrote {}", args["path"].as_str().unwrap_or("?")), success: true }
+    }
+}
+
+#[tokio::test]
+async fn host_tools_run_after_approval_and_feed_the_state_register() {
+    let mut f = fixture().await;
+    f.send(&Files { approve: true }, "write file src/app.rs: fn main() {}").await.unwrap();
+    let exec = &f.store.tool_executions(Some(&f.session), "write_file", 1).unwrap()[0];
+    assert_eq!((exec.approval, exec.success, exec.result.as_str()), (Approval::Approved, true, "wrote src/app.rs"));
+    let state = SessionState::from_json(&f.store.get_session(&f.session).unwrap().state);
+    assert_eq!(state.files_touched.iter().map(|t| t.path.as_str()).collect::<Vec<_>>(), ["src/app.rs"]);
+
+    let mut g = fixture().await;
+    g.send(&Files { approve: false }, "write file secrets.txt: nope").await.unwrap();
+    let exec = &g.store.tool_executions(Some(&g.session), "write_file", 1).unwrap()[0];
+    assert_eq!(exec.approval, Approval::Denied);
+    assert!(exec.result.contains("declined"), "{}", exec.result);
+}
