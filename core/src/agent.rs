@@ -106,7 +106,8 @@ impl ToolHost for NoTools {
 /// What the UI sees while the loop runs.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentEvent {
-    TurnAppended { turn_number: i64 },
+    /// A turn was committed (an assistant turn starts empty and `interrupted`, then streams).
+    TurnAppended { turn: crate::Turn },
     StreamDelta { turn_number: i64, text: String },
     ToolStarted { turn_number: i64, call: ToolCall },
     ToolFinished { turn_number: i64, tool_name: String, success: bool, duration_ms: i64 },
@@ -148,7 +149,7 @@ pub async fn send_message<T: Transport, H: ToolHost>(
     on_event: &mut dyn FnMut(AgentEvent),
 ) -> Result<Outcome> {
     let user = store.append_turn(session_id, &NewTurn::user(text))?;
-    on_event(AgentEvent::TurnAppended { turn_number: user.turn_number });
+    on_event(AgentEvent::TurnAppended { turn: user.clone() });
     update_state(store, settings, session_id, &user)?;
     continue_session(store, transport, tools, settings, session_id, on_event).await
 }
@@ -207,7 +208,7 @@ async fn run<T: Transport, H: ToolHost>(
         // Stream the reply into an interrupted turn, checkpointing as it grows.
         let turn = store.append_turn(session_id, &NewTurn::assistant("").with_status(TurnStatus::Interrupted))?;
         let n = turn.turn_number;
-        on_event(AgentEvent::TurnAppended { turn_number: n });
+        on_event(AgentEvent::TurnAppended { turn: turn.clone() });
         let mut body = response.body;
         let mut parser = SseParser::new();
         let mut decoder = StreamDecoder::new(settings.provider.kind);
@@ -312,7 +313,7 @@ async fn run<T: Transport, H: ToolHost>(
                 approval,
             };
             let stored = store.append_tool_result(session_id, &result, &exec)?;
-            on_event(AgentEvent::TurnAppended { turn_number: stored.turn_number });
+            on_event(AgentEvent::TurnAppended { turn: stored.clone() });
             on_event(AgentEvent::ToolFinished { turn_number: stored.turn_number, tool_name: call.name.clone(), success: outcome.success, duration_ms });
             update_state(store, settings, session_id, &stored)?;
         }

@@ -1,5 +1,6 @@
 //! The app shell: header, sidebar and main pane, with the storage worker's state always visible.
 
+use crate::chat::{ChatState, Conversation, Sidebar};
 use crate::protocol::{Backend, ReadyInfo};
 use leptos::prelude::*;
 
@@ -22,26 +23,31 @@ pub fn App(
     worker_url: String,
 ) -> impl IntoView {
     let (storage, set_storage) = signal(StorageState::Connecting);
+    let chat = ChatState::new();
     // The client lives as long as the app; components reach it through context.
-    let client = start_storage(worker_url, set_storage);
-    provide_context(StoredValue::new_local(client));
+    let client = StoredValue::new_local(start_storage(worker_url, set_storage, chat));
+    provide_context(client);
+    let on_open = Callback::new(move |id: String| actions::open_session(client, chat, id));
+    let on_new = Callback::new(move |_: ()| {
+        chat.current.set(None);
+        chat.turns.set(Vec::new());
+        chat.notice.set(None);
+    });
+    let on_send = Callback::new(move |_: ()| actions::send(client, chat));
+    let on_stop = Callback::new(move |_: ()| actions::stop(client));
     view! {
         <div class="app">
             <header class="app-header">
                 <h1 class="brand">"Cowork"</h1>
+                <span class="model-label" title="The scripted model of the dev server; set a real endpoint in Settings">
+                    "demo model"
+                </span>
                 <StorageStatus state=storage />
             </header>
             <StorageBanner state=storage />
             <div class="app-body">
-                <nav class="sidebar" aria-label="Sessions">
-                    <p class="sidebar-empty">"No sessions yet."</p>
-                </nav>
-                <main class="conversation">
-                    <div class="welcome">
-                        <h2>"A workspace that never forgets"</h2>
-                        <p>"Every message is kept verbatim in this browser and can be searched at any time."</p>
-                    </div>
-                </main>
+                <Sidebar state=chat on_open=on_open on_new=on_new />
+                <Conversation state=chat on_send=on_send on_stop=on_stop />
             </div>
         </div>
     }
@@ -54,17 +60,22 @@ pub type Storage = Option<crate::client::StorageClient>;
 pub type Storage = Option<()>;
 
 #[cfg(target_arch = "wasm32")]
-fn start_storage(worker_url: String, set_storage: WriteSignal<StorageState>) -> Storage {
+fn start_storage(worker_url: String, set_storage: WriteSignal<StorageState>, chat: ChatState) -> Storage {
     use crate::client::StorageClient;
     match StorageClient::spawn(&worker_url) {
         Ok(client) => {
+            client.subscribe(move |_, event| crate::chat::apply_event(chat, event));
             let waiting = client.clone();
             leptos::task::spawn_local(async move {
                 let state = match waiting.ready().await {
                     Ok(info) => StorageState::Ready(info),
                     Err(e) => StorageState::Failed(e.to_string()),
                 };
+                let ready = matches!(state, StorageState::Ready(_));
                 set_storage.set(state);
+                if ready {
+                    actions::refresh_sessions(&waiting, chat).await;
+                }
             });
             Some(client)
         }
@@ -76,7 +87,7 @@ fn start_storage(worker_url: String, set_storage: WriteSignal<StorageState>) -> 
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-fn start_storage(_worker_url: String, set_storage: WriteSignal<StorageState>) -> Storage {
+fn start_storage(_worker_url: String, set_storage: WriteSignal<StorageState>, _chat: ChatState) -> Storage {
     set_storage.set(StorageState::Failed("storage needs a browser".into()));
     None
 }
@@ -121,4 +132,108 @@ pub fn StorageBanner(state: ReadSignal<StorageState>) -> impl IntoView {
         }.into_any()),
         _ => None,
     }
+}
+
+/// What the buttons do: calls into the storage worker, results written into the chat state.
+#[cfg(target_arch = "wasm32")]
+mod actions {
+    use super::Storage;
+    use crate::chat::{demo_model, load_turns_op, turns_of, ChatState, DEFAULT_WORKSPACE};
+    use crate::client::StorageClient;
+    use crate::protocol::{Op, Reply};
+    use leptos::prelude::*;
+    use leptos::task::spawn_local;
+
+    type Client = StoredValue<Storage, LocalStorage>;
+
+    fn client(c: Client) -> Option<StorageClient> {
+        c.with_value(|c| c.clone())
+    }
+
+    pub async fn refresh_sessions(client: &StorageClient, chat: ChatState) {
+        match client.call(Op::ListSessions { workspace: None }).await {
+            Ok(Reply::Sessions { sessions }) => chat.sessions.set(sessions),
+            Ok(_) => {}
+            Err(e) => chat.notice.set(Some(e.to_string())),
+        }
+    }
+
+    async fn load_session(client: &StorageClient, chat: ChatState, id: &str) {
+        let sessions = chat.sessions.get_untracked();
+        let Some(session) = sessions.iter().find(|s| s.id == id) else { return };
+        match client.call(load_turns_op(session)).await {
+            Ok(reply) => {
+                if let Some(turns) = turns_of(&reply) {
+                    chat.turns.set(turns);
+                }
+            }
+            Err(e) => chat.notice.set(Some(e.to_string())),
+        }
+    }
+
+    pub fn open_session(c: Client, chat: ChatState, id: String) {
+        let Some(client) = client(c) else { return };
+        chat.current.set(Some(id.clone()));
+        chat.notice.set(None);
+        spawn_local(async move { load_session(&client, chat, &id).await });
+    }
+
+    pub fn send(c: Client, chat: ChatState) {
+        let text = chat.draft.get_untracked();
+        if text.trim().is_empty() || chat.busy.get_untracked() {
+            return;
+        }
+        let Some(client) = client(c) else {
+            chat.notice.set(Some("Storage is not available, so the message cannot be saved.".into()));
+            return;
+        };
+        chat.busy.set(true);
+        chat.notice.set(None);
+        spawn_local(async move {
+            let op = Op::SendMessage {
+                session_id: chat.current.get_untracked(),
+                workspace: DEFAULT_WORKSPACE.into(),
+                text,
+                model: demo_model(),
+            };
+            let result = client.call(op).await;
+            // The message is in the archive whatever the model did (only storage errors lose the send).
+            let saved = !matches!(&result, Err(crate::client::StorageError::Unavailable(_)));
+            if saved {
+                chat.draft.set(String::new());
+            }
+            match &result {
+                Ok(Reply::Sent { outcome, .. }) if outcome != "done" => chat.notice.set(Some(format!("Reply {outcome}"))),
+                Ok(_) => chat.notice.set(None),
+                Err(e) => chat.notice.set(Some(e.to_string())),
+            }
+            refresh_sessions(&client, chat).await;
+            if let Some(id) = chat.current.get_untracked() {
+                load_session(&client, chat, &id).await;
+            }
+            chat.streaming.set(None);
+            chat.busy.set(false);
+        });
+    }
+
+    pub fn stop(c: Client) {
+        if let Some(client) = client(c) {
+            spawn_local(async move {
+                let _ = client.call(Op::Stop).await;
+            });
+        }
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+mod actions {
+    use super::Storage;
+    use crate::chat::ChatState;
+    use leptos::prelude::*;
+
+    type Client = StoredValue<Storage, LocalStorage>;
+
+    pub fn open_session(_: Client, _: ChatState, _: String) {}
+    pub fn send(_: Client, _: ChatState) {}
+    pub fn stop(_: Client) {}
 }

@@ -1,7 +1,7 @@
 //! The UI side of the storage protocol: spawns the storage worker and turns its messages into
 //! `async` calls (`client.call(Op::Stats).await`). Nothing is posted before the worker said `Ready`.
 
-use crate::protocol::{Op, ReadyInfo, Reply, Request, WorkerMessage};
+use crate::protocol::{Event, Op, ReadyInfo, Reply, Request, WorkerMessage};
 use futures_channel::oneshot;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -35,6 +35,7 @@ struct Inner {
     next_id: Cell<u64>,
     ready: RefCell<Option<Result<ReadyInfo, StorageError>>>,
     waiting_for_ready: RefCell<Vec<oneshot::Sender<Result<ReadyInfo, StorageError>>>>,
+    listeners: RefCell<Vec<Rc<dyn Fn(u64, &Event)>>>,
     _on_message: Closure<dyn FnMut(MessageEvent)>,
     _on_error: Closure<dyn FnMut(ErrorEvent)>,
 }
@@ -78,6 +79,7 @@ impl StorageClient {
                 next_id: Cell::new(1),
                 ready: RefCell::new(None),
                 waiting_for_ready: RefCell::new(Vec::new()),
+                listeners: RefCell::new(Vec::new()),
                 _on_message: on_message,
                 _on_error: on_error,
             }
@@ -93,6 +95,11 @@ impl StorageClient {
         let (tx, rx) = oneshot::channel();
         self.inner.waiting_for_ready.borrow_mut().push(tx);
         rx.await.unwrap_or_else(|_| Err(StorageError::Unavailable("the storage worker went away".into())))
+    }
+
+    /// Calls `f` with every progress event (and the id of the request it belongs to).
+    pub fn subscribe(&self, f: impl Fn(u64, &Event) + 'static) {
+        self.inner.listeners.borrow_mut().push(Rc::new(f));
     }
 
     /// Performs one operation in the worker.
@@ -120,6 +127,10 @@ impl Inner {
                 if let Some(tx) = self.pending.borrow_mut().remove(&id) {
                     let _ = tx.send(result.map_err(StorageError::Failed));
                 }
+            }
+            Ok(WorkerMessage::Event { id, event }) => {
+                let listeners: Vec<_> = self.listeners.borrow().clone();
+                listeners.iter().for_each(|f| f(id, &event));
             }
             Err(e) => web_sys::console::error_1(&format!("unreadable message from the storage worker: {e}").into()),
         }

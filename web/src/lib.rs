@@ -6,8 +6,11 @@
 //! - [`app`]: the Leptos components.
 
 pub mod app;
+pub mod chat;
 #[cfg(target_arch = "wasm32")]
 pub mod client;
+#[cfg(all(target_arch = "wasm32", feature = "worker"))]
+pub mod fetch;
 pub mod protocol;
 #[cfg(all(target_arch = "wasm32", feature = "worker"))]
 pub mod worker;

@@ -53,6 +53,40 @@ pub enum Op {
     GetTurns { session_id: String, offset: usize, limit: usize },
     Search { query: SearchQuery },
     IntegrityCheck,
+    /// Saves the user's message (creating the session first when `session_id` is `None`) and runs
+    /// the agent loop; progress arrives as [`WorkerMessage::Event`]s with this request's id.
+    SendMessage { session_id: Option<String>, workspace: String, text: String, model: ModelSettings },
+    /// Aborts the model call in flight, if any (answered at once, out of turn).
+    Stop,
+}
+
+/// The model endpoint as the user configured it (kept in the browser's settings, never in the archive).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelSettings {
+    /// "openai" or "anthropic".
+    pub kind: String,
+    pub base_url: String,
+    pub model: String,
+    pub api_key: String,
+    pub context_window: i64,
+    pub output_reserve: i64,
+}
+
+/// Longest turn content carried in an event; the full text is read from the archive.
+pub const EVENT_CONTENT_CHARS: usize = 100_000;
+
+/// Progress of a [`Op::SendMessage`], for the UI.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    SessionCreated { session: Session },
+    /// A committed turn (its content cut to [`EVENT_CONTENT_CHARS`] for display).
+    TurnAppended { turn: Turn },
+    Delta { turn_number: i64, text: String },
+    ToolStarted { turn_number: i64, name: String, arguments: String },
+    ToolFinished { turn_number: i64, name: String, success: bool, duration_ms: i64 },
+    Retrying { attempt: u32, wait_ms: u64, reason: String },
+    Error { message: String },
 }
 
 /// A successful answer, one variant per kind of result.
@@ -66,6 +100,9 @@ pub enum Reply {
     Turns { turns: Vec<Turn> },
     Hits { hits: Vec<SearchHit> },
     Text { text: String },
+    /// How a `SendMessage` ended: the session and a short description ("done", "interrupted: …").
+    Sent { session_id: String, outcome: String },
+    Done,
 }
 
 /// A message from the worker.
@@ -76,6 +113,7 @@ pub enum WorkerMessage {
     /// The worker could not open any archive at all.
     Failed { message: String },
     Response { id: u64, result: Result<Reply, String> },
+    Event { id: u64, event: Event },
 }
 
 impl WorkerMessage {

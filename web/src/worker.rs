@@ -1,29 +1,34 @@
 //! The storage worker: the only place that opens the database. It installs the OPFS VFS, opens the
 //! archive (falling back to memory, and saying so, when OPFS is unavailable), announces `Ready`, then
-//! answers requests one at a time.
+//! serves requests one at a time, in order. The agent loop runs here too, next to the archive, so each
+//! of its writes is a local commit; `Stop` is answered out of turn and aborts the model call.
 
-use crate::protocol::{Backend, Op, ReadyInfo, Reply, Request, WorkerMessage};
+use crate::fetch::FetchTransport;
+use crate::protocol::{Backend, Event, ModelSettings, EVENT_CONTENT_CHARS, Op, ReadyInfo, Reply, Request, WorkerMessage};
+use cowork_core::agent::{send_message, AgentEvent, AgentSettings, NoTools, Outcome};
+use cowork_core::context::ContextSettings;
+use cowork_core::prompt::PromptOptions;
+use cowork_core::provider::{ProviderConfig, ProviderKind};
+use cowork_core::state::ExtractionRules;
 use cowork_core::store::{NewSession, SessionFilter, Store};
-use std::cell::RefCell;
-use std::rc::Rc;
+use futures_util::StreamExt;
 use wasm_bindgen::prelude::*;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
 /// The archive's file name in the OPFS pool.
 pub const DB_FILE: &str = "cowork.db";
+/// Model calls per user message, at most.
+const MAX_ITERATIONS: u32 = 8;
+
+fn post(msg: &WorkerMessage) {
+    let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
+    let _ = scope.post_message(&JsValue::from_str(&msg.to_json()));
+}
 
 /// Runs the worker: open the archive, say `Ready`, serve requests.
 pub async fn run() {
     let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
-    let post = {
-        let scope = scope.clone();
-        move |msg: &WorkerMessage| {
-            let _ = scope.post_message(&JsValue::from_str(&msg.to_json()));
-        }
-    };
-    // Requests that arrive while the archive opens wait in the browser's queue: the handler is only
-    // installed once the store exists, and the UI never sends before `Ready` anyway.
-    let (store, backend) = match open_archive().await {
+    let (mut store, backend) = match open_archive().await {
         Ok(v) => v,
         Err(message) => {
             post(&WorkerMessage::Failed { message });
@@ -35,21 +40,31 @@ pub async fn run() {
         sqlite_version: cowork_core::store::sqlite_version(),
         schema_version: store.schema_version().unwrap_or_default(),
     };
-    let store = Rc::new(RefCell::new(store));
+    let transport = FetchTransport::default();
+    let (queue, mut requests) = futures_channel::mpsc::unbounded::<Request>();
     let handler = {
-        let post = post.clone();
+        let transport = transport.clone();
         Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
             let Some(text) = ev.data().as_string() else { return };
-            let msg = match serde_json::from_str::<Request>(&text) {
-                Ok(req) => WorkerMessage::Response { id: req.id, result: handle(&mut store.borrow_mut(), req.op) },
-                Err(e) => WorkerMessage::Failed { message: format!("unreadable request: {e}") },
-            };
-            post(&msg);
+            match serde_json::from_str::<Request>(&text) {
+                Ok(Request { id, op: Op::Stop }) => {
+                    transport.abort();
+                    post(&WorkerMessage::Response { id, result: Ok(Reply::Done) });
+                }
+                Ok(req) => {
+                    let _ = queue.unbounded_send(req);
+                }
+                Err(e) => post(&WorkerMessage::Failed { message: format!("unreadable request: {e}") }),
+            }
         })
     };
     scope.set_onmessage(Some(handler.as_ref().unchecked_ref()));
     handler.forget(); // lives as long as the worker
     post(&WorkerMessage::Ready(ready));
+    while let Some(req) = requests.next().await {
+        let result = handle(&mut store, &transport, req.id, req.op).await;
+        post(&WorkerMessage::Response { id: req.id, result });
+    }
 }
 
 async fn open_archive() -> Result<(Store, Backend), String> {
@@ -67,7 +82,7 @@ async fn open_archive() -> Result<(Store, Backend), String> {
 }
 
 /// Performs one operation on the archive.
-pub fn handle(store: &mut Store, op: Op) -> Result<Reply, String> {
+pub async fn handle(store: &mut Store, transport: &FetchTransport, id: u64, op: Op) -> Result<Reply, String> {
     let r = match op {
         Op::Stats => store.stats().map(|stats| Reply::Stats { stats }),
         Op::ListSessions { workspace } => store
@@ -82,6 +97,83 @@ pub fn handle(store: &mut Store, op: Op) -> Result<Reply, String> {
         }
         Op::Search { query } => store.search(&query).map(|hits| Reply::Hits { hits }),
         Op::IntegrityCheck => store.integrity_check().map(|text| Reply::Text { text }),
+        Op::Stop => Ok(Reply::Done),
+        Op::SendMessage { session_id, workspace, text, model } => {
+            return send(store, transport, id, session_id, workspace, text, model).await;
+        }
     };
     r.map_err(|e| e.to_string())
+}
+
+async fn send(
+    store: &mut Store,
+    transport: &FetchTransport,
+    id: u64,
+    session_id: Option<String>,
+    workspace: String,
+    text: String,
+    model: ModelSettings,
+) -> Result<Reply, String> {
+    let event = |event: Event| post(&WorkerMessage::Event { id, event });
+    let session_id = match session_id {
+        Some(s) => s,
+        None => {
+            let new = NewSession { workspace: workspace.clone(), model: model.model.clone(), ..NewSession::default() };
+            let session = store.create_session(&new).map_err(|e| e.to_string())?;
+            event(Event::SessionCreated { session: session.clone() });
+            session.id
+        }
+    };
+    let session = store.get_session(&session_id).map_err(|e| e.to_string())?;
+    if session.model != model.model {
+        store.set_model(&session_id, &model.model).map_err(|e| e.to_string())?;
+    }
+    let settings = AgentSettings {
+        provider: ProviderConfig {
+            kind: ProviderKind::parse(&model.kind).unwrap_or(ProviderKind::OpenAi),
+            base_url: model.base_url,
+            model: model.model,
+            api_key: model.api_key,
+            max_output_tokens: None,
+        },
+        context: ContextSettings {
+            context_window: model.context_window,
+            output_reserve: model.output_reserve,
+            ..ContextSettings::default()
+        },
+        prompt: PromptOptions { workspace: session.workspace, delegation: false, ..PromptOptions::default() },
+        rules: ExtractionRules::default(),
+        max_iterations: MAX_ITERATIONS,
+    };
+    let mut on_event = |e: AgentEvent| event(wire_event(e));
+    let outcome = send_message(store, transport, &NoTools, &settings, &session_id, &text, &mut on_event)
+        .await
+        .map_err(|e| e.to_string())?;
+    let outcome = match outcome {
+        Outcome::Done { .. } => "done".to_owned(),
+        Outcome::Interrupted { message, .. } => format!("interrupted: {message}"),
+        Outcome::IterationLimit => format!("stopped after {MAX_ITERATIONS} model calls"),
+    };
+    Ok(Reply::Sent { session_id, outcome })
+}
+
+/// The loop's events in their wire form.
+fn wire_event(e: AgentEvent) -> Event {
+    match e {
+        AgentEvent::TurnAppended { mut turn } => {
+            if turn.content.len() > EVENT_CONTENT_CHARS {
+                turn.content = turn.content.chars().take(EVENT_CONTENT_CHARS).collect();
+            }
+            Event::TurnAppended { turn }
+        }
+        AgentEvent::StreamDelta { turn_number, text } => Event::Delta { turn_number, text },
+        AgentEvent::ToolStarted { turn_number, call } => {
+            Event::ToolStarted { turn_number, name: call.name, arguments: call.arguments }
+        }
+        AgentEvent::ToolFinished { turn_number, tool_name, success, duration_ms } => {
+            Event::ToolFinished { turn_number, name: tool_name, success, duration_ms }
+        }
+        AgentEvent::Retrying { attempt, wait_ms, reason } => Event::Retrying { attempt, wait_ms, reason },
+        AgentEvent::Error { message } => Event::Error { message },
+    }
 }

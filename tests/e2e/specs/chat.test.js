@@ -1,0 +1,74 @@
+// Chatting with the demo model in the real app: the reply streams in, everything is saved on OPFS,
+// and a reload brings the conversation back; Stop keeps the partial reply.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, launchBrowser, openPage } from '../harness.js';
+
+let server, browser;
+before(async () => {
+  server = await startServer();
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+async function ready(page) {
+  await page.locator('.storage-status[data-state="ready"]').waitFor({ timeout: 30_000 });
+}
+
+async function send(page, text) {
+  const box = page.getByLabel('Message');
+  await box.fill(text);
+  await box.press('Enter');
+}
+
+test('a message gets a streamed reply that survives a reload', async () => {
+  const page = await openPage(browser.context, server.url);
+  await ready(page);
+  await send(page, 'We use JWT for auth. Please review src/auth.py');
+  const reply = page.locator('.turn[data-role="assistant"] .turn-text').last();
+  await reply.filter({ hasText: 'You said' }).waitFor({ timeout: 20_000 });
+  assert.equal(await page.getByLabel('Message').inputValue(), '', 'the draft is cleared once saved');
+  const session = page.locator('.session.active .session-title');
+  await session.filter({ hasText: 'We use JWT for auth.' }).waitFor();
+
+  await page.reload();
+  await ready(page);
+  await page.locator('.session', { hasText: 'We use JWT for auth.' }).click();
+  await page.locator('.turn[data-role="user"]', { hasText: 'Please review src/auth.py' }).waitFor();
+  await page.locator('.turn[data-role="assistant"]', { hasText: 'You said' }).waitFor();
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});
+
+test('a back-reference shows the archive search and its answer', async () => {
+  const page = await openPage(browser.context, server.url);
+  await ready(page);
+  await page.getByRole('button', { name: '+ New session' }).click();
+  await send(page, 'The cookie is named zebra_crossing.');
+  await page.locator('.turn[data-role="assistant"]', { hasText: 'You said' }).waitFor({ timeout: 20_000 });
+  await send(page, 'What did we decide earlier about zebra_crossing?');
+  await page.locator('.tool-call', { hasText: 'Searched the archive for' }).waitFor({ timeout: 20_000 });
+  await page.locator('.turn[data-role="assistant"]', { hasText: 'conversation_recall returned' }).waitFor({ timeout: 20_000 });
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});
+
+test('Stop keeps the partial reply as an interrupted turn', async () => {
+  const page = await openPage(browser.context, server.url);
+  await ready(page);
+  await page.getByRole('button', { name: '+ New session' }).click();
+  await send(page, 'Tell me a long story about tokens, sessions, cookies and everything else [[fault:slow]]');
+  const stop = page.getByRole('button', { name: 'Stop' });
+  await stop.waitFor();
+  await page.locator('.turn[data-role="assistant"] .turn-text', { hasText: 'Demo' }).waitFor({ timeout: 20_000 });
+  await stop.click();
+  await page.locator('.turn[data-role="assistant"] .badge.interrupted').waitFor({ timeout: 20_000 });
+  await page.getByRole('button', { name: 'Send' }).waitFor();
+  const partial = await page.locator('.turn[data-role="assistant"] .turn-text').last().innerText();
+  assert.ok(partial.startsWith('Demo'), `partial text kept: ${partial}`);
+  assert.ok(!partial.includes('real endpoint for real answers'), 'the reply was cut short');
+  await page.close();
+});

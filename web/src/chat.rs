@@ -1,0 +1,244 @@
+//! The chat screens: the session sidebar, the conversation, and the composer. They talk to the
+//! archive (and, through it, to the model) only via the storage worker's client.
+
+use crate::protocol::{Event, ModelSettings, Op, Reply};
+use cowork_core::{Role, Session, Turn, TurnStatus};
+use leptos::prelude::*;
+
+/// How many of a session's newest turns the conversation shows (the DOM stays bounded).
+pub const VISIBLE_TURNS: usize = 200;
+/// The workspace new sessions go to until the user picks one.
+pub const DEFAULT_WORKSPACE: &str = "default";
+
+/// Everything the chat screens share.
+#[derive(Clone, Copy)]
+pub struct ChatState {
+    pub sessions: RwSignal<Vec<Session>>,
+    pub current: RwSignal<Option<String>>,
+    pub turns: RwSignal<Vec<Turn>>,
+    /// The turn being streamed and its text so far.
+    pub streaming: RwSignal<Option<(i64, String)>>,
+    pub busy: RwSignal<bool>,
+    pub notice: RwSignal<Option<String>>,
+    pub draft: RwSignal<String>,
+}
+
+impl ChatState {
+    pub fn new() -> ChatState {
+        ChatState {
+            sessions: RwSignal::new(Vec::new()),
+            current: RwSignal::new(None),
+            turns: RwSignal::new(Vec::new()),
+            streaming: RwSignal::new(None),
+            busy: RwSignal::new(false),
+            notice: RwSignal::new(None),
+            draft: RwSignal::new(String::new()),
+        }
+    }
+}
+
+impl Default for ChatState {
+    fn default() -> Self {
+        ChatState::new()
+    }
+}
+
+/// The built-in demo model: the dev server's scripted endpoint on this page's origin.
+pub fn demo_model() -> ModelSettings {
+    let origin = web_sys::window().and_then(|w| w.location().origin().ok()).unwrap_or_default();
+    ModelSettings {
+        kind: "openai".into(),
+        base_url: format!("{origin}/v1"),
+        model: "demo".into(),
+        api_key: String::new(),
+        context_window: 32_768,
+        output_reserve: 4_096,
+    }
+}
+
+/// The sidebar: New session and the sessions, most recent first.
+#[component]
+pub fn Sidebar(state: ChatState, on_open: Callback<String>, on_new: Callback<()>) -> impl IntoView {
+    view! {
+        <nav class="sidebar" aria-label="Sessions">
+            <button class="new-session" on:click=move |_| on_new.run(())>"+ New session"</button>
+            <Show
+                when=move || !state.sessions.get().is_empty()
+                fallback=|| view! { <p class="sidebar-empty">"No sessions yet. Say hello to start one."</p> }
+            >
+                <ul class="session-list">
+                    <For
+                        each=move || state.sessions.get()
+                        key=|s| (s.id.clone(), s.turn_count, s.title.clone())
+                        children=move |s: Session| {
+                            let id = s.id.clone();
+                            let active = {
+                                let id = id.clone();
+                                move || state.current.get().as_deref() == Some(id.as_str())
+                            };
+                            let title = if s.title.is_empty() { "Untitled session".to_owned() } else { s.title.clone() };
+                            view! {
+                                <li>
+                                    <button class="session" class:active=active on:click=move |_| on_open.run(id.clone())>
+                                        <span class="session-title">{title}</span>
+                                        <span class="session-meta">
+                                            {format!("{} · {} turns", s.workspace, s.turn_count)}
+                                        </span>
+                                    </button>
+                                </li>
+                            }
+                        }
+                    />
+                </ul>
+            </Show>
+        </nav>
+    }
+}
+
+/// One turn of the conversation, rendered as text (never as HTML).
+#[component]
+fn TurnView(turn: Turn, state: ChatState) -> impl IntoView {
+    let n = turn.turn_number;
+    let role = turn.role.as_str();
+    let status = turn.status;
+    let stored = turn.content.clone();
+    let text = move || match state.streaming.get() {
+        Some((s, text)) if s == n => text,
+        _ => stored.clone(),
+    };
+    let calls: Vec<_> = turn
+        .tool_calls
+        .iter()
+        .map(|c| {
+            let label = if c.name == "conversation_recall" {
+                let q = c.arguments_json().and_then(|v| v["query"].as_str().map(str::to_owned));
+                match q {
+                    Some(q) => format!("Searched the archive for \u{201c}{q}\u{201d}"),
+                    None => "Looked in the archive".to_owned(),
+                }
+            } else {
+                format!("Called {}", c.name)
+            };
+            view! { <div class="tool-call"><span class="tool-label">{label}</span><code>{c.arguments.clone()}</code></div> }
+        })
+        .collect();
+    let body = if turn.role == Role::Tool {
+        let name = turn.tool_name.clone().unwrap_or_else(|| "tool".into());
+        view! {
+            <details class="tool-result">
+                <summary>{format!("Result of {name}")}</summary>
+                <pre>{turn.content.clone()}</pre>
+            </details>
+        }
+        .into_any()
+    } else {
+        view! { <div class="turn-text">{text}</div> }.into_any()
+    };
+    let badge = match status {
+        TurnStatus::Complete => None,
+        TurnStatus::Interrupted => Some(view! { <span class="badge interrupted">"interrupted"</span> }),
+        TurnStatus::Error => Some(view! { <span class="badge error">"error"</span> }),
+    };
+    view! {
+        <article class="turn" data-role=role data-turn=n>
+            <header class="turn-head"><span class="who">{role}</span>{badge}</header>
+            {body}
+            {calls}
+        </article>
+    }
+}
+
+/// The conversation pane and the composer.
+#[component]
+pub fn Conversation(state: ChatState, on_send: Callback<()>, on_stop: Callback<()>) -> impl IntoView {
+    let send_on_enter = move |ev: web_sys::KeyboardEvent| {
+        if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
+            ev.prevent_default();
+            on_send.run(());
+        }
+    };
+    view! {
+        <main class="conversation">
+            <div class="turns" aria-live="polite">
+                <Show when=move || state.turns.get().is_empty()>
+                    <div class="welcome">
+                        <h2>"A workspace that never forgets"</h2>
+                        <p>"Every message is kept verbatim in this browser and can be searched at any time."</p>
+                    </div>
+                </Show>
+                <For
+                    each=move || state.turns.get()
+                    key=|t| (t.id, t.status, t.content.len())
+                    children=move |t: Turn| view! { <TurnView turn=t state=state /> }
+                />
+            </div>
+            {move || state.notice.get().map(|n| view! { <div class="notice" role="alert">{n}</div> })}
+            <form class="composer" on:submit=move |ev| { ev.prevent_default(); on_send.run(()); }>
+                <label class="visually-hidden" for="composer-input">"Message"</label>
+                <textarea
+                    id="composer-input"
+                    rows="3"
+                    placeholder="Message Cowork (Enter sends, Shift+Enter for a new line)"
+                    prop:value=move || state.draft.get()
+                    on:input=move |ev| state.draft.set(event_target_value(&ev))
+                    on:keydown=send_on_enter
+                ></textarea>
+                <Show
+                    when=move || state.busy.get()
+                    fallback=move || view! {
+                        <button type="submit" class="send" disabled=move || state.draft.get().trim().is_empty()>"Send"</button>
+                    }
+                >
+                    <button type="button" class="stop" on:click=move |_| on_stop.run(())>"Stop"</button>
+                </Show>
+            </form>
+        </main>
+    }
+}
+
+/// Applies one progress event to the screen.
+pub fn apply_event(state: ChatState, event: &Event) {
+    match event {
+        Event::SessionCreated { session } => {
+            state.current.set(Some(session.id.clone()));
+            state.sessions.update(|s| s.insert(0, session.clone()));
+        }
+        Event::TurnAppended { turn } => {
+            if turn.role == Role::User {
+                state.draft.set(String::new()); // saved: the draft has done its job
+            }
+            if state.current.get_untracked().as_deref() == Some(turn.session_id.as_str()) {
+                state.turns.update(|turns| {
+                    turns.retain(|t| t.turn_number != turn.turn_number);
+                    turns.push(turn.clone());
+                    let excess = turns.len().saturating_sub(VISIBLE_TURNS);
+                    turns.drain(..excess);
+                });
+            }
+        }
+        Event::Delta { turn_number, text } => state.streaming.update(|s| match s {
+            Some((n, acc)) if n == turn_number => acc.push_str(text),
+            _ => *s = Some((*turn_number, text.clone())),
+        }),
+        Event::ToolStarted { name, .. } => state.notice.set(Some(format!("Running {name}…"))),
+        Event::ToolFinished { .. } => state.notice.set(None),
+        Event::Retrying { wait_ms, reason, .. } => {
+            state.notice.set(Some(format!("{reason} Retrying in {} s…", wait_ms.div_ceil(1000))))
+        }
+        Event::Error { message } => state.notice.set(Some(message.clone())),
+    }
+}
+
+/// Whether a reply means the turn list should be reloaded.
+pub fn turns_of(reply: &Reply) -> Option<Vec<Turn>> {
+    match reply {
+        Reply::Turns { turns } => Some(turns.clone()),
+        _ => None,
+    }
+}
+
+/// The operation that loads the newest visible turns of a session.
+pub fn load_turns_op(session: &Session) -> Op {
+    let offset = (session.turn_count as usize).saturating_sub(VISIBLE_TURNS);
+    Op::GetTurns { session_id: session.id.clone(), offset, limit: VISIBLE_TURNS }
+}
