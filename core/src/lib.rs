@@ -24,6 +24,7 @@ pub mod agent;
 pub mod constraints;
 pub mod context;
 pub mod hints;
+pub mod orchestrator;
 pub mod prompt;
 pub mod provider;
 pub mod recall;

@@ -270,52 +270,70 @@ mod tests {
 
     #[test]
     fn line_endings_lf_crlf_and_cr() {
-        check(b"data: a\n\ndata: b\r\n\r\ndata: c\r\rdata: d\n\r\n", expect![[r#"
+        check(
+            b"data: a\n\ndata: b\r\n\r\ndata: c\r\rdata: d\n\r\n",
+            expect![[r#"
             [message] data="a"
             [message] data="b"
             [message] data="c"
             [message] data="d"
-        "#]]);
+        "#]],
+        );
     }
 
     #[test]
     fn multiple_data_lines_are_joined_with_newlines() {
-        check(b"data: first\ndata:second\ndata:  two spaces\ndata\ndata:\n\n", expect![[r#"
+        check(
+            b"data: first\ndata:second\ndata:  two spaces\ndata\ndata:\n\n",
+            expect![[r#"
             [message] data="first\nsecond\n two spaces\n\n"
-        "#]]);
+        "#]],
+        );
     }
 
     #[test]
     fn comments_keepalives_and_unknown_fields_are_skipped() {
-        check(b": keepalive\n\n:\nfoo: bar\nevent: ping\ndata: {}\n: another\n\n", expect![[r#"
+        check(
+            b": keepalive\n\n:\nfoo: bar\nevent: ping\ndata: {}\n: another\n\n",
+            expect![[r#"
             [ping] data="{}"
-        "#]]);
+        "#]],
+        );
     }
 
     #[test]
     fn events_without_data_are_not_dispatched_and_reset_the_type() {
-        check(b"event: lonely\n\ndata: x\n\nevent: \ndata: y\n\n", expect![[r#"
+        check(
+            b"event: lonely\n\ndata: x\n\nevent: \ndata: y\n\n",
+            expect![[r#"
             [message] data="x"
             [message] data="y"
-        "#]]);
+        "#]],
+        );
     }
 
     #[test]
     fn the_event_type_applies_to_one_event_only() {
-        check(b"event: task_created\ndata: {\"a\":1}\n\ndata: plain\n\n", expect![[r#"
+        check(
+            b"event: task_created\ndata: {\"a\":1}\n\ndata: plain\n\n",
+            expect![[r#"
             [task_created] data="{\"a\":1}"
             [message] data="plain"
-        "#]]);
+        "#]],
+        );
     }
 
     #[test]
     fn ids_persist_reset_and_ignore_nul() {
-        check(b"id: 1\ndata: a\n\ndata: b\n\nid: 2\0x\ndata: c\n\nid\ndata: d\n\n", expect![[r#"
+        check(
+            b"id: 1\ndata: a\n\ndata: b\n\nid: 2\0x\ndata: c\n\nid\ndata: d\n\n",
+            expect![[r#"
             [message] id="1" data="a"
             [message] id="1" data="b"
             [message] id="1" data="c"
             [message] data="d"
-        "#]]);
+        "#]],
+        );
     }
 
     #[test]
@@ -327,34 +345,52 @@ mod tests {
 
     #[test]
     fn a_bom_is_dropped_only_at_the_start() {
-        check(b"\xEF\xBB\xBFdata: a\n\n\xEF\xBB\xBFdata: b\n\n", expect![[r#"
+        check(
+            b"\xEF\xBB\xBFdata: a\n\n\xEF\xBB\xBFdata: b\n\n",
+            expect![[r#"
             [message] data="a"
-        "#]]);
+        "#]],
+        );
         // Only one BOM is dropped: a second one makes the first line an unknown field.
-        check(b"\xEF\xBB\xBF\xEF\xBB\xBFdata: x\n\ndata: y\n\n", expect![[r#"
+        check(
+            b"\xEF\xBB\xBF\xEF\xBB\xBFdata: x\n\ndata: y\n\n",
+            expect![[r#"
             [message] data="y"
-        "#]]);
+        "#]],
+        );
     }
 
     #[test]
     fn invalid_utf8_is_replaced_and_split_characters_survive() {
-        check(b"data: caf\xC3\xA9 \xF0\x9F\x98\x80 \xFF\xFE end\n\n", expect![[r#"
+        check(
+            b"data: caf\xC3\xA9 \xF0\x9F\x98\x80 \xFF\xFE end\n\n",
+            expect![[r#"
             [message] data="café 😀 �� end"
-        "#]]);
+        "#]],
+        );
     }
 
     #[test]
     fn a_cut_last_line_is_dropped_but_complete_lines_are_dispatched() {
-        check(b"data: one\n\ndata: {\"cut", expect![[r#"
+        check(
+            b"data: one\n\ndata: {\"cut",
+            expect![[r#"
             [message] data="one"
-        "#]]);
-        check(b"data: one\n\ndata: whole\n", expect![[r#"
+        "#]],
+        );
+        check(
+            b"data: one\n\ndata: whole\n",
+            expect![[r#"
             [message] data="one"
             [message] data="whole"
-        "#]]);
-        check(b"data: whole\r", expect![[r#"
+        "#]],
+        );
+        check(
+            b"data: whole\r",
+            expect![[r#"
             [message] data="whole"
-        "#]]);
+        "#]],
+        );
     }
 
     #[test]
@@ -412,13 +448,16 @@ mod tests {
 
     #[test]
     fn a_recorded_stream() {
-        check(RECORDED.as_bytes(), expect![[r#"
+        check(
+            RECORDED.as_bytes(),
+            expect![[r#"
             [message_start] data="{\"type\":\"message_start\"}"
             [message] data="{\"choices\":[{\"delta\":{\"content\":\"Grüße 👋 \"}}]}"
             [content_block_delta] data="{\"delta\":{\"text\":\"日本語\"}}"
             [message] id="42" data="line one\nline two"
             [message] id="42" data="[DONE]"
-        "#]]);
+        "#]],
+        );
     }
 
     fn parse_split(input: &[u8], cuts: &[usize]) -> Vec<SseEvent> {
