@@ -10,7 +10,8 @@
 //! [`ToolHost`] runs tools and asks for approval, and [`AgentEvent`]s go to an observer (the UI).
 
 use crate::context::{assemble_context, ContextSettings};
-use crate::prompt::{self, ApprovalPolicy, PromptOptions, RECALL_TOOL};
+use crate::delegate::{delegate, Delegation};
+use crate::prompt::{self, ApprovalPolicy, PromptOptions, DELEGATE_TOOL, RECALL_TOOL};
 use crate::provider::{
     build_request, classify_http_error, retry_plan, HttpRequest, ModelError, ProviderConfig, StreamDecoder,
     StreamEvent, FailureKind,
@@ -113,6 +114,8 @@ pub enum AgentEvent {
     ToolFinished { turn_number: i64, tool_name: String, success: bool, duration_ms: i64 },
     /// Waiting before a retry (a countdown for the UI).
     Retrying { attempt: u32, wait_ms: u64, reason: String },
+    /// A delegated task moved on (every orchestrator event is also archived verbatim).
+    TaskProgress { task_id: String, event_type: String, status: String },
     Error { message: String },
 }
 
@@ -125,6 +128,9 @@ pub struct AgentSettings {
     pub rules: ExtractionRules,
     /// Model calls per user message, at most.
     pub max_iterations: u32,
+    /// The orchestrator for `delegate_task` (offered to the model only when set and
+    /// `prompt.delegation` is on).
+    pub orchestrator_url: Option<String>,
 }
 
 /// How a run ended.
@@ -288,7 +294,22 @@ async fn run<T: Transport, H: ToolHost>(
         for call in &message.tool_calls {
             on_event(AgentEvent::ToolStarted { turn_number: n, call: call.clone() });
             let started = transport.now_ms();
-            let (outcome, approval) = if call.name == RECALL_TOOL {
+            let (outcome, approval) = if call.name == DELEGATE_TOOL {
+                match settings.orchestrator_url.as_deref().filter(|_| settings.prompt.delegation) {
+                    None => (
+                        ToolOutcome { content: "delegate_task is not available: no orchestrator is configured.".into(), success: false },
+                        Approval::Auto,
+                    ),
+                    Some(_) if !tools.approve(call).await => {
+                        (ToolOutcome { content: "The user declined to delegate this task.".into(), success: false }, Approval::Denied)
+                    }
+                    Some(base_url) => {
+                        let session = store.get_session(session_id)?;
+                        let at = Delegation { base_url, session_id, workspace: &session.workspace, turn_number: n };
+                        (delegate(store, transport, &at, call, on_event).await?, Approval::Approved)
+                    }
+                }
+            } else if call.name == RECALL_TOOL {
                 (ToolOutcome { content: crate::recall::run_recall(&*store, session_id, &call.arguments), success: true }, Approval::Auto)
             } else if is_builtin_or_host(tools, &definitions, &call.name) {
                 match tools.approval(&call.name) {

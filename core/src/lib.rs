@@ -22,6 +22,8 @@ mod error;
 #[cfg(feature = "store")]
 pub mod agent;
 pub mod constraints;
+#[cfg(feature = "store")]
+pub mod delegate;
 pub mod context;
 pub mod hints;
 pub mod orchestrator;

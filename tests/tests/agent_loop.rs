@@ -43,6 +43,7 @@ fn settings(base: &str) -> AgentSettings {
         prompt: PromptOptions { delegation: false, ..PromptOptions::default() },
         rules: ExtractionRules::default(),
         max_iterations: 4,
+        orchestrator_url: None,
     }
 }
 
@@ -195,4 +196,71 @@ async fn host_tools_run_after_approval_and_feed_the_state_register() {
     let exec = &g.store.tool_executions(Some(&g.session), "write_file", 1).unwrap()[0];
     assert_eq!(exec.approval, Approval::Denied);
     assert!(exec.result.contains("declined"), "{}", exec.result);
+}
+
+/// Approves (or not) every delegation; no tools of its own.
+struct Approver(bool);
+
+impl ToolHost for Approver {
+    fn definitions(&self) -> Vec<Value> {
+        Vec::new()
+    }
+    fn approval(&self, _: &str) -> ApprovalPolicy {
+        ApprovalPolicy::AskEveryTime
+    }
+    async fn approve(&self, _: &ToolCall) -> bool {
+        self.0
+    }
+    async fn call(&self, call: &ToolCall) -> ToolOutcome {
+        ToolOutcome { content: format!("unknown tool {}", call.name), success: false }
+    }
+}
+
+async fn delegating_fixture(orchestrator: Option<String>) -> Fixture {
+    let mut f = fixture().await;
+    let base = f.settings.provider.base_url.trim_end_matches("/v1").to_owned();
+    f.settings.prompt.delegation = true;
+    f.settings.orchestrator_url = Some(orchestrator.unwrap_or(base));
+    f
+}
+
+#[tokio::test]
+async fn delegated_work_streams_back_into_the_conversation() {
+    let mut f = delegating_fixture(None).await;
+    let out = f.send(&Approver(true), "Please delegate: add refresh tokens in src/auth.py").await.unwrap();
+    assert!(matches!(out, Outcome::Done { .. }), "{out:?}");
+    assert_eq!(f.roles_and_status().iter().map(|r| r.0).collect::<Vec<_>>(), [Role::User, Role::Assistant, Role::Tool, Role::Assistant]);
+    let exec = &f.store.tool_executions(Some(&f.session), "delegate_task", 1).unwrap()[0];
+    assert_eq!(exec.approval, Approval::Approved);
+    assert!(exec.result.starts_with("Task completed:"), "{}", exec.result);
+    assert!(exec.result.contains("[x]") && exec.result.contains("src/auth.py"), "{}", exec.result);
+    let task = &f.store.tasks(&f.session).unwrap()[0];
+    assert_eq!((task.status.as_str(), task.result_delivered, task.turn_number), ("completed", true, 2));
+    let events = f.store.task_events(&task.task_id).unwrap();
+    assert_eq!(events.last().unwrap().event_type, "task_completed");
+    assert!(events.iter().filter(|e| e.event_type == "subtask_completed").count() == 3, "every event is archived");
+    assert!(f.events.iter().any(|e| matches!(e, AgentEvent::TaskProgress { event_type, .. } if event_type == "subtask_started")));
+    let state = SessionState::from_json(&f.store.get_session(&f.session).unwrap().state);
+    assert!(state.files_touched.iter().any(|t| t.path == "src/auth.py"), "{:?}", state.files_touched);
+    assert!(state.open_tasks.is_empty(), "a finished task is not open: {:?}", state.open_tasks);
+}
+
+#[tokio::test]
+async fn a_declined_or_failing_delegation_is_reported_and_the_session_goes_on() {
+    let mut f = delegating_fixture(None).await;
+    f.send(&Approver(false), "delegate: rewrite everything").await.unwrap();
+    let exec = &f.store.tool_executions(Some(&f.session), "delegate_task", 1).unwrap()[0];
+    assert_eq!(exec.approval, Approval::Denied);
+    assert!(exec.result.contains("declined"), "{}", exec.result);
+    assert!(f.store.tasks(&f.session).unwrap().is_empty(), "nothing was submitted");
+
+    f.send(&Approver(true), "delegate: make this fail on purpose").await.unwrap();
+    let exec = &f.store.tool_executions(Some(&f.session), "delegate_task", 1).unwrap()[0];
+    assert!(!exec.success && exec.result.starts_with("Task failed:"), "{}", exec.result);
+
+    let mut down = delegating_fixture(Some("http://127.0.0.1:9".into())).await;
+    let out = down.send(&Approver(true), "delegate: anything").await.unwrap();
+    assert!(matches!(out, Outcome::Done { .. }), "the conversation continues: {out:?}");
+    let exec = &down.store.tool_executions(Some(&down.session), "delegate_task", 1).unwrap()[0];
+    assert!(exec.result.contains("unreachable"), "{}", exec.result);
 }

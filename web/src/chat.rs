@@ -225,6 +225,9 @@ pub fn apply_event(state: ChatState, event: &Event) {
         Event::Retrying { wait_ms, reason, .. } => {
             state.notice.set(Some(format!("{reason} Retrying in {} s…", wait_ms.div_ceil(1000))))
         }
+        Event::TaskProgress { task_id, event_type, status } => {
+            state.notice.set(Some(format!("Delegated task {task_id}: {} ({status})", event_type.replace('_', " "))))
+        }
         Event::Error { message } => state.notice.set(Some(message.clone())),
     }
 }

@@ -86,6 +86,7 @@ pub enum Event {
     ToolStarted { turn_number: i64, name: String, arguments: String },
     ToolFinished { turn_number: i64, name: String, success: bool, duration_ms: i64 },
     Retrying { attempt: u32, wait_ms: u64, reason: String },
+    TaskProgress { task_id: String, event_type: String, status: String },
     Error { message: String },
 }
 

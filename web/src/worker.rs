@@ -144,6 +144,7 @@ async fn send(
         prompt: PromptOptions { workspace: session.workspace, delegation: false, ..PromptOptions::default() },
         rules: ExtractionRules::default(),
         max_iterations: MAX_ITERATIONS,
+        orchestrator_url: None,
     };
     let mut on_event = |e: AgentEvent| event(wire_event(e));
     let outcome = send_message(store, transport, &NoTools, &settings, &session_id, &text, &mut on_event)
@@ -174,6 +175,7 @@ fn wire_event(e: AgentEvent) -> Event {
             Event::ToolFinished { turn_number, name: tool_name, success, duration_ms }
         }
         AgentEvent::Retrying { attempt, wait_ms, reason } => Event::Retrying { attempt, wait_ms, reason },
+        AgentEvent::TaskProgress { task_id, event_type, status } => Event::TaskProgress { task_id, event_type, status },
         AgentEvent::Error { message } => Event::Error { message },
     }
 }
