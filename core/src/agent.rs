@@ -234,12 +234,7 @@ async fn run<T: Transport, H: ToolHost>(
                 }
             };
             for ev in parser.push(&bytes) {
-                for out in decoder.feed(&ev) {
-                    if let StreamEvent::TextDelta(delta) = out {
-                        text.push_str(&delta);
-                        on_event(AgentEvent::StreamDelta { turn_number: n, text: delta });
-                    }
-                }
+                feed(&mut decoder, &ev, n, &mut text, on_event);
             }
             if transport.now_ms() - last_checkpoint >= CHECKPOINT_INTERVAL_MS {
                 store.checkpoint_turn(session_id, n, &text)?;
@@ -247,12 +242,7 @@ async fn run<T: Transport, H: ToolHost>(
             }
         }
         for ev in parser.finish() {
-            for out in decoder.feed(&ev) {
-                if let StreamEvent::TextDelta(delta) = out {
-                    text.push_str(&delta);
-                    on_event(AgentEvent::StreamDelta { turn_number: n, text: delta });
-                }
-            }
+            feed(&mut decoder, &ev, n, &mut text, on_event);
         }
         let message = match (aborted, decoder.finish()) {
             (Some(reason), _) => {
@@ -311,7 +301,7 @@ async fn run<T: Transport, H: ToolHost>(
                 }
             } else if call.name == RECALL_TOOL {
                 (ToolOutcome { content: crate::recall::run_recall(&*store, session_id, &call.arguments), success: true }, Approval::Auto)
-            } else if is_builtin_or_host(tools, &definitions, &call.name) {
+            } else if offered(&definitions, &call.name) {
                 match tools.approval(&call.name) {
                     ApprovalPolicy::Auto => (tools.call(call).await, Approval::Auto),
                     ApprovalPolicy::AskEveryTime if tools.approve(call).await => (tools.call(call).await, Approval::Approved),
@@ -342,8 +332,25 @@ async fn run<T: Transport, H: ToolHost>(
     Ok(Outcome::IterationLimit)
 }
 
-fn is_builtin_or_host<H: ToolHost>(_tools: &H, definitions: &[Value], name: &str) -> bool {
+/// Whether a tool of this name was offered to the model.
+fn offered(definitions: &[Value], name: &str) -> bool {
     definitions.iter().any(|d| d["function"]["name"] == name)
+}
+
+/// Decodes one SSE event of the reply, passing text on to the UI as it arrives.
+fn feed(
+    decoder: &mut StreamDecoder,
+    ev: &crate::sse::SseEvent,
+    turn_number: i64,
+    text: &mut String,
+    on_event: &mut dyn FnMut(AgentEvent),
+) {
+    for out in decoder.feed(ev) {
+        if let StreamEvent::TextDelta(delta) = out {
+            text.push_str(&delta);
+            on_event(AgentEvent::StreamDelta { turn_number, text: delta });
+        }
+    }
 }
 
 async fn call_with_retries<T: Transport>(

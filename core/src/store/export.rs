@@ -10,7 +10,7 @@
 use super::{insert_turn, tool_calls_json, metadata_json, search_extra, SessionFilter, Store};
 use crate::error::{Context, Error, Result};
 use crate::{
-    Approval, ContextManifest, NewTurn, Role, Session, TaskEvent, TaskRecord, ToolCall, ToolExecution, Turn,
+    ContextManifest, NewTurn, Role, Session, TaskEvent, TaskRecord, ToolCall, ToolExecution, Turn,
     TurnStatus,
 };
 use rusqlite::{params, OptionalExtension};
@@ -165,23 +165,7 @@ impl Store {
                      e.approval, e.created_at
                  FROM tool_executions e JOIN turns t ON t.id = e.turn_id WHERE t.session_id = ?1 ORDER BY e.id",
             )
-            .and_then(|mut s| {
-                s.query_map([session_id], |r| {
-                    let approval: String = r.get(7)?;
-                    Ok(ToolExecution {
-                        session_id: r.get(0)?,
-                        turn_number: r.get(1)?,
-                        tool_name: r.get(2)?,
-                        arguments: r.get(3)?,
-                        result: r.get(4)?,
-                        success: r.get(5)?,
-                        duration_ms: r.get(6)?,
-                        approval: Approval::parse(&approval).unwrap_or(Approval::Auto),
-                        created_at: r.get(8)?,
-                    })
-                })?
-                .collect()
-            })
+            .and_then(|mut s| s.query_map([session_id], super::tool_execution_from_row)?.collect())
             .context(format!("exporting the tool executions of session {session_id}"))
     }
 

@@ -714,20 +714,7 @@ impl Store {
         let base = "SELECT t.session_id, t.turn_number, e.tool_name, e.arguments, e.result, e.success, e.duration_ms,
                     e.approval, e.created_at
                     FROM tool_executions e JOIN turns t ON t.id = e.turn_id WHERE e.tool_name = ?1";
-        let map = |r: &Row| -> rusqlite::Result<ToolExecution> {
-            let approval: String = r.get(7)?;
-            Ok(ToolExecution {
-                session_id: r.get(0)?,
-                turn_number: r.get(1)?,
-                tool_name: r.get(2)?,
-                arguments: r.get(3)?,
-                result: r.get(4)?,
-                success: r.get(5)?,
-                duration_ms: r.get(6)?,
-                approval: Approval::parse(&approval).unwrap_or(Approval::Auto),
-                created_at: r.get(8)?,
-            })
-        };
+        let map = tool_execution_from_row;
         let what = format!("reading past {tool_name} calls");
         match session_id {
             None => self
@@ -1139,6 +1126,23 @@ fn turn_from_row(r: &Row) -> rusqlite::Result<Turn> {
         status: TurnStatus::parse(&status).unwrap_or(TurnStatus::Error),
         created_at: r.get(10)?,
         metadata: parse_json(r.get(11)?),
+    })
+}
+
+/// Maps `t.session_id, t.turn_number, e.tool_name, e.arguments, e.result, e.success, e.duration_ms,
+/// e.approval, e.created_at`.
+fn tool_execution_from_row(r: &Row) -> rusqlite::Result<ToolExecution> {
+    let approval: String = r.get(7)?;
+    Ok(ToolExecution {
+        session_id: r.get(0)?,
+        turn_number: r.get(1)?,
+        tool_name: r.get(2)?,
+        arguments: r.get(3)?,
+        result: r.get(4)?,
+        success: r.get(5)?,
+        duration_ms: r.get(6)?,
+        approval: Approval::parse(&approval).unwrap_or(Approval::Auto),
+        created_at: r.get(8)?,
     })
 }
 
