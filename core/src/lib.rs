@@ -4,6 +4,11 @@
 //! Everything here compiles natively (for fast tests and tools) and for `wasm32-unknown-unknown` (the
 //! browser). The core knows nothing about Leptos or the DOM.
 //!
+//! - the archive: [`store`] (SQLite; OPFS in the browser);
+//! - the context engine: [`state`], [`constraints`], [`hints`], [`prompt`], [`context`], [`recall`], [`tokens`];
+//! - talking to the world: [`sse`], [`provider`], [`orchestrator`] (pure wire formats), and [`agent`] /
+//!   [`delegate`], which do their I/O through an injected transport.
+//!
 //! ```
 //! # #[cfg(feature = "store")] {
 //! use cowork_core::{store::{Store, NewSession}, NewTurn, SearchQuery, SearchScope};

@@ -28,6 +28,8 @@ impl std::fmt::Display for StorageError {
 }
 
 type Pending = HashMap<u64, oneshot::Sender<Result<Reply, StorageError>>>;
+/// A progress listener: the request id and the event.
+type Listener = Rc<dyn Fn(u64, &Event)>;
 
 struct Inner {
     worker: Worker,
@@ -35,7 +37,7 @@ struct Inner {
     next_id: Cell<u64>,
     ready: RefCell<Option<Result<ReadyInfo, StorageError>>>,
     waiting_for_ready: RefCell<Vec<oneshot::Sender<Result<ReadyInfo, StorageError>>>>,
-    listeners: RefCell<Vec<Rc<dyn Fn(u64, &Event)>>>,
+    listeners: RefCell<Vec<Listener>>,
     _on_message: Closure<dyn FnMut(MessageEvent)>,
     _on_error: Closure<dyn FnMut(ErrorEvent)>,
 }
