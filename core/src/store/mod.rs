@@ -1,6 +1,6 @@
 //! The conversation archive: sessions, append-only turns, full-text search, forks, tasks and
 //! manifests in SQLite. One code path for native (rusqlite `bundled`) and the browser (sqlite-wasm-rs
-//! on the OPFS `sahpool` VFS, see [`opfs`]).
+//! on the OPFS `sahpool` VFS, see `opfs`, browser builds only).
 //!
 //! Write-through: every `append_*` commits before it returns.
 
@@ -119,7 +119,7 @@ const TURN_COLS: &str = "t.id, t.session_id, t.turn_number, t.role, t.content, t
 
 impl Store {
     /// Opens (creating if needed) and upgrades the archive at `path`. In the browser, install the OPFS
-    /// VFS first ([`opfs::install`]); the path then names a file in the OPFS pool.
+    /// VFS first (`opfs::install`, browser builds only); the path then names a file in the OPFS pool.
     pub fn open(path: &str) -> Result<Store> {
         let conn = Connection::open(path).context(format!("opening the archive {path}"))?;
         Store::from_connection(conn)

@@ -18,6 +18,11 @@ async function ready(page) {
   await page.locator('.storage-status[data-state="ready"]').waitFor({ timeout: 30_000 });
 }
 
+/** Waits until the reply is complete and the composer accepts the next message. */
+async function replyDone(page) {
+  await page.getByRole('button', { name: 'Stop' }).waitFor({ state: 'detached', timeout: 20_000 });
+}
+
 async function send(page, text) {
   const box = page.getByLabel('Message');
   await box.fill(text);
@@ -30,6 +35,7 @@ test('a message gets a streamed reply that survives a reload', async () => {
   await send(page, 'We use JWT for auth. Please review src/auth.py');
   const reply = page.locator('.turn[data-role="assistant"] .turn-text').last();
   await reply.filter({ hasText: 'You said' }).waitFor({ timeout: 20_000 });
+  await replyDone(page);
   assert.equal(await page.getByLabel('Message').inputValue(), '', 'the draft is cleared once saved');
   const session = page.locator('.session.active .session-title');
   await session.filter({ hasText: 'We use JWT for auth.' }).waitFor();
@@ -49,6 +55,7 @@ test('a back-reference shows the archive search and its answer', async () => {
   await page.getByRole('button', { name: '+ New session' }).click();
   await send(page, 'The cookie is named zebra_crossing.');
   await page.locator('.turn[data-role="assistant"]', { hasText: 'You said' }).waitFor({ timeout: 20_000 });
+  await replyDone(page);
   await send(page, 'What did we decide earlier about zebra_crossing?');
   await page.locator('.tool-call', { hasText: 'Searched the archive for' }).waitFor({ timeout: 20_000 });
   await page.locator('.turn[data-role="assistant"]', { hasText: 'conversation_recall returned' }).waitFor({ timeout: 20_000 });
