@@ -18,6 +18,8 @@ use serde_json::Value;
 
 /// Polls of the status endpoint after the stream broke, one a second, at most (half an hour).
 const MAX_POLLS: u32 = 1800;
+/// Consecutive failed polls after which the orchestrator counts as gone (the task stays re-attachable).
+const MAX_FAILED_POLLS: u32 = 30;
 
 /// Where a delegation runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,13 +127,24 @@ pub async fn delegate<T: Transport>(
         broken = Some("the event stream could not be opened".to_owned());
     }
     // Fallback: poll the status until the task ends.
-    let mut polls = 0;
-    while !progress.is_terminal() && polls < MAX_POLLS {
+    let (mut polls, mut failures_in_a_row) = (0, 0);
+    while !progress.is_terminal() && polls < MAX_POLLS && failures_in_a_row < MAX_FAILED_POLLS {
         polls += 1;
         transport.sleep_ms(1000).await;
-        if let Ok((200, body)) = fetch_text(transport, &task_status_request(at.base_url, &record.task_id)).await {
-            if let Ok(status) = parse_task_status(&body) {
-                progress.apply_status(&status);
+        match fetch_text(transport, &task_status_request(at.base_url, &record.task_id)).await {
+            Ok((200, body)) => {
+                failures_in_a_row = 0;
+                if let Ok(status) = parse_task_status(&body) {
+                    progress.apply_status(&status);
+                }
+            }
+            Ok((status, _)) => {
+                failures_in_a_row += 1;
+                broken = Some(format!("the orchestrator answered {status}"));
+            }
+            Err(e) => {
+                failures_in_a_row += 1;
+                broken = Some(format!("the orchestrator stopped answering ({e})"));
             }
         }
     }

@@ -1,6 +1,6 @@
 //! The app shell: header, sidebar and main pane, with the storage worker's state always visible.
 
-use crate::chat::{ChatState, Conversation, Sidebar};
+use crate::chat::{ApprovalDialog, ChatState, Conversation, SettingsDialog, Sidebar};
 use crate::protocol::{Backend, ReadyInfo};
 use leptos::prelude::*;
 
@@ -35,20 +35,29 @@ pub fn App(
     });
     let on_send = Callback::new(move |_: ()| actions::send(client, chat));
     let on_stop = Callback::new(move |_: ()| actions::stop(client));
+    let on_answer = Callback::new(move |(call_id, approved): (String, bool)| {
+        chat.approval.set(None);
+        actions::approve(client, call_id, approved);
+    });
+    let on_save = Callback::new(move |settings: crate::settings::Settings| actions::save_settings(chat, settings));
+    actions::load_settings(chat);
     view! {
         <div class="app">
             <header class="app-header">
                 <h1 class="brand">"Cowork"</h1>
-                <span class="model-label" title="The scripted model of the dev server; set a real endpoint in Settings">
-                    "demo model"
+                <span class="model-label" title="The model new messages go to (change it in Settings)">
+                    {move || { let s = chat.settings.get(); if s.is_demo() { "demo model".to_owned() } else { s.model } }}
                 </span>
                 <StorageStatus state=storage />
+                <button class="settings-button" on:click=move |_| chat.settings_open.set(true)>"Settings"</button>
             </header>
             <StorageBanner state=storage />
             <div class="app-body">
                 <Sidebar state=chat on_open=on_open on_new=on_new />
                 <Conversation state=chat on_send=on_send on_stop=on_stop />
             </div>
+            <ApprovalDialog state=chat on_answer=on_answer />
+            <SettingsDialog state=chat on_save=on_save />
         </div>
     }
 }
@@ -138,7 +147,7 @@ pub fn StorageBanner(state: ReadSignal<StorageState>) -> impl IntoView {
 #[cfg(target_arch = "wasm32")]
 mod actions {
     use super::Storage;
-    use crate::chat::{demo_model, load_turns_op, turns_of, ChatState, DEFAULT_WORKSPACE};
+    use crate::chat::{load_turns_op, turns_of, ChatState, DEFAULT_WORKSPACE};
     use crate::client::StorageClient;
     use crate::protocol::{Op, Reply};
     use leptos::prelude::*;
@@ -194,7 +203,7 @@ mod actions {
                 session_id: chat.current.get_untracked(),
                 workspace: DEFAULT_WORKSPACE.into(),
                 text,
-                model: demo_model(),
+                model: chat.settings.get_untracked().model_settings(),
             };
             let result = client.call(op).await;
             // The message is in the archive whatever the model did (only storage errors lose the send).
@@ -214,6 +223,28 @@ mod actions {
             chat.streaming.set(None);
             chat.busy.set(false);
         });
+    }
+
+    pub fn load_settings(chat: ChatState) {
+        chat.settings.set(crate::settings::load());
+    }
+
+    pub fn save_settings(chat: ChatState, settings: crate::settings::Settings) {
+        match crate::settings::save(&settings) {
+            Ok(()) => {
+                chat.settings.set(settings);
+                chat.settings_open.set(false);
+            }
+            Err(e) => chat.notice.set(Some(e)),
+        }
+    }
+
+    pub fn approve(c: Client, call_id: String, approved: bool) {
+        if let Some(client) = client(c) {
+            spawn_local(async move {
+                let _ = client.call(Op::Approve { call_id, approved }).await;
+            });
+        }
     }
 
     pub fn stop(c: Client) {
@@ -236,4 +267,10 @@ mod actions {
     pub fn open_session(_: Client, _: ChatState, _: String) {}
     pub fn send(_: Client, _: ChatState) {}
     pub fn stop(_: Client) {}
+    pub fn approve(_: Client, _: String, _: bool) {}
+    pub fn load_settings(_: ChatState) {}
+    pub fn save_settings(chat: ChatState, settings: crate::settings::Settings) {
+        chat.settings.set(settings);
+        chat.settings_open.set(false);
+    }
 }

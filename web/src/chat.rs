@@ -1,7 +1,8 @@
 //! The chat screens: the session sidebar, the conversation, and the composer. They talk to the
 //! archive (and, through it, to the model) only via the storage worker's client.
 
-use crate::protocol::{Event, ModelSettings, Op, Reply};
+use crate::protocol::{Event, Op, Reply};
+use crate::settings::{validate, Settings};
 use cowork_core::{Role, Session, Turn, TurnStatus};
 use leptos::prelude::*;
 
@@ -21,6 +22,10 @@ pub struct ChatState {
     pub busy: RwSignal<bool>,
     pub notice: RwSignal<Option<String>>,
     pub draft: RwSignal<String>,
+    pub settings: RwSignal<Settings>,
+    pub settings_open: RwSignal<bool>,
+    /// A tool call waiting for the user's yes or no: (call id, tool name, arguments).
+    pub approval: RwSignal<Option<(String, String, String)>>,
 }
 
 impl ChatState {
@@ -33,6 +38,9 @@ impl ChatState {
             busy: RwSignal::new(false),
             notice: RwSignal::new(None),
             draft: RwSignal::new(String::new()),
+            settings: RwSignal::new(Settings::default()),
+            settings_open: RwSignal::new(false),
+            approval: RwSignal::new(None),
         }
     }
 }
@@ -40,19 +48,6 @@ impl ChatState {
 impl Default for ChatState {
     fn default() -> Self {
         ChatState::new()
-    }
-}
-
-/// The built-in demo model: the dev server's scripted endpoint on this page's origin.
-pub fn demo_model() -> ModelSettings {
-    let origin = web_sys::window().and_then(|w| w.location().origin().ok()).unwrap_or_default();
-    ModelSettings {
-        kind: "openai".into(),
-        base_url: format!("{origin}/v1"),
-        model: "demo".into(),
-        api_key: String::new(),
-        context_window: 32_768,
-        output_reserve: 4_096,
     }
 }
 
@@ -228,6 +223,9 @@ pub fn apply_event(state: ChatState, event: &Event) {
         Event::TaskProgress { task_id, event_type, status } => {
             state.notice.set(Some(format!("Delegated task {task_id}: {} ({status})", event_type.replace('_', " "))))
         }
+        Event::ApprovalNeeded { call_id, name, arguments } => {
+            state.approval.set(Some((call_id.clone(), name.clone(), arguments.clone())))
+        }
         Event::Error { message } => state.notice.set(Some(message.clone())),
     }
 }
@@ -244,4 +242,111 @@ pub fn turns_of(reply: &Reply) -> Option<Vec<Turn>> {
 pub fn load_turns_op(session: &Session) -> Op {
     let offset = (session.turn_count as usize).saturating_sub(VISIBLE_TURNS);
     Op::GetTurns { session_id: session.id.clone(), offset, limit: VISIBLE_TURNS }
+}
+
+/// Asks the user whether a tool call (e.g. `delegate_task`) may run, showing what it would do.
+#[component]
+pub fn ApprovalDialog(state: ChatState, on_answer: Callback<(String, bool)>) -> impl IntoView {
+    move || {
+        state.approval.get().map(|(call_id, name, arguments)| {
+            let args: serde_json::Value = serde_json::from_str(&arguments).unwrap_or_default();
+            let goal = args["goal"].as_str().map(str::to_owned);
+            let context = match &args["context"] {
+                serde_json::Value::Null => None,
+                serde_json::Value::String(s) => Some(s.clone()),
+                other => Some(other.to_string()),
+            };
+            let (yes, no) = (call_id.clone(), call_id);
+            let title = if name == "delegate_task" { "Delegate this task?".to_owned() } else { format!("Run {name}?") };
+            view! {
+                <div class="overlay">
+                    <div class="dialog" role="dialog" aria-modal="true" aria-labelledby="approval-title"
+                        on:keydown=move |ev: web_sys::KeyboardEvent| if ev.key() == "Escape" { on_answer.run((no.clone(), false)) }>
+                        <h2 id="approval-title">{title}</h2>
+                        {match goal {
+                            Some(goal) => view! { <p class="approval-goal"><strong>"Goal: "</strong>{goal}</p> }.into_any(),
+                            None => view! { <pre class="approval-args">{arguments.clone()}</pre> }.into_any(),
+                        }}
+                        {context.map(|c| view! { <p class="approval-context"><strong>"Context: "</strong>{c}</p> })}
+                        <div class="dialog-actions">
+                            <button class="secondary" on:click={let no = yes.clone(); move |_| on_answer.run((no.clone(), false))}>"Deny"</button>
+                            <button class="primary" autofocus on:click=move |_| on_answer.run((yes.clone(), true))>"Approve"</button>
+                        </div>
+                    </div>
+                </div>
+            }
+        })
+    }
+}
+
+/// The Settings dialog: model endpoint, API key, budget, orchestrator. Saved only when valid.
+#[component]
+pub fn SettingsDialog(state: ChatState, on_save: Callback<Settings>) -> impl IntoView {
+    let draft = RwSignal::new(state.settings.get_untracked());
+    let errors = RwSignal::new(Vec::new());
+    Effect::new(move |_| {
+        if state.settings_open.get() {
+            draft.set(state.settings.get_untracked());
+            errors.set(Vec::new());
+        }
+    });
+    let error_for = move |field: &'static str| {
+        move || errors.get().iter().find(|e: &&crate::settings::FieldError| e.field == field).map(|e| view! { <span class="field-error">{e.message.clone()}</span> })
+    };
+    let text = move |label: &'static str, field: &'static str, get: fn(&Settings) -> String, set: fn(&mut Settings, String), kind: &'static str| {
+        view! {
+            <label class="field">
+                <span>{label}</span>
+                <input type=kind prop:value=move || get(&draft.get()) on:input=move |ev| draft.update(|d| set(d, event_target_value(&ev))) />
+                {error_for(field)}
+            </label>
+        }
+    };
+    let number = move |label: &'static str, field: &'static str, get: fn(&Settings) -> i64, set: fn(&mut Settings, i64)| {
+        view! {
+            <label class="field">
+                <span>{label}</span>
+                <input type="number" prop:value=move || get(&draft.get()).to_string()
+                    on:input=move |ev| draft.update(|d| set(d, event_target_value(&ev).trim().parse().unwrap_or(0))) />
+                {error_for(field)}
+            </label>
+        }
+    };
+    let save = move |_| {
+        let d = draft.get_untracked();
+        let problems = validate(&d);
+        if problems.is_empty() {
+            on_save.run(d);
+        } else {
+            errors.set(problems);
+        }
+    };
+    view! {
+        <Show when=move || state.settings_open.get()>
+            <div class="overlay">
+                <div class="dialog settings" role="dialog" aria-modal="true" aria-labelledby="settings-title"
+                    on:keydown=move |ev: web_sys::KeyboardEvent| if ev.key() == "Escape" { state.settings_open.set(false) }>
+                    <h2 id="settings-title">"Settings"</h2>
+                    <label class="field">
+                        <span>"Endpoint kind"</span>
+                        <select prop:value=move || draft.get().kind on:change=move |ev| draft.update(|d| d.kind = event_target_value(&ev))>
+                            <option value="openai">"OpenAI-compatible (OpenAI, Ollama, vLLM, LM Studio, OpenRouter…)"</option>
+                            <option value="anthropic">"Anthropic"</option>
+                        </select>
+                        {error_for("kind")}
+                    </label>
+                    {text("Base URL", "base_url", |s| s.base_url.clone(), |s, v| s.base_url = v, "url")}
+                    {text("Model", "model", |s| s.model.clone(), |s, v| s.model = v, "text")}
+                    {text("API key (kept in this browser only, never exported)", "api_key", |s| s.api_key.clone(), |s, v| s.api_key = v, "password")}
+                    {number("Context window (tokens)", "context_window", |s| s.context_window, |s, v| s.context_window = v)}
+                    {number("Output reserve (tokens)", "output_reserve", |s| s.output_reserve, |s, v| s.output_reserve = v)}
+                    {text("Orchestrator URL (empty: no delegation)", "orchestrator_url", |s| s.orchestrator_url.clone(), |s, v| s.orchestrator_url = v, "url")}
+                    <div class="dialog-actions">
+                        <button class="secondary" on:click=move |_| state.settings_open.set(false)>"Cancel"</button>
+                        <button class="primary" on:click=save>"Save"</button>
+                    </div>
+                </div>
+            </div>
+        </Show>
+    }
 }

@@ -66,7 +66,10 @@ impl Transport for FetchTransport {
         let controller = AbortController::new().map_err(|e| TransportError::Network(describe(&e)))?;
         let init = RequestInit::new();
         init.set_method(&req.method);
-        init.set_body(&JsValue::from_str(&req.body));
+        // fetch refuses a body on GET and HEAD, even an empty one.
+        if !matches!(req.method.as_str(), "GET" | "HEAD") {
+            init.set_body(&JsValue::from_str(&req.body));
+        }
         init.set_signal(Some(&controller.signal()));
         let headers = web_sys::Headers::new().map_err(|e| TransportError::Network(describe(&e)))?;
         for (k, v) in &req.headers {

@@ -12,5 +12,6 @@ pub mod client;
 #[cfg(all(target_arch = "wasm32", feature = "worker"))]
 pub mod fetch;
 pub mod protocol;
+pub mod settings;
 #[cfg(all(target_arch = "wasm32", feature = "worker"))]
 pub mod worker;

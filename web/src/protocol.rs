@@ -58,6 +58,8 @@ pub enum Op {
     SendMessage { session_id: Option<String>, workspace: String, text: String, model: ModelSettings },
     /// Aborts the model call in flight, if any (answered at once, out of turn).
     Stop,
+    /// The user's answer to an [`Event::ApprovalNeeded`] (answered at once, out of turn).
+    Approve { call_id: String, approved: bool },
 }
 
 /// The model endpoint as the user configured it (kept in the browser's settings, never in the archive).
@@ -70,6 +72,8 @@ pub struct ModelSettings {
     pub api_key: String,
     pub context_window: i64,
     pub output_reserve: i64,
+    /// Loom-compatible orchestrator for `delegate_task`; empty: delegation is off.
+    pub orchestrator_url: String,
 }
 
 /// Longest turn content carried in an event; the full text is read from the archive.
@@ -87,6 +91,8 @@ pub enum Event {
     ToolFinished { turn_number: i64, name: String, success: bool, duration_ms: i64 },
     Retrying { attempt: u32, wait_ms: u64, reason: String },
     TaskProgress { task_id: String, event_type: String, status: String },
+    /// The model wants to run a tool that needs the user's approval; answer with [`Op::Approve`].
+    ApprovalNeeded { call_id: String, name: String, arguments: String },
     Error { message: String },
 }
 

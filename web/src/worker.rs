@@ -5,7 +5,12 @@
 
 use crate::fetch::FetchTransport;
 use crate::protocol::{Backend, Event, ModelSettings, EVENT_CONTENT_CHARS, Op, ReadyInfo, Reply, Request, WorkerMessage};
-use cowork_core::agent::{send_message, AgentEvent, AgentSettings, NoTools, Outcome};
+use cowork_core::agent::{send_message, AgentEvent, AgentSettings, Outcome, ToolHost, ToolOutcome};
+use cowork_core::prompt::ApprovalPolicy;
+use cowork_core::ToolCall;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
 use cowork_core::context::ContextSettings;
 use cowork_core::prompt::PromptOptions;
 use cowork_core::provider::{ProviderConfig, ProviderKind};
@@ -41,14 +46,20 @@ pub async fn run() {
         schema_version: store.schema_version().unwrap_or_default(),
     };
     let transport = FetchTransport::default();
+    let tools = WorkerTools::default();
     let (queue, mut requests) = futures_channel::mpsc::unbounded::<Request>();
     let handler = {
         let transport = transport.clone();
+        let tools = tools.clone();
         Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
             let Some(text) = ev.data().as_string() else { return };
             match serde_json::from_str::<Request>(&text) {
                 Ok(Request { id, op: Op::Stop }) => {
                     transport.abort();
+                    post(&WorkerMessage::Response { id, result: Ok(Reply::Done) });
+                }
+                Ok(Request { id, op: Op::Approve { call_id, approved } }) => {
+                    tools.answer(&call_id, approved);
                     post(&WorkerMessage::Response { id, result: Ok(Reply::Done) });
                 }
                 Ok(req) => {
@@ -62,7 +73,8 @@ pub async fn run() {
     handler.forget(); // lives as long as the worker
     post(&WorkerMessage::Ready(ready));
     while let Some(req) = requests.next().await {
-        let result = handle(&mut store, &transport, req.id, req.op).await;
+        tools.request_id.set(req.id);
+        let result = handle(&mut store, &transport, &tools, req.id, req.op).await;
         post(&WorkerMessage::Response { id: req.id, result });
     }
 }
@@ -82,7 +94,13 @@ async fn open_archive() -> Result<(Store, Backend), String> {
 }
 
 /// Performs one operation on the archive.
-pub async fn handle(store: &mut Store, transport: &FetchTransport, id: u64, op: Op) -> Result<Reply, String> {
+pub async fn handle(
+    store: &mut Store,
+    transport: &FetchTransport,
+    tools: &WorkerTools,
+    id: u64,
+    op: Op,
+) -> Result<Reply, String> {
     let r = match op {
         Op::Stats => store.stats().map(|stats| Reply::Stats { stats }),
         Op::ListSessions { workspace } => store
@@ -97,17 +115,19 @@ pub async fn handle(store: &mut Store, transport: &FetchTransport, id: u64, op: 
         }
         Op::Search { query } => store.search(&query).map(|hits| Reply::Hits { hits }),
         Op::IntegrityCheck => store.integrity_check().map(|text| Reply::Text { text }),
-        Op::Stop => Ok(Reply::Done),
+        Op::Stop | Op::Approve { .. } => Ok(Reply::Done),
         Op::SendMessage { session_id, workspace, text, model } => {
-            return send(store, transport, id, session_id, workspace, text, model).await;
+            return send(store, transport, tools, id, session_id, workspace, text, model).await;
         }
     };
     r.map_err(|e| e.to_string())
 }
 
+#[allow(clippy::too_many_arguments)] // one request's fields, passed straight through
 async fn send(
     store: &mut Store,
     transport: &FetchTransport,
+    tools: &WorkerTools,
     id: u64,
     session_id: Option<String>,
     workspace: String,
@@ -141,13 +161,17 @@ async fn send(
             output_reserve: model.output_reserve,
             ..ContextSettings::default()
         },
-        prompt: PromptOptions { workspace: session.workspace, delegation: false, ..PromptOptions::default() },
+        prompt: PromptOptions {
+            workspace: session.workspace,
+            delegation: !model.orchestrator_url.is_empty(),
+            ..PromptOptions::default()
+        },
         rules: ExtractionRules::default(),
         max_iterations: MAX_ITERATIONS,
-        orchestrator_url: None,
+        orchestrator_url: Some(model.orchestrator_url).filter(|u| !u.is_empty()),
     };
     let mut on_event = |e: AgentEvent| event(wire_event(e));
-    let outcome = send_message(store, transport, &NoTools, &settings, &session_id, &text, &mut on_event)
+    let outcome = send_message(store, transport, tools, &settings, &session_id, &text, &mut on_event)
         .await
         .map_err(|e| e.to_string())?;
     let outcome = match outcome {
@@ -177,5 +201,45 @@ fn wire_event(e: AgentEvent) -> Event {
         AgentEvent::Retrying { attempt, wait_ms, reason } => Event::Retrying { attempt, wait_ms, reason },
         AgentEvent::TaskProgress { task_id, event_type, status } => Event::TaskProgress { task_id, event_type, status },
         AgentEvent::Error { message } => Event::Error { message },
+    }
+}
+
+/// The worker's tool host: no tools of its own yet; approvals are asked of the user in the UI.
+#[derive(Clone, Default)]
+pub struct WorkerTools {
+    /// The request being served (approval events belong to it).
+    request_id: Rc<Cell<u64>>,
+    waiting: Rc<RefCell<HashMap<String, futures_channel::oneshot::Sender<bool>>>>,
+}
+
+impl WorkerTools {
+    /// Delivers the user's answer for `call_id`.
+    pub fn answer(&self, call_id: &str, approved: bool) {
+        if let Some(tx) = self.waiting.borrow_mut().remove(call_id) {
+            let _ = tx.send(approved);
+        }
+    }
+}
+
+impl ToolHost for WorkerTools {
+    fn definitions(&self) -> Vec<serde_json::Value> {
+        Vec::new()
+    }
+
+    fn approval(&self, _: &str) -> ApprovalPolicy {
+        ApprovalPolicy::AskEveryTime
+    }
+
+    async fn approve(&self, call: &ToolCall) -> bool {
+        let (tx, rx) = futures_channel::oneshot::channel();
+        self.waiting.borrow_mut().insert(call.id.clone(), tx);
+        let event = Event::ApprovalNeeded { call_id: call.id.clone(), name: call.name.clone(), arguments: call.arguments.clone() };
+        post(&WorkerMessage::Event { id: self.request_id.get(), event });
+        // A closed tab or a lost answer counts as "no": nothing runs without a yes.
+        rx.await.unwrap_or(false)
+    }
+
+    async fn call(&self, call: &ToolCall) -> ToolOutcome {
+        ToolOutcome { content: format!("Error: there is no tool named {:?}.", call.name), success: false }
     }
 }

@@ -79,3 +79,56 @@ test('Stop keeps the partial reply as an interrupted turn', async () => {
   assert.ok(!partial.includes('real endpoint for real answers'), 'the reply was cut short');
   await page.close();
 });
+
+test('delegation asks for approval, then the result comes back into the conversation', async () => {
+  const page = await openPage(browser.context, server.url);
+  await ready(page);
+  await page.getByRole('button', { name: '+ New session' }).click();
+  await send(page, 'Please delegate: add refresh tokens in src/auth.py');
+  const dialog = page.getByRole('dialog', { name: 'Delegate this task?' });
+  await dialog.waitFor({ timeout: 20_000 });
+  assert.match(await dialog.innerText(), /Goal: add refresh tokens in src\/auth\.py/);
+  await dialog.getByRole('button', { name: 'Approve' }).click();
+  const result = page.locator('.tool-result', { hasText: 'Result of delegate_task' });
+  await result.waitFor({ timeout: 30_000 });
+  await result.locator('summary').click();
+  const text = await result.locator('pre').innerText();
+  assert.match(text, /^Task completed:/);
+  assert.match(text, /\[x\]/);
+  assert.match(text, /src\/auth\.py/);
+  await replyDone(page);
+
+  await send(page, 'delegate: something risky');
+  await dialog.waitFor({ timeout: 20_000 });
+  await dialog.getByRole('button', { name: 'Deny' }).click();
+  await page.locator('.tool-result', { hasText: 'Result of delegate_task' }).nth(1).waitFor({ timeout: 20_000 });
+  await replyDone(page);
+  const denied = page.locator('.tool-result').nth(1);
+  await denied.locator('summary').click();
+  assert.match(await denied.locator('pre').innerText(), /declined/);
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});
+
+test('settings are validated, kept across reloads, and the key stays out of the archive', async () => {
+  const page = await openPage(browser.context, server.url);
+  await ready(page);
+  await page.getByRole('button', { name: 'Settings' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Settings' });
+  await dialog.getByLabel('Base URL').fill('api.example.test/v1');
+  await dialog.getByRole('button', { name: 'Save' }).click();
+  await dialog.locator('.field-error', { hasText: 'starting with https://' }).waitFor();
+  await dialog.getByLabel('Base URL').fill(`${server.url}v1`);
+  await dialog.getByLabel('Model').fill('demo-large');
+  await dialog.getByLabel(/API key/).fill('sk-never-in-the-archive');
+  await dialog.getByRole('button', { name: 'Save' }).click();
+  await dialog.waitFor({ state: 'detached' });
+  assert.equal((await page.locator('.model-label').innerText()).trim(), 'demo-large');
+  await page.reload();
+  await ready(page);
+  assert.equal((await page.locator('.model-label').innerText()).trim(), 'demo-large', 'settings survive a reload');
+  await send(page, 'hello with the key set');
+  await page.locator('.turn[data-role="assistant"]', { hasText: 'You said' }).waitFor({ timeout: 20_000 });
+  await replyDone(page);
+  await page.close();
+});

@@ -1,0 +1,168 @@
+//! The user's model and orchestrator settings: validated here, stored in the browser's local storage
+//! (apart from the archive: the API key is never exported, logged or put in a URL).
+
+use crate::protocol::ModelSettings;
+use serde::{Deserialize, Serialize};
+
+/// Local-storage key of the settings.
+pub const STORAGE_KEY: &str = "cowork.settings";
+/// The model name that marks the dev server's scripted model.
+pub const DEMO_MODEL: &str = "demo";
+
+/// Everything on the Settings screen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    /// "openai" (any OpenAI-compatible endpoint) or "anthropic".
+    pub kind: String,
+    pub base_url: String,
+    pub model: String,
+    pub api_key: String,
+    pub context_window: i64,
+    pub output_reserve: i64,
+    /// Base URL of a Loom-compatible orchestrator; empty turns `delegate_task` off.
+    pub orchestrator_url: String,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings::demo("")
+    }
+}
+
+impl Settings {
+    /// The dev server's demo model and orchestrator on `origin` (e.g. `http://127.0.0.1:8080`).
+    pub fn demo(origin: &str) -> Settings {
+        Settings {
+            kind: "openai".into(),
+            base_url: format!("{origin}/v1"),
+            model: DEMO_MODEL.into(),
+            api_key: String::new(),
+            context_window: 32_768,
+            output_reserve: 4_096,
+            orchestrator_url: origin.to_owned(),
+        }
+    }
+
+    pub fn is_demo(&self) -> bool {
+        self.model == DEMO_MODEL
+    }
+
+    /// What the worker needs for one message.
+    pub fn model_settings(&self) -> ModelSettings {
+        ModelSettings {
+            kind: self.kind.clone(),
+            base_url: self.base_url.trim().to_owned(),
+            model: self.model.trim().to_owned(),
+            api_key: self.api_key.trim().to_owned(),
+            context_window: self.context_window,
+            output_reserve: self.output_reserve,
+            orchestrator_url: self.orchestrator_url.trim().to_owned(),
+        }
+    }
+}
+
+/// A problem with one field, said so that the user knows what to type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    pub field: &'static str,
+    pub message: String,
+}
+
+fn is_http_url(s: &str) -> bool {
+    let s = s.trim();
+    let rest = s.strip_prefix("https://").or_else(|| s.strip_prefix("http://"));
+    rest.is_some_and(|r| !r.is_empty() && !r.starts_with('/') && !r.contains(char::is_whitespace))
+}
+
+/// Checks the settings; an empty list means they can be saved.
+pub fn validate(s: &Settings) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let mut err = |field, message: &str| errors.push(FieldError { field, message: message.to_owned() });
+    if s.kind != "openai" && s.kind != "anthropic" {
+        err("kind", "Choose OpenAI-compatible or Anthropic.");
+    }
+    if !is_http_url(&s.base_url) {
+        err("base_url", "Enter the endpoint's base URL, starting with https:// (or http:// for a local server), e.g. https://api.openai.com/v1.");
+    }
+    if s.model.trim().is_empty() {
+        err("model", "Enter the model name the endpoint expects, e.g. gpt-4o-mini or claude-sonnet-4-5.");
+    }
+    if s.kind == "anthropic" && s.api_key.trim().is_empty() {
+        err("api_key", "Anthropic needs an API key.");
+    }
+    if !(1_024..=10_000_000).contains(&s.context_window) {
+        err("context_window", "The context window must be between 1,024 and 10,000,000 tokens.");
+    }
+    if s.output_reserve < 256 || s.output_reserve > s.context_window / 2 {
+        err("output_reserve", "Keep between 256 tokens and half the context window free for the reply.");
+    }
+    if !s.orchestrator_url.trim().is_empty() && !is_http_url(&s.orchestrator_url) {
+        err("orchestrator_url", "Enter the orchestrator's URL starting with http:// or https://, or leave it empty.");
+    }
+    errors
+}
+
+/// Loads the saved settings, or the demo on this page's origin.
+#[cfg(target_arch = "wasm32")]
+pub fn load() -> Settings {
+    let window = web_sys::window();
+    let origin = window.as_ref().and_then(|w| w.location().origin().ok()).unwrap_or_default();
+    window
+        .and_then(|w| w.local_storage().ok().flatten())
+        .and_then(|s| s.get_item(STORAGE_KEY).ok().flatten())
+        .and_then(|json| serde_json::from_str::<Settings>(&json).ok())
+        .filter(|s| validate(s).is_empty())
+        .unwrap_or_else(|| Settings::demo(&origin))
+}
+
+/// Saves settings that passed [`validate`].
+#[cfg(target_arch = "wasm32")]
+pub fn save(s: &Settings) -> Result<(), String> {
+    let storage = web_sys::window()
+        .and_then(|w| w.local_storage().ok().flatten())
+        .ok_or("this browser does not let the page keep settings")?;
+    let json = serde_json::to_string(s).map_err(|e| e.to_string())?;
+    storage.set_item(STORAGE_KEY, &json).map_err(|_| "the settings could not be saved (storage full or blocked)".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(s: &Settings) -> Vec<&'static str> {
+        validate(s).into_iter().map(|e| e.field).collect()
+    }
+
+    #[test]
+    fn the_demo_is_valid() {
+        assert_eq!(fields(&Settings::demo("http://127.0.0.1:8080")), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn each_bad_field_is_named() {
+        let ok = Settings::demo("http://localhost:8080");
+        let cases: Vec<(Settings, &str)> = vec![
+            (Settings { kind: "gemini".into(), ..ok.clone() }, "kind"),
+            (Settings { base_url: "api.openai.com/v1".into(), ..ok.clone() }, "base_url"),
+            (Settings { base_url: "https://".into(), ..ok.clone() }, "base_url"),
+            (Settings { model: "  ".into(), ..ok.clone() }, "model"),
+            (Settings { kind: "anthropic".into(), ..ok.clone() }, "api_key"),
+            (Settings { context_window: 100, ..ok.clone() }, "context_window"),
+            (Settings { output_reserve: 20_000, ..ok.clone() }, "output_reserve"),
+            (Settings { orchestrator_url: "loom".into(), ..ok.clone() }, "orchestrator_url"),
+        ];
+        for (s, field) in cases {
+            assert_eq!(fields(&s), [field], "{s:?}");
+        }
+        assert!(validate(&Settings { orchestrator_url: String::new(), ..ok }).is_empty(), "no orchestrator is fine");
+    }
+
+    #[test]
+    fn the_key_never_shows_in_debug_of_model_settings_requests() {
+        let s = Settings { api_key: "sk-secret".into(), ..Settings::demo("http://x") };
+        assert_eq!(s.model_settings().api_key, "sk-secret", "the worker gets it for the request header");
+        // Settings itself is only ever stored locally; exports go through the archive, which has no key.
+        assert!(!serde_json::to_string(&s.model_settings()).unwrap().is_empty());
+    }
+}
