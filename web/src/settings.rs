@@ -148,7 +148,7 @@ mod tests {
             (Settings { base_url: "https://".into(), ..ok.clone() }, "base_url"),
             (Settings { model: "  ".into(), ..ok.clone() }, "model"),
             (Settings { kind: "anthropic".into(), ..ok.clone() }, "api_key"),
-            (Settings { context_window: 100, ..ok.clone() }, "context_window"),
+            (Settings { context_window: 20_000_000, ..ok.clone() }, "context_window"),
             (Settings { output_reserve: 20_000, ..ok.clone() }, "output_reserve"),
             (Settings { orchestrator_url: "loom".into(), ..ok.clone() }, "orchestrator_url"),
         ];
@@ -159,10 +159,13 @@ mod tests {
     }
 
     #[test]
-    fn the_key_never_shows_in_debug_of_model_settings_requests() {
-        let s = Settings { api_key: "sk-secret".into(), ..Settings::demo("http://x") };
-        assert_eq!(s.model_settings().api_key, "sk-secret", "the worker gets it for the request header");
-        // Settings itself is only ever stored locally; exports go through the archive, which has no key.
-        assert!(!serde_json::to_string(&s.model_settings()).unwrap().is_empty());
+    fn saved_settings_load_back_and_requests_get_trimmed_values() {
+        let s = Settings { api_key: " sk-secret ".into(), model: " gpt-test ".into(), ..Settings::demo("http://x") };
+        let back: Settings = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        assert_eq!(back, s);
+        let m = s.model_settings();
+        assert_eq!((m.api_key.as_str(), m.model.as_str()), ("sk-secret", "gpt-test"));
+        let old: Settings = serde_json::from_str(r#"{"model":"m"}"#).unwrap();
+        assert_eq!(old.context_window, 32_768, "fields missing from older saved settings take defaults");
     }
 }
