@@ -1,6 +1,6 @@
 //! The app shell: header, sidebar and main pane, with the storage worker's state always visible.
 
-use crate::chat::{ApprovalDialog, ChatState, Conversation, SettingsDialog, Sidebar};
+use crate::chat::{ApprovalDialog, ChatState, Conversation, SearchDialog, SettingsDialog, Sidebar};
 use crate::protocol::{Backend, ReadyInfo};
 use leptos::prelude::*;
 
@@ -27,7 +27,24 @@ pub fn App(
     // The client lives as long as the app; components reach it through context.
     let client = StoredValue::new_local(start_storage(worker_url, set_storage, chat));
     provide_context(client);
-    let on_open = Callback::new(move |id: String| actions::open_session(client, chat, id));
+    let on_open = Callback::new(move |id: String| {
+        chat.sidebar_open.set(false);
+        actions::open_session(client, chat, id, None)
+    });
+    let on_query = Callback::new(move |q: String| actions::search(client, chat, q));
+    let on_hit = Callback::new(move |(id, turn): (String, i64)| {
+        chat.search_open.set(false);
+        actions::open_session(client, chat, id, Some(turn))
+    });
+    // Ctrl/Cmd+K opens search from anywhere.
+    let keys = window_event_listener(leptos::ev::keydown, move |ev| {
+        if (ev.ctrl_key() || ev.meta_key()) && ev.key().eq_ignore_ascii_case("k") {
+            ev.prevent_default();
+            chat.hits.set(Vec::new());
+            chat.search_open.set(true);
+        }
+    });
+    on_cleanup(move || keys.remove());
     let on_new = Callback::new(move |_: ()| {
         chat.current.set(None);
         chat.turns.set(Vec::new());
@@ -44,12 +61,16 @@ pub fn App(
     view! {
         <div class="app">
             <header class="app-header">
+                <button class="header-button sessions-toggle" aria-label="Sessions"
+                    on:click=move |_| chat.sidebar_open.update(|o| *o = !*o)>"☰"</button>
                 <h1 class="brand">"Cowork"</h1>
                 <span class="model-label" title="The model new messages go to (change it in Settings)">
                     {move || { let s = chat.settings.get(); if s.is_demo() { "demo model".to_owned() } else { s.model } }}
                 </span>
                 <StorageStatus state=storage />
-                <button class="settings-button" on:click=move |_| chat.settings_open.set(true)>"Settings"</button>
+                <button class="header-button" on:click=move |_| { chat.hits.set(Vec::new()); chat.search_open.set(true) }
+                    title="Search every session (Ctrl+K)">"Search"</button>
+                <button class="header-button" on:click=move |_| chat.settings_open.set(true)>"Settings"</button>
             </header>
             <StorageBanner state=storage />
             <div class="app-body">
@@ -58,6 +79,7 @@ pub fn App(
             </div>
             <ApprovalDialog state=chat on_answer=on_answer />
             <SettingsDialog state=chat on_save=on_save />
+            <SearchDialog state=chat on_query=on_query on_open=on_hit />
         </div>
     }
 }
@@ -167,10 +189,10 @@ mod actions {
         }
     }
 
-    async fn load_session(client: &StorageClient, chat: ChatState, id: &str) {
+    async fn load_session(client: &StorageClient, chat: ChatState, id: &str, around: Option<i64>) {
         let sessions = chat.sessions.get_untracked();
         let Some(session) = sessions.iter().find(|s| s.id == id) else { return };
-        match client.call(load_turns_op(session)).await {
+        match client.call(load_turns_op(session, around)).await {
             Ok(reply) => {
                 if let Some(turns) = turns_of(&reply) {
                     chat.turns.set(turns);
@@ -180,11 +202,40 @@ mod actions {
         }
     }
 
-    pub fn open_session(c: Client, chat: ChatState, id: String) {
+    pub fn open_session(c: Client, chat: ChatState, id: String, turn: Option<i64>) {
         let Some(client) = client(c) else { return };
         chat.current.set(Some(id.clone()));
         chat.notice.set(None);
-        spawn_local(async move { load_session(&client, chat, &id).await });
+        chat.focus_turn.set(turn);
+        spawn_local(async move {
+            load_session(&client, chat, &id, turn).await;
+            if let Some(n) = turn {
+                // Let the list render, then bring the hit into view.
+                leptos::task::tick().await;
+                let selector = format!(".turn[data-turn=\"{n}\"]");
+                if let Some(el) = document().query_selector(&selector).ok().flatten() {
+                    el.scroll_into_view();
+                }
+            }
+        });
+    }
+
+    pub fn search(c: Client, chat: ChatState, text: String) {
+        let Some(client) = client(c) else { return };
+        if text.trim().is_empty() {
+            chat.hits.set(Vec::new());
+            return;
+        }
+        spawn_local(async move {
+            let query = cowork_core::SearchQuery {
+                limit: 20,
+                prefix_last: true,
+                ..cowork_core::SearchQuery::new(text.clone(), cowork_core::SearchScope::All)
+            };
+            if let Ok(Reply::Hits { hits }) = client.call(Op::Search { query }).await {
+                chat.hits.set(hits);
+            }
+        });
     }
 
     pub fn send(c: Client, chat: ChatState) {
@@ -218,7 +269,7 @@ mod actions {
             }
             refresh_sessions(&client, chat).await;
             if let Some(id) = chat.current.get_untracked() {
-                load_session(&client, chat, &id).await;
+                load_session(&client, chat, &id, None).await;
             }
             chat.streaming.set(None);
             chat.busy.set(false);
@@ -264,7 +315,8 @@ mod actions {
 
     type Client = StoredValue<Storage, LocalStorage>;
 
-    pub fn open_session(_: Client, _: ChatState, _: String) {}
+    pub fn open_session(_: Client, _: ChatState, _: String, _: Option<i64>) {}
+    pub fn search(_: Client, _: ChatState, _: String) {}
     pub fn send(_: Client, _: ChatState) {}
     pub fn stop(_: Client) {}
     pub fn approve(_: Client, _: String, _: bool) {}

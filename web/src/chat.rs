@@ -3,7 +3,7 @@
 
 use crate::protocol::{Event, Op, Reply};
 use crate::settings::{validate, Settings};
-use cowork_core::{Role, Session, Turn, TurnStatus};
+use cowork_core::{Role, SearchHit, Session, Turn, TurnStatus};
 use leptos::prelude::*;
 
 /// How many of a session's newest turns the conversation shows (the DOM stays bounded).
@@ -26,6 +26,12 @@ pub struct ChatState {
     pub settings_open: RwSignal<bool>,
     /// A tool call waiting for the user's yes or no: (call id, tool name, arguments).
     pub approval: RwSignal<Option<(String, String, String)>>,
+    pub search_open: RwSignal<bool>,
+    pub hits: RwSignal<Vec<SearchHit>>,
+    /// The turn to scroll to and mark (after opening a search hit).
+    pub focus_turn: RwSignal<Option<i64>>,
+    /// Phone width: whether the session list is shown instead of the conversation.
+    pub sidebar_open: RwSignal<bool>,
 }
 
 impl ChatState {
@@ -41,6 +47,10 @@ impl ChatState {
             settings: RwSignal::new(Settings::default()),
             settings_open: RwSignal::new(false),
             approval: RwSignal::new(None),
+            search_open: RwSignal::new(false),
+            hits: RwSignal::new(Vec::new()),
+            focus_turn: RwSignal::new(None),
+            sidebar_open: RwSignal::new(false),
         }
     }
 }
@@ -55,7 +65,7 @@ impl Default for ChatState {
 #[component]
 pub fn Sidebar(state: ChatState, on_open: Callback<String>, on_new: Callback<()>) -> impl IntoView {
     view! {
-        <nav class="sidebar" aria-label="Sessions">
+        <nav class="sidebar" class:open=move || state.sidebar_open.get() aria-label="Sessions">
             <button class="new-session" on:click=move |_| on_new.run(())>"+ New session"</button>
             <Show
                 when=move || !state.sessions.get().is_empty()
@@ -135,7 +145,7 @@ fn TurnView(turn: Turn, state: ChatState) -> impl IntoView {
         TurnStatus::Error => Some(view! { <span class="badge error">"error"</span> }),
     };
     view! {
-        <article class="turn" data-role=role data-turn=n>
+        <article class="turn" class:focused=move || state.focus_turn.get() == Some(n) data-role=role data-turn=n>
             <header class="turn-head"><span class="who">{role}</span>{badge}</header>
             {body}
             {calls}
@@ -238,10 +248,103 @@ pub fn turns_of(reply: &Reply) -> Option<Vec<Turn>> {
     }
 }
 
-/// The operation that loads the newest visible turns of a session.
-pub fn load_turns_op(session: &Session) -> Op {
-    let offset = (session.turn_count as usize).saturating_sub(VISIBLE_TURNS);
+/// The operation that loads the visible turns of a session: its newest, or those around `around`.
+pub fn load_turns_op(session: &Session, around: Option<i64>) -> Op {
+    let offset = match around {
+        Some(n) => (n as usize).saturating_sub(VISIBLE_TURNS / 2 + 1),
+        None => (session.turn_count as usize).saturating_sub(VISIBLE_TURNS),
+    };
     Op::GetTurns { session_id: session.id.clone(), offset, limit: VISIBLE_TURNS }
+}
+
+/// Splits a snippet into (text, is_match) pieces at the highlight byte ranges.
+pub fn highlight_pieces(snippet: &str, highlights: &[(usize, usize)]) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    for &(a, b) in highlights {
+        let (a, b) = (a.min(snippet.len()), b.min(snippet.len()));
+        if a < at || !snippet.is_char_boundary(a) || !snippet.is_char_boundary(b) {
+            continue;
+        }
+        if a > at {
+            out.push((snippet[at..a].to_owned(), false));
+        }
+        out.push((snippet[a..b].to_owned(), true));
+        at = b;
+    }
+    if at < snippet.len() {
+        out.push((snippet[at..].to_owned(), false));
+    }
+    out
+}
+
+/// Ctrl/Cmd+K: full-text search across every session; Enter or a click opens the hit.
+#[component]
+pub fn SearchDialog(state: ChatState, on_query: Callback<String>, on_open: Callback<(String, i64)>) -> impl IntoView {
+    let selected = RwSignal::new(0usize);
+    let open_selected = move || {
+        if let Some(h) = state.hits.get_untracked().get(selected.get_untracked()) {
+            on_open.run((h.session_id.clone(), h.turn_number));
+        }
+    };
+    let numbered_hits = move || state.hits.get().into_iter().enumerate().collect::<Vec<_>>();
+    let hit_key = |pair: &(usize, SearchHit)| (pair.0, pair.1.turn_id);
+    let stop_click = |ev: web_sys::MouseEvent| ev.stop_propagation();
+    let on_input = move |ev: web_sys::Event| {
+        selected.set(0);
+        on_query.run(event_target_value(&ev));
+    };
+    let on_key = move |ev: web_sys::KeyboardEvent| match ev.key().as_str() {
+        "Escape" => state.search_open.set(false),
+        "ArrowDown" => {
+            ev.prevent_default();
+            let last = state.hits.get_untracked().len().saturating_sub(1);
+            selected.update(|i| *i = (*i + 1).min(last));
+        }
+        "ArrowUp" => {
+            ev.prevent_default();
+            selected.update(|i| *i = i.saturating_sub(1));
+        }
+        "Enter" => {
+            ev.prevent_default();
+            open_selected();
+        }
+        _ => {}
+    };
+    view! {
+        <Show when=move || state.search_open.get()>
+            <div class="overlay" on:click=move |_| state.search_open.set(false)>
+                <div class="dialog search" role="dialog" aria-modal="true" aria-label="Search all sessions"
+                    on:click=stop_click
+                    on:keydown=on_key>
+                    <input class="search-input" type="search" autofocus aria-label="Search all sessions"
+                        placeholder="Search every session: words, exact phrases in quotes, identifiers, paths"
+                        on:input=on_input />
+                    <ul class="hits">
+                        <For
+                            each=numbered_hits
+                            key=hit_key
+                            children=move |pair: (usize, SearchHit)| {
+                                let (i, h) = pair;
+                                let pieces = highlight_pieces(&h.snippet, &h.highlights);
+                                let title = if h.session_title.is_empty() { "Untitled session".to_owned() } else { h.session_title.clone() };
+                                let (sid, n) = (h.session_id.clone(), h.turn_number);
+                                view! {
+                                    <li class="hit" class:selected=move || selected.get() == i
+                                        on:click=move |_| on_open.run((sid.clone(), n))>
+                                        <div class="hit-meta">{format!("{title} · turn {} · {}", h.turn_number, h.role)}</div>
+                                        <div class="hit-snippet">
+                                            {pieces.into_iter().map(|(t, m)| if m { view! { <mark>{t}</mark> }.into_any() } else { view! { <span>{t}</span> }.into_any() }).collect::<Vec<_>>()}
+                                        </div>
+                                    </li>
+                                }
+                            }
+                        />
+                    </ul>
+                </div>
+            </div>
+        </Show>
+    }
 }
 
 /// Asks the user whether a tool call (e.g. `delegate_task`) may run, showing what it would do.

@@ -132,3 +132,39 @@ test('settings are validated, kept across reloads, and the key stays out of the 
   await replyDone(page);
   await page.close();
 });
+
+test('Ctrl+K finds a word in any session and opens the session at that turn', async () => {
+  const page = await openPage(browser.context, server.url);
+  await ready(page);
+  await page.getByRole('button', { name: '+ New session' }).click();
+  await send(page, 'The flamingo_gateway lives in infra/edge.tf');
+  await replyDone(page);
+  await page.getByRole('button', { name: '+ New session' }).click();
+  await send(page, 'Something else entirely');
+  await replyDone(page);
+  await page.keyboard.press('Control+k');
+  const box = page.getByRole('searchbox', { name: 'Search all sessions' });
+  await box.fill('flamingo_gate');
+  const hit = page.locator('.hit', { hasText: 'turn 1' }).filter({ has: page.locator('mark') }).first();
+  await hit.waitFor({ timeout: 10_000 });
+  assert.match(await hit.innerText(), /The flamingo_gateway lives in infra\/edge\.tf/);
+  await box.press('Enter');
+  await page.locator('.turn.focused[data-turn="1"]', { hasText: 'flamingo_gateway' }).waitFor({ timeout: 10_000 });
+  assert.match(await page.locator('.session.active').innerText(), /flamingo_gateway/);
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});
+
+test('at phone width the session list opens from the header', async () => {
+  const page = await openPage(browser.context, server.url);
+  await page.setViewportSize({ width: 390, height: 844 });
+  await ready(page);
+  const list = page.locator('nav.sidebar');
+  assert.equal(await list.isVisible(), false);
+  await page.getByRole('button', { name: 'Sessions' }).click();
+  await list.waitFor({ state: 'visible' });
+  await page.locator('.session').first().click();
+  await list.waitFor({ state: 'hidden' });
+  await page.locator('.turn').first().waitFor();
+  await page.close();
+});
