@@ -70,6 +70,8 @@ pub fn App(
                 <StorageStatus state=storage />
                 <button class="header-button" on:click=move |_| { chat.hits.set(Vec::new()); chat.search_open.set(true) }
                     title="Search every session (Ctrl+K)">"Search"</button>
+                <button class="header-button" on:click=move |_| actions::export_all(client, chat)
+                    title="Download every session as a JSON Lines file">"Export"</button>
                 <button class="header-button" on:click=move |_| chat.settings_open.set(true)>"Settings"</button>
             </header>
             <StorageBanner state=storage />
@@ -249,6 +251,7 @@ mod actions {
         };
         chat.busy.set(true);
         chat.notice.set(None);
+        request_persistence();
         spawn_local(async move {
             let op = Op::SendMessage {
                 session_id: chat.current.get_untracked(),
@@ -298,6 +301,58 @@ mod actions {
         }
     }
 
+    /// Downloads the whole archive as `cowork-archive-<date>.jsonl`.
+    pub fn export_all(c: Client, chat: ChatState) {
+        let Some(client) = client(c) else {
+            chat.notice.set(Some("Storage is not available, so there is nothing to export.".into()));
+            return;
+        };
+        spawn_local(async move {
+            match client.call(Op::ExportAll).await {
+                Ok(Reply::Text { text }) => {
+                    if let Err(e) = download("application/x-ndjson", &export_name(), &text) {
+                        chat.notice.set(Some(format!("The export could not be downloaded: {e}")));
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => chat.notice.set(Some(format!("Export failed: {e}"))),
+            }
+        });
+    }
+
+    fn export_name() -> String {
+        let date: String = String::from(js_sys::Date::new_0().to_iso_string()).chars().take(10).collect();
+        format!("cowork-archive-{date}.jsonl")
+    }
+
+    /// Offers `text` as a file download.
+    fn download(mime: &str, name: &str, text: &str) -> Result<(), String> {
+        use wasm_bindgen::JsCast;
+        let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(text));
+        let opts = web_sys::BlobPropertyBag::new();
+        opts.set_type(mime);
+        let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &opts).map_err(|e| format!("{e:?}"))?;
+        let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(|e| format!("{e:?}"))?;
+        let a: web_sys::HtmlAnchorElement =
+            document().create_element("a").map_err(|e| format!("{e:?}"))?.unchecked_into();
+        a.set_href(&url);
+        a.set_download(name);
+        a.click();
+        let _ = web_sys::Url::revoke_object_url(&url);
+        Ok(())
+    }
+
+    /// Asks the browser to keep the archive even under storage pressure (once, at the first send).
+    fn request_persistence() {
+        if let Some(storage) = web_sys::window().map(|w| w.navigator().storage()) {
+            if let Ok(p) = storage.persist() {
+                spawn_local(async move {
+                    let _ = wasm_bindgen_futures::JsFuture::from(p).await;
+                });
+            }
+        }
+    }
+
     pub fn stop(c: Client) {
         if let Some(client) = client(c) {
             spawn_local(async move {
@@ -317,6 +372,7 @@ mod actions {
 
     pub fn open_session(_: Client, _: ChatState, _: String, _: Option<i64>) {}
     pub fn search(_: Client, _: ChatState, _: String) {}
+    pub fn export_all(_: Client, _: ChatState) {}
     pub fn send(_: Client, _: ChatState) {}
     pub fn stop(_: Client) {}
     pub fn approve(_: Client, _: String, _: bool) {}

@@ -115,6 +115,7 @@ pub async fn handle(
         }
         Op::Search { query } => store.search(&query).map(|hits| Reply::Hits { hits }),
         Op::IntegrityCheck => store.integrity_check().map(|text| Reply::Text { text }),
+        Op::ExportAll => store.export_jsonl(None).map(|text| Reply::Text { text }),
         Op::Stop | Op::Approve { .. } => Ok(Reply::Done),
         Op::SendMessage { session_id, workspace, text, model } => {
             return send(store, transport, tools, id, session_id, workspace, text, model).await;

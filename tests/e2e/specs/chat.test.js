@@ -168,3 +168,24 @@ test('at phone width the session list opens from the header', async () => {
   await page.locator('.turn').first().waitFor();
   await page.close();
 });
+
+test('Export downloads the whole archive as JSON Lines, without the API key', async () => {
+  const page = await openPage(browser.context, server.url);
+  await ready(page);
+  await page.getByRole('button', { name: '+ New session' }).click();
+  await send(page, 'remember the okapi_protocol for the export');
+  await replyDone(page);
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('button', { name: 'Export', exact: true }).click(),
+  ]);
+  assert.match(download.suggestedFilename(), /^cowork-archive-\d{4}-\d{2}-\d{2}\.jsonl$/);
+  const { readFile } = await import('node:fs/promises');
+  const text = await readFile(await download.path(), 'utf8');
+  const lines = text.trim().split('\n').map((l) => JSON.parse(l));
+  assert.deepEqual(lines[0], { type: 'header', format: 'cowork-archive', version: 1 });
+  assert.equal(lines.at(-1).type, 'end');
+  assert.ok(lines.some((l) => l.type === 'turn' && l.content === 'remember the okapi_protocol for the export'));
+  assert.ok(!text.includes('sk-never-in-the-archive'), 'the API key is never exported');
+  await page.close();
+});
