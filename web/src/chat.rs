@@ -136,6 +136,9 @@ fn TurnView(turn: Turn, state: ChatState) -> impl IntoView {
             </details>
         }
         .into_any()
+    } else if turn.role == Role::Assistant {
+        // Sanitised Markdown (see crate::markdown): message text never becomes markup of its own.
+        view! { <div class="turn-text markdown" inner_html=move || crate::markdown::render(&text())></div> }.into_any()
     } else {
         view! { <div class="turn-text">{text}</div> }.into_any()
     };

@@ -11,6 +11,7 @@ pub mod chat;
 pub mod client;
 #[cfg(all(target_arch = "wasm32", feature = "worker"))]
 pub mod fetch;
+pub mod markdown;
 pub mod protocol;
 pub mod settings;
 #[cfg(all(target_arch = "wasm32", feature = "worker"))]

@@ -189,3 +189,19 @@ test('Export downloads the whole archive as JSON Lines, without the API key', as
   assert.ok(!text.includes('sk-never-in-the-archive'), 'the API key is never exported');
   await page.close();
 });
+
+test('HTML and script in messages are shown as text, never run', async () => {
+  const page = await openPage(browser.context, server.url);
+  await ready(page);
+  await page.getByRole('button', { name: '+ New session' }).click();
+  await page.evaluate(() => { window.__pwned = false; });
+  await send(page, '<img src=x onerror="window.__pwned=true"> <script>window.__pwned=true</script> **bold**');
+  await replyDone(page);
+  // The demo model echoes the message back, so the assistant's Markdown contains it too.
+  const reply = page.locator('.turn[data-role="assistant"] .turn-text').last();
+  assert.match(await reply.innerText(), /<img src=x onerror="window.__pwned=true">/);
+  assert.equal(await page.locator('.turn img').count(), 0, 'no element was created from the message');
+  assert.equal(await page.locator('.turns script').count(), 0);
+  assert.equal(await page.evaluate(() => window.__pwned), false);
+  await page.close();
+});
