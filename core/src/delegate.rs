@@ -85,15 +85,47 @@ pub async fn delegate<T: Transport>(
         return Ok(ToolOutcome { content: format_submitted(&record.task_id, goal), success: true });
     }
 
-    let mut progress = TaskProgress::new(&record.task_id, goal);
-    let stream = transport.send(&task_stream_request(at.base_url, &record.task_id)).await.ok().filter(|r| r.status == 200);
+    let (progress, broken) = follow(store, transport, at.base_url, &record.task_id, goal, true, on_event).await?;
+    record.status = progress.status.clone();
+    record.updated_at = crate::now_ms();
+    if !progress.is_terminal() {
+        store.upsert_task(&record)?;
+        let reason = broken.unwrap_or_else(|| "no answer".into());
+        return Ok(ToolOutcome { content: format_still_running(&progress, &reason), success: false });
+    }
+    record.result_delivered = true;
+    store.upsert_task(&record)?;
+    let success = progress.status == "completed";
+    Ok(ToolOutcome { content: format_result(&progress, &progress.status), success })
+}
+
+/// Follows a submitted task until it ends (or the orchestrator goes away): stream first, then status,
+/// archiving every event. Returns the progress and, when it could not be followed to the end, why.
+async fn follow<T: Transport>(
+    store: &mut Store,
+    transport: &T,
+    base_url: &str,
+    task_id: &str,
+    goal: &str,
+    wait: bool,
+    on_event: &mut dyn FnMut(AgentEvent),
+) -> Result<(TaskProgress, Option<String>)> {
+    let mut progress = TaskProgress::new(task_id, goal);
+    let stream = match wait {
+        true => transport.send(&task_stream_request(base_url, task_id)).await.ok().filter(|r| r.status == 200),
+        false => None,
+    };
     // Now that the stream listens, the status tells whether the task already ended.
-    if let Ok((200, body)) = fetch_text(transport, &task_status_request(at.base_url, &record.task_id)).await {
+    if let Ok((200, body)) = fetch_text(transport, &task_status_request(base_url, task_id)).await {
         if let Ok(status) = parse_task_status(&body) {
             progress.apply_status(&status);
         }
     }
     let mut broken = None;
+    if !wait {
+        let reason = (!progress.is_terminal()).then(|| "still running".to_owned());
+        return Ok((progress, reason));
+    }
     if let (false, Some(mut response)) = (progress.is_terminal(), stream) {
         let mut parser = SseParser::new();
         'read: loop {
@@ -101,10 +133,10 @@ pub async fn delegate<T: Transport>(
                 Some(Ok(bytes)) => {
                     for ev in parser.push(&bytes) {
                         let event = decode_sse_event(&ev);
-                        store.append_task_event(&record.task_id, event.event_type(), &ev.data)?;
+                        store.append_task_event(task_id, event.event_type(), &ev.data)?;
                         progress.apply(&event);
                         on_event(AgentEvent::TaskProgress {
-                            task_id: record.task_id.clone(),
+                            task_id: task_id.to_owned(),
                             event_type: event.event_type().to_owned(),
                             status: progress.status.clone(),
                         });
@@ -131,7 +163,7 @@ pub async fn delegate<T: Transport>(
     while !progress.is_terminal() && polls < MAX_POLLS && failures_in_a_row < MAX_FAILED_POLLS {
         polls += 1;
         transport.sleep_ms(1000).await;
-        match fetch_text(transport, &task_status_request(at.base_url, &record.task_id)).await {
+        match fetch_text(transport, &task_status_request(base_url, task_id)).await {
             Ok((200, body)) => {
                 failures_in_a_row = 0;
                 if let Ok(status) = parse_task_status(&body) {
@@ -148,17 +180,41 @@ pub async fn delegate<T: Transport>(
             }
         }
     }
-    record.status = progress.status.clone();
-    record.updated_at = crate::now_ms();
-    if !progress.is_terminal() {
-        store.upsert_task(&record)?;
-        let reason = broken.unwrap_or_else(|| "no answer".into());
-        return Ok(ToolOutcome { content: format_still_running(&progress, &reason), success: false });
+    Ok((progress, broken))
+}
+
+/// Re-attaches to a session's delegated tasks whose result has not reached the conversation yet (after
+/// `wait: false`, a reload, or a broken stream): follows each to its end and appends its result as a
+/// tool turn (`delegate_task`), so the model sees it on the next request. With `wait: false` only tasks
+/// that have already ended are delivered (one status request each, no waiting). Returns the appended
+/// turns; tasks still running stay pending.
+pub async fn deliver_pending_tasks<T: Transport>(
+    store: &mut Store,
+    transport: &T,
+    base_url: &str,
+    session_id: &str,
+    wait: bool,
+    on_event: &mut dyn FnMut(AgentEvent),
+) -> Result<Vec<crate::Turn>> {
+    let mut delivered = Vec::new();
+    for mut task in store.tasks(session_id)?.into_iter().filter(|t| !t.result_delivered) {
+        let (progress, _broken) = follow(store, transport, base_url, &task.task_id, &task.goal.clone(), wait, on_event).await?;
+        task.status = progress.status.clone();
+        task.updated_at = crate::now_ms();
+        if !progress.is_terminal() {
+            store.upsert_task(&task)?;
+            continue;
+        }
+        let text = format_result(&progress, &progress.status);
+        let mut turn = crate::NewTurn::tool_result(format!("task:{}", task.task_id), crate::prompt::DELEGATE_TOOL, text);
+        turn.metadata = serde_json::json!({"task_id": task.task_id, "success": progress.status == "completed", "delivered_later": true});
+        let stored = store.append_turn(session_id, &turn)?;
+        task.result_delivered = true;
+        store.upsert_task(&task)?;
+        on_event(AgentEvent::TurnAppended { turn: stored.clone() });
+        delivered.push(stored);
     }
-    record.result_delivered = true;
-    store.upsert_task(&record)?;
-    let success = progress.status == "completed";
-    Ok(ToolOutcome { content: format_result(&progress, &progress.status), success })
+    Ok(delivered)
 }
 
 /// Sends a request and reads the whole body (bounded to 1 MiB).

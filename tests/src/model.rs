@@ -5,7 +5,8 @@
 //! - a tool result → a short answer quoting what the tool returned;
 //! - a user message that refers back ("earlier", "we discussed", "remember", "as before", "recall") →
 //!   a `conversation_recall` search for its key words;
-//! - "delegate …" → a `delegate_task` call with the rest of the message as the goal;
+//! - "delegate …" → a `delegate_task` call with the rest of the message as the goal ("delegate in
+//!   background: …" asks for `wait: false`);
 //! - "write file PATH: CONTENT" / "read file PATH" → `write_file` / `read_file`, when the request
 //!   offers those tools;
 //! - anything else → a friendly echo, streamed word by word.
@@ -52,7 +53,12 @@ pub fn plan(messages: &[Value], tools: &[String]) -> Plan {
     let has = |t: &str| tools.iter().any(|x| x == t);
     if let Some(goal) = after_word(&clean, "delegate") {
         if has("delegate_task") {
-            return Plan::Call { name: "delegate_task".into(), arguments: json!({"goal": goal, "wait": true}) };
+            // "delegate in background: …" asks for wait: false.
+            let (goal, wait) = match goal.strip_prefix("in background") {
+                Some(rest) => (rest.trim_start_matches([':', ' ']).to_owned(), false),
+                None => (goal, true),
+            };
+            return Plan::Call { name: "delegate_task".into(), arguments: json!({"goal": goal, "wait": wait}) };
         }
     }
     if let Some(rest) = after_phrase(&clean, "write file") {

@@ -2,6 +2,7 @@
 //! scripted model, every failure mode of spec §7.
 
 use cowork_core::agent::{send_message, AgentEvent, AgentSettings, NoTools, Outcome, ToolHost, ToolOutcome};
+use cowork_core::delegate::deliver_pending_tasks;
 use cowork_core::context::ContextSettings;
 use cowork_core::prompt::{ApprovalPolicy, PromptOptions};
 use cowork_core::provider::{ProviderConfig, ProviderKind};
@@ -112,6 +113,11 @@ async fn a_back_reference_makes_the_model_search_the_archive() {
     assert!(recall[0].result.contains("[Turn 1]"), "the recall found the first message: {}", recall[0].result);
     let last = f.store.last_turns(&f.session, 1).unwrap().remove(0);
     assert!(last.content.contains("conversation_recall returned"), "{}", last.content);
+    // "What did the model see?" is answerable for every request.
+    let manifests = f.store.manifests(&f.session, 10).unwrap();
+    assert_eq!(manifests.len(), 3, "one manifest per model call");
+    assert_eq!(manifests[0].turn_numbers, [1, 2, 3, 4, 5], "the last request saw the recall call and its result");
+    assert!(manifests.iter().all(|m| m.usage["prompt_tokens"].as_i64().is_some_and(|t| t > 0)));
 }
 
 #[tokio::test]
@@ -263,4 +269,47 @@ async fn a_declined_or_failing_delegation_is_reported_and_the_session_goes_on() 
     assert!(matches!(out, Outcome::Done { .. }), "the conversation continues: {out:?}");
     let exec = &down.store.tool_executions(Some(&down.session), "delegate_task", 1).unwrap()[0];
     assert!(exec.result.contains("unreachable"), "{}", exec.result);
+}
+
+#[tokio::test]
+async fn a_background_delegation_returns_at_once_and_its_result_arrives_later() {
+    let mut f = delegating_fixture(None).await;
+    f.send(&Approver(true), "delegate in background: build the docs site (slow)").await.unwrap();
+    let exec = &f.store.tool_executions(Some(&f.session), "delegate_task", 1).unwrap()[0];
+    assert!(exec.result.starts_with("Task submitted: task-"), "{}", exec.result);
+    let task = f.store.tasks(&f.session).unwrap().remove(0);
+    assert!(!task.result_delivered);
+    let state = SessionState::from_json(&f.store.get_session(&f.session).unwrap().state);
+    assert_eq!(state.open_tasks.len(), 1, "the running task is on the register: {:?}", state.open_tasks);
+
+    // Later (or after a reload): re-attach and deliver. A check that does not wait leaves a running task
+    // pending; following it delivers the result.
+    let base = f.settings.orchestrator_url.clone().unwrap();
+    let events = &mut f.events;
+    let quick = deliver_pending_tasks(&mut f.store, &f.transport, &base, &f.session, false, &mut |e| events.push(e)).await.unwrap();
+    assert!(quick.is_empty(), "the task was still running: {quick:?}");
+    let events = &mut f.events;
+    let delivered = deliver_pending_tasks(&mut f.store, &f.transport, &base, &f.session, true, &mut |e| events.push(e)).await.unwrap();
+    assert_eq!(delivered.len(), 1);
+    let text = &delivered[0].content;
+    assert!(text.starts_with("Task completed:") && text.contains("build the docs site"), "{text}");
+    assert!(f.store.task(&task.task_id).unwrap().unwrap().result_delivered);
+    assert!(!f.store.task_events(&task.task_id).unwrap().is_empty(), "events archived while re-attached");
+    // Nothing left to deliver; the next request shows the result to the model.
+    let events = &mut f.events;
+    assert!(deliver_pending_tasks(&mut f.store, &f.transport, &base, &f.session, true, &mut |e| events.push(e)).await.unwrap().is_empty());
+    f.send(&Approver(true), "thanks").await.unwrap();
+    let seen = &f.store.manifests(&f.session, 1).unwrap()[0];
+    assert!(seen.turn_numbers.contains(&delivered[0].turn_number), "the model saw the delivered result: {seen:?}");
+}
+
+#[tokio::test]
+async fn an_unreachable_endpoint_is_retried_with_backoff_then_reported() {
+    let mut f = fixture().await;
+    f.settings.provider.base_url = "http://127.0.0.1:9/v1".into();
+    let err = f.send(&NoTools, "is anyone there?").await.unwrap_err();
+    let waits: Vec<u64> = f.events.iter().filter_map(|e| match e { AgentEvent::Retrying { wait_ms, .. } => Some(*wait_ms), _ => None }).collect();
+    assert_eq!(waits, [1000, 2000, 4000], "bounded exponential backoff");
+    assert!(matches!(err, Error::Model(_)), "{err}");
+    assert_eq!(f.roles_and_status(), [(Role::User, TurnStatus::Complete)], "the message is saved");
 }

@@ -172,6 +172,10 @@ async fn send(
         orchestrator_url: Some(model.orchestrator_url).filter(|u| !u.is_empty()),
     };
     let mut on_event = |e: AgentEvent| event(wire_event(e));
+    // Background (`wait: false`) tasks that have ended since: their results join the conversation first.
+    if let Some(base) = &settings.orchestrator_url {
+        let _ = cowork_core::delegate::deliver_pending_tasks(store, transport, base, &session_id, false, &mut on_event).await;
+    }
     let outcome = send_message(store, transport, tools, &settings, &session_id, &text, &mut on_event)
         .await
         .map_err(|e| e.to_string())?;
