@@ -205,3 +205,30 @@ test('HTML and script in messages are shown as text, never run', async () => {
   assert.equal(await page.evaluate(() => window.__pwned), false);
   await page.close();
 });
+
+test('an unreachable endpoint says what to check, keeps the message, and the app stays usable', async () => {
+  const page = await openPage(browser.context, server.url);
+  await ready(page);
+  await page.getByRole('button', { name: 'Settings' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Settings' });
+  await dialog.getByLabel('Base URL').fill('http://127.0.0.1:9/v1');
+  await dialog.getByRole('button', { name: 'Save' }).click();
+  await dialog.waitFor({ state: 'detached' });
+  await page.getByRole('button', { name: '+ New session' }).click();
+  await send(page, 'this message must not be lost');
+  // Network failures are retried with backoff (1 + 2 + 4 s) before the error is shown.
+  const notice = page.locator('.notice', { hasText: 'CORS' });
+  await notice.waitFor({ timeout: 30_000 });
+  assert.match(await notice.innerText(), /unreachable|reach/i);
+  await page.locator('.turn[data-role="user"]', { hasText: 'this message must not be lost' }).waitFor();
+  assert.equal(await page.getByLabel('Message').inputValue(), '', 'the message was saved, so the draft is cleared');
+  await replyDone(page);
+  // Back to the demo model: the same session continues.
+  await page.getByRole('button', { name: 'Settings' }).click();
+  await dialog.getByLabel('Base URL').fill(`${server.url}v1`);
+  await dialog.getByRole('button', { name: 'Save' }).click();
+  await dialog.waitFor({ state: 'detached' });
+  await send(page, 'and now it works');
+  await page.locator('.turn[data-role="assistant"]', { hasText: 'and now it works' }).waitFor({ timeout: 20_000 });
+  await page.close();
+});
