@@ -52,6 +52,7 @@ pub fn App(
     });
     let on_send = Callback::new(move |_: ()| actions::send(client, chat));
     let on_stop = Callback::new(move |_: ()| actions::stop(client));
+    let on_retry = Callback::new(move |_: ()| actions::retry(client, chat));
     let on_answer = Callback::new(move |(call_id, approved): (String, bool)| {
         chat.approval.set(None);
         actions::approve(client, call_id, approved);
@@ -77,7 +78,7 @@ pub fn App(
             <StorageBanner state=storage />
             <div class="app-body">
                 <Sidebar state=chat on_open=on_open on_new=on_new />
-                <Conversation state=chat on_send=on_send on_stop=on_stop />
+                <Conversation state=chat on_send=on_send on_stop=on_stop on_retry=on_retry />
             </div>
             <ApprovalDialog state=chat on_answer=on_answer />
             <SettingsDialog state=chat on_save=on_save />
@@ -242,7 +243,19 @@ mod actions {
 
     pub fn send(c: Client, chat: ChatState) {
         let text = chat.draft.get_untracked();
-        if text.trim().is_empty() || chat.busy.get_untracked() {
+        if text.trim().is_empty() {
+            return;
+        }
+        run(c, chat, Some(text));
+    }
+
+    /// Runs the loop again from the session's end (after an interrupted or failed reply).
+    pub fn retry(c: Client, chat: ChatState) {
+        run(c, chat, None);
+    }
+
+    fn run(c: Client, chat: ChatState, text: Option<String>) {
+        if chat.busy.get_untracked() {
             return;
         }
         let Some(client) = client(c) else {
@@ -253,18 +266,18 @@ mod actions {
         chat.notice.set(None);
         request_persistence();
         spawn_local(async move {
-            let op = Op::SendMessage {
-                session_id: chat.current.get_untracked(),
-                workspace: DEFAULT_WORKSPACE.into(),
-                text,
-                model: chat.settings.get_untracked().model_settings(),
+            let model = chat.settings.get_untracked().model_settings();
+            let op = match (text, chat.current.get_untracked()) {
+                (Some(text), session_id) => Op::SendMessage { session_id, workspace: DEFAULT_WORKSPACE.into(), text, model },
+                (None, Some(session_id)) => Op::Continue { session_id, model },
+                (None, None) => {
+                    chat.busy.set(false);
+                    return;
+                }
             };
+            // The draft is cleared when the worker reports the user's turn saved (chat::apply_event), so a
+            // failure before that keeps it, and a new draft typed meanwhile is never touched.
             let result = client.call(op).await;
-            // The message is in the archive whatever the model did (only storage errors lose the send).
-            let saved = !matches!(&result, Err(crate::client::StorageError::Unavailable(_)));
-            if saved {
-                chat.draft.set(String::new());
-            }
             match &result {
                 Ok(Reply::Sent { outcome, .. }) if outcome != "done" => chat.notice.set(Some(format!("Reply {outcome}"))),
                 Ok(_) => chat.notice.set(None),
@@ -374,6 +387,7 @@ mod actions {
     pub fn search(_: Client, _: ChatState, _: String) {}
     pub fn export_all(_: Client, _: ChatState) {}
     pub fn send(_: Client, _: ChatState) {}
+    pub fn retry(_: Client, _: ChatState) {}
     pub fn stop(_: Client) {}
     pub fn approve(_: Client, _: String, _: bool) {}
     pub fn load_settings(_: ChatState) {}

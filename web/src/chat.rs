@@ -158,7 +158,19 @@ fn TurnView(turn: Turn, state: ChatState) -> impl IntoView {
 
 /// The conversation pane and the composer.
 #[component]
-pub fn Conversation(state: ChatState, on_send: Callback<()>, on_stop: Callback<()>) -> impl IntoView {
+pub fn Conversation(
+    state: ChatState,
+    on_send: Callback<()>,
+    on_stop: Callback<()>,
+    /// Retry/Continue after an interrupted or failed reply.
+    on_retry: Callback<()>,
+) -> impl IntoView {
+    let can_retry = move || {
+        !state.busy.get()
+            && state.turns.with(|t| {
+                t.last().is_some_and(|t| t.role == Role::User || (t.role == Role::Assistant && t.status != TurnStatus::Complete))
+            })
+    };
     let send_on_enter = move |ev: web_sys::KeyboardEvent| {
         if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
             ev.prevent_default();
@@ -180,6 +192,12 @@ pub fn Conversation(state: ChatState, on_send: Callback<()>, on_stop: Callback<(
                     children=move |t: Turn| view! { <TurnView turn=t state=state /> }
                 />
             </div>
+            <Show when=can_retry>
+                <div class="retry-bar">
+                    <span>"The last reply did not complete."</span>
+                    <button class="retry" on:click=move |_| on_retry.run(())>"Retry"</button>
+                </div>
+            </Show>
             {move || state.notice.get().map(|n| view! { <div class="notice" role="alert">{n}</div> })}
             <form class="composer" on:submit=move |ev| { ev.prevent_default(); on_send.run(()); }>
                 <label class="visually-hidden" for="composer-input">"Message"</label>

@@ -56,6 +56,8 @@ pub enum Op {
     /// Saves the user's message (creating the session first when `session_id` is `None`) and runs
     /// the agent loop; progress arrives as [`WorkerMessage::Event`]s with this request's id.
     SendMessage { session_id: Option<String>, workspace: String, text: String, model: ModelSettings },
+    /// Runs the agent loop again from the session's end (Retry/Continue after an interrupted reply).
+    Continue { session_id: String, model: ModelSettings },
     /// The whole archive as JSON Lines (sessions, turns, tool runs, tasks, manifests; never settings).
     ExportAll,
     /// Aborts the model call in flight, if any (answered at once, out of turn).

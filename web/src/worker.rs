@@ -5,7 +5,7 @@
 
 use crate::fetch::FetchTransport;
 use crate::protocol::{Backend, Event, ModelSettings, EVENT_CONTENT_CHARS, Op, ReadyInfo, Reply, Request, WorkerMessage};
-use cowork_core::agent::{send_message, AgentEvent, AgentSettings, Outcome, ToolHost, ToolOutcome};
+use cowork_core::agent::{continue_session, send_message, AgentEvent, AgentSettings, Outcome, ToolHost, ToolOutcome};
 use cowork_core::prompt::ApprovalPolicy;
 use cowork_core::ToolCall;
 use std::cell::{Cell, RefCell};
@@ -118,7 +118,10 @@ pub async fn handle(
         Op::ExportAll => store.export_jsonl(None).map(|text| Reply::Text { text }),
         Op::Stop | Op::Approve { .. } => Ok(Reply::Done),
         Op::SendMessage { session_id, workspace, text, model } => {
-            return send(store, transport, tools, id, session_id, workspace, text, model).await;
+            return send(store, transport, tools, id, Some(session_id).flatten(), workspace, Some(text), model).await;
+        }
+        Op::Continue { session_id, model } => {
+            return send(store, transport, tools, id, Some(session_id), String::new(), None, model).await;
         }
     };
     r.map_err(|e| e.to_string())
@@ -132,7 +135,8 @@ async fn send(
     id: u64,
     session_id: Option<String>,
     workspace: String,
-    text: String,
+    // `None`: continue from the session's end without a new message.
+    text: Option<String>,
     model: ModelSettings,
 ) -> Result<Reply, String> {
     let event = |event: Event| post(&WorkerMessage::Event { id, event });
@@ -176,9 +180,11 @@ async fn send(
     if let Some(base) = &settings.orchestrator_url {
         let _ = cowork_core::delegate::deliver_pending_tasks(store, transport, base, &session_id, false, &mut on_event).await;
     }
-    let outcome = send_message(store, transport, tools, &settings, &session_id, &text, &mut on_event)
-        .await
-        .map_err(|e| e.to_string())?;
+    let outcome = match text {
+        Some(text) => send_message(store, transport, tools, &settings, &session_id, &text, &mut on_event).await,
+        None => continue_session(store, transport, tools, &settings, &session_id, &mut on_event).await,
+    }
+    .map_err(|e| e.to_string())?;
     let outcome = match outcome {
         Outcome::Done { .. } => "done".to_owned(),
         Outcome::Interrupted { message, .. } => format!("interrupted: {message}"),

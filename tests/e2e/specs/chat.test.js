@@ -77,6 +77,12 @@ test('Stop keeps the partial reply as an interrupted turn', async () => {
   const partial = await page.locator('.turn[data-role="assistant"] .turn-text').last().innerText();
   assert.ok(partial.startsWith('Demo'), `partial text kept: ${partial}`);
   assert.ok(!partial.includes('real endpoint for real answers'), 'the reply was cut short');
+  // Retry runs the model again; the interrupted turn stays in the archive, and a complete reply follows.
+  await page.getByRole('button', { name: 'Retry' }).click();
+  await replyDone(page);
+  await page.locator('.turn[data-role="assistant"] .turn-text', { hasText: 'real endpoint for real answers' }).last().waitFor({ timeout: 30_000 });
+  assert.equal(await page.getByRole('button', { name: 'Retry' }).count(), 0, 'nothing left to retry');
+  assert.equal(await page.locator('.turn[data-role="assistant"] .badge.interrupted').count(), 1, 'the partial reply is kept');
   await page.close();
 });
 
