@@ -69,6 +69,7 @@ pub fn App(
                     {move || { let s = chat.settings.get(); if s.is_demo() { "demo model".to_owned() } else { s.model } }}
                 </span>
                 <StorageStatus state=storage />
+                <span class="storage-usage">{move || chat.usage.get()}</span>
                 <button class="header-button" on:click=move |_| { chat.hits.set(Vec::new()); chat.search_open.set(true) }
                     title="Search every session (Ctrl+K)">"Search"</button>
                 <button class="header-button" on:click=move |_| actions::export_all(client, chat)
@@ -109,6 +110,7 @@ fn start_storage(worker_url: String, set_storage: WriteSignal<StorageState>, cha
                 set_storage.set(state);
                 if ready {
                     actions::refresh_sessions(&waiting, chat).await;
+                    actions::refresh_usage(chat).await;
                 }
             });
             Some(client)
@@ -287,6 +289,7 @@ mod actions {
             if let Some(id) = chat.current.get_untracked() {
                 load_session(&client, chat, &id, None).await;
             }
+            refresh_usage(chat).await;
             chat.streaming.set(None);
             chat.busy.set(false);
         });
@@ -353,6 +356,33 @@ mod actions {
         a.click();
         let _ = web_sys::Url::revoke_object_url(&url);
         Ok(())
+    }
+
+    /// Reads the browser's storage estimate and whether the archive is kept under storage pressure.
+    pub async fn refresh_usage(chat: ChatState) {
+        use wasm_bindgen_futures::JsFuture;
+        let Some(storage) = web_sys::window().map(|w| w.navigator().storage()) else { return };
+        let get = |obj: &wasm_bindgen::JsValue, key: &str| {
+            js_sys::Reflect::get(obj, &key.into()).ok().and_then(|v| v.as_f64()).unwrap_or(0.0)
+        };
+        let estimate = match storage.estimate() {
+            Ok(p) => JsFuture::from(p).await.ok(),
+            Err(_) => None,
+        };
+        let persisted = match storage.persisted() {
+            Ok(p) => JsFuture::from(p).await.ok().and_then(|v| v.as_bool()).unwrap_or(false),
+            Err(_) => false,
+        };
+        let kept = if persisted { "kept by the browser" } else { "may be evicted under storage pressure" };
+        let text = match estimate {
+            Some(e) => format!(
+                "{} of {} used · {kept}",
+                crate::chat::human_bytes(get(&e, "usage")),
+                crate::chat::human_bytes(get(&e, "quota"))
+            ),
+            None => kept.to_owned(),
+        };
+        chat.usage.set(text);
     }
 
     /// Asks the browser to keep the archive even under storage pressure (once, at the first send).

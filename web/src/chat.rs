@@ -32,6 +32,8 @@ pub struct ChatState {
     pub focus_turn: RwSignal<Option<i64>>,
     /// Phone width: whether the session list is shown instead of the conversation.
     pub sidebar_open: RwSignal<bool>,
+    /// "1.2 MB of 9.8 GB used · kept" — the browser's storage estimate and persistence.
+    pub usage: RwSignal<String>,
 }
 
 impl ChatState {
@@ -51,6 +53,7 @@ impl ChatState {
             hits: RwSignal::new(Vec::new()),
             focus_turn: RwSignal::new(None),
             sidebar_open: RwSignal::new(false),
+            usage: RwSignal::new(String::new()),
         }
     }
 }
@@ -284,7 +287,7 @@ pub fn highlight_pieces(snippet: &str, highlights: &[(usize, usize)]) -> Vec<(St
     let mut at = 0;
     for &(a, b) in highlights {
         let (a, b) = (a.min(snippet.len()), b.min(snippet.len()));
-        if a < at || !snippet.is_char_boundary(a) || !snippet.is_char_boundary(b) {
+        if a < at || a >= b || !snippet.is_char_boundary(a) || !snippet.is_char_boundary(b) {
             continue;
         }
         if a > at {
@@ -472,5 +475,38 @@ pub fn SettingsDialog(state: ChatState, on_save: Callback<Settings>) -> impl Int
                 </div>
             </div>
         </Show>
+    }
+}
+
+/// Bytes as a short human figure ("812 KB", "1.2 MB", "9.8 GB").
+pub fn human_bytes(bytes: f64) -> String {
+    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
+    let mut v = bytes.max(0.0);
+    let mut unit = 0;
+    while v >= 1000.0 && unit < UNITS.len() - 1 {
+        v /= 1000.0;
+        unit += 1;
+    }
+    if unit == 0 || v >= 100.0 { format!("{v:.0} {}", UNITS[unit]) } else { format!("{v:.1} {}", UNITS[unit]) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{highlight_pieces, human_bytes};
+
+    #[test]
+    fn bytes_read_naturally() {
+        let cases = [(0.0, "0 B"), (999.0, "999 B"), (1_234.0, "1.2 KB"), (812_000.0, "812 KB"), (9_800_000_000.0, "9.8 GB")];
+        for (n, want) in cases {
+            assert_eq!(human_bytes(n), want, "{n}");
+        }
+    }
+
+    #[test]
+    fn highlights_split_the_snippet() {
+        let pieces = highlight_pieces("see rotate_refresh_token_v2 now", &[(4, 27)]);
+        assert_eq!(pieces, [("see ".to_owned(), false), ("rotate_refresh_token_v2".to_owned(), true), (" now".to_owned(), false)]);
+        // Out-of-range or mid-character ranges are ignored rather than panicking.
+        assert_eq!(highlight_pieces("héllo", &[(2, 3), (9, 12)]), [("héllo".to_owned(), false)]);
     }
 }
