@@ -154,7 +154,20 @@ pub async fn send_message<T: Transport, H: ToolHost>(
     text: &str,
     on_event: &mut dyn FnMut(AgentEvent),
 ) -> Result<Outcome> {
-    let user = store.append_turn(session_id, &NewTurn::user(text))?;
+    send_turn(store, transport, tools, settings, session_id, &NewTurn::user(text), on_event).await
+}
+
+/// [`send_message`] with the user's turn as given (e.g. with metadata such as a client key).
+pub async fn send_turn<T: Transport, H: ToolHost>(
+    store: &mut Store,
+    transport: &T,
+    tools: &H,
+    settings: &AgentSettings,
+    session_id: &str,
+    turn: &NewTurn,
+    on_event: &mut dyn FnMut(AgentEvent),
+) -> Result<Outcome> {
+    let user = store.append_turn(session_id, turn)?;
     on_event(AgentEvent::TurnAppended { turn: user.clone() });
     update_state(store, settings, session_id, &user)?;
     continue_session(store, transport, tools, settings, session_id, on_event).await

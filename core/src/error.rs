@@ -34,9 +34,25 @@ pub type SqliteError = std::convert::Infallible;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+impl Error {
+    /// Whether the storage quota (or the disk) is exhausted: SQLite's `SQLITE_FULL`.
+    pub fn is_storage_full(&self) -> bool {
+        #[cfg(feature = "store")]
+        if let Error::Sqlite { source: rusqlite::Error::SqliteFailure(e, _), .. } = self {
+            return e.code == rusqlite::ErrorCode::DiskFull;
+        }
+        false
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Error::Sqlite { context, .. } if self.is_storage_full() => write!(
+                f,
+                "{context}: the browser's storage for this site is full. Nothing saved earlier is affected; \
+                 free space (export and delete old sessions, or clear other data of this site) and try again"
+            ),
             Error::Sqlite { context, source } => write!(f, "{context}: {source}"),
             Error::SchemaTooNew { found, supported } => write!(
                 f,
@@ -87,5 +103,28 @@ impl<T> Context<T> for std::result::Result<T, rusqlite::Error> {
 impl<T> Context<T> for std::result::Result<T, serde_json::Error> {
     fn context(self, what: impl Into<String>) -> Result<T> {
         self.map_err(|source| Error::Json { context: what.into(), source })
+    }
+}
+
+#[cfg(all(test, feature = "store"))]
+mod tests {
+    use super::*;
+    use rusqlite::ffi;
+
+    fn sqlite(code: i32) -> Error {
+        let source = rusqlite::Error::SqliteFailure(ffi::Error::new(code), None);
+        Error::Sqlite { context: "saving turn 3 of session s".into(), source }
+    }
+
+    #[test]
+    fn a_full_quota_is_named_and_says_nothing_saved_is_lost() {
+        let full = sqlite(ffi::SQLITE_FULL);
+        assert!(full.is_storage_full());
+        let text = full.to_string();
+        assert!(text.starts_with("saving turn 3 of session s: the browser's storage for this site is full"), "{text}");
+        assert!(text.contains("Nothing saved earlier is affected"), "{text}");
+        let io = sqlite(ffi::SQLITE_IOERR);
+        assert!(!io.is_storage_full());
+        assert!(!io.to_string().contains("full"), "{io}");
     }
 }

@@ -114,6 +114,9 @@ pub struct Store {
 
 const SESSION_COLS: &str = "id, workspace, title, model, system_prompt, created_at, last_active_at, turn_count, \
      prompt_tokens, completion_tokens, session_state, parent_session_id, fork_turn, is_archived";
+/// How many of the newest turns [`Store::find_recent_by_client_key`] looks through.
+pub const CLIENT_KEY_WINDOW: i64 = 1000;
+
 const TURN_COLS: &str = "t.id, t.session_id, t.turn_number, t.role, t.content, t.tool_calls, t.tool_call_id, \
      t.tool_name, t.token_count, t.status, t.created_at, t.metadata";
 
@@ -515,6 +518,23 @@ impl Store {
             out.extend(rows);
         }
         Ok(out)
+    }
+
+    /// The turn saved with `metadata.client_key == key`, looked for among the newest
+    /// [`CLIENT_KEY_WINDOW`] turns of the archive. A client that may have to send a request twice
+    /// (its tab's storage owner closed before answering) tags the turn with a random key, so the
+    /// second attempt finds the first and nothing is written twice.
+    pub fn find_recent_by_client_key(&self, key: &str) -> Result<Option<Turn>> {
+        let sql = format!(
+            "SELECT {TURN_COLS} FROM turns t
+             WHERE t.id > (SELECT coalesce(max(id), 0) FROM turns) - ?2
+               AND json_valid(t.metadata) AND json_extract(t.metadata, '$.client_key') = ?1
+             LIMIT 1"
+        );
+        self.conn
+            .prepare_cached(&sql)
+            .and_then(|mut s| s.query_row(params![key, CLIENT_KEY_WINDOW], turn_from_row).optional())
+            .context("looking for an earlier attempt of this request")
     }
 
     /// `limit` turns starting after `offset` turns, in order.

@@ -30,7 +30,8 @@ macro_rules! store_cases {
             bad_import_files_add_nothing_and_name_the_line,
             openai_messages_import_once,
             markdown_export_reads_well,
-            stats_count_what_is_stored
+            stats_count_what_is_stored,
+            a_client_key_finds_the_earlier_attempt
         );
     };
 }
@@ -561,4 +562,16 @@ pub fn stats_count_what_is_stored(store: &mut Store) {
     assert_eq!((s.sessions, s.turns, s.tool_executions, s.tasks, s.manifests), (3, 6, 1, 1, 1));
     assert!(s.bytes > 0);
     assert_eq!(store.integrity_check().unwrap(), "ok");
+}
+
+pub fn a_client_key_finds_the_earlier_attempt(store: &mut Store) {
+    let sid = session(store, "w");
+    let keyed = NewTurn { metadata: serde_json::json!({ "client_key": "k-1" }), ..NewTurn::user("sent once") };
+    assert_eq!(store.find_recent_by_client_key("k-1").unwrap(), None, "nothing saved yet");
+    let saved = store.append_turn(&sid, &keyed).unwrap();
+    user(store, &sid, "no key");
+    store.append_turn(&sid, &NewTurn { metadata: serde_json::json!("not an object"), ..NewTurn::user("odd metadata") }).unwrap();
+    let found = store.find_recent_by_client_key("k-1").unwrap().expect("the first attempt is found");
+    assert_eq!((found.turn_number, found.content.as_str()), (saved.turn_number, "sent once"));
+    assert_eq!(store.find_recent_by_client_key("k-2").unwrap(), None);
 }
