@@ -34,6 +34,9 @@ pub struct ChatState {
     pub sidebar_open: RwSignal<bool>,
     /// "1.2 MB of 9.8 GB used · kept" — the browser's storage estimate and persistence.
     pub usage: RwSignal<String>,
+    pub storage_open: RwSignal<bool>,
+    /// The last archive check's result ("ok", or what is wrong).
+    pub integrity: RwSignal<Option<String>>,
 }
 
 impl ChatState {
@@ -54,6 +57,8 @@ impl ChatState {
             focus_turn: RwSignal::new(None),
             sidebar_open: RwSignal::new(false),
             usage: RwSignal::new(String::new()),
+            storage_open: RwSignal::new(false),
+            integrity: RwSignal::new(None),
         }
     }
 }
@@ -226,11 +231,17 @@ pub fn Conversation(
 }
 
 /// Applies one progress event to the screen.
-pub fn apply_event(state: ChatState, event: &Event) {
+pub fn apply_event(state: ChatState, request: u64, event: &Event) {
+    if request == 0 {
+        return apply_change(state, event);
+    }
     match event {
         Event::SessionCreated { session } => {
             state.current.set(Some(session.id.clone()));
-            state.sessions.update(|s| s.insert(0, session.clone()));
+            state.sessions.update(|s| {
+                s.retain(|x| x.id != session.id);
+                s.insert(0, session.clone())
+            });
         }
         Event::TurnAppended { turn } => {
             if turn.role == Role::User {
@@ -261,6 +272,41 @@ pub fn apply_event(state: ChatState, event: &Event) {
             state.approval.set(Some((call_id.clone(), name.clone(), arguments.clone())))
         }
         Event::Error { message } => state.notice.set(Some(message.clone())),
+    }
+}
+
+/// A change made elsewhere (another tab): show the turn if its session is open, and keep the session
+/// list current. Never touches this tab's draft, selection or notices.
+fn apply_change(state: ChatState, event: &Event) {
+    match event {
+        Event::SessionCreated { session } => state.sessions.update(|s| {
+            if !s.iter().any(|x| x.id == session.id) {
+                s.insert(0, session.clone());
+            }
+        }),
+        Event::TurnAppended { turn } => {
+            if state.current.get_untracked().as_deref() == Some(turn.session_id.as_str()) {
+                state.turns.update(|turns| {
+                    turns.retain(|t| t.turn_number != turn.turn_number);
+                    turns.push(turn.clone());
+                    turns.sort_by_key(|t| t.turn_number);
+                    let excess = turns.len().saturating_sub(VISIBLE_TURNS);
+                    turns.drain(..excess);
+                });
+            }
+            state.sessions.update(|s| {
+                if let Some(i) = s.iter().position(|x| x.id == turn.session_id) {
+                    let mut session = s.remove(i);
+                    session.turn_count = session.turn_count.max(turn.turn_number);
+                    session.last_active_at = session.last_active_at.max(turn.created_at);
+                    if session.title.is_empty() && turn.role == Role::User {
+                        session.title = turn.content.lines().next().unwrap_or_default().chars().take(80).collect();
+                    }
+                    s.insert(0, session);
+                }
+            });
+        }
+        _ => {}
     }
 }
 

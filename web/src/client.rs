@@ -1,5 +1,10 @@
 //! The UI side of the storage protocol: spawns the storage worker and turns its messages into
 //! `async` calls (`client.call(Op::Stats).await`). Nothing is posted before the worker said `Ready`.
+//!
+//! If the worker dies (an uncaught error), every pending call fails with a clear message and a new
+//! worker is started (a few times at most), which opens the archive again; what was saved is kept.
+//! When the page goes away (`pagehide`), the worker is told to release the archive at once, so a
+//! reload or another tab can open it without waiting.
 
 use crate::protocol::{Event, Op, ReadyInfo, Reply, Request, WorkerMessage};
 use futures_channel::oneshot;
@@ -7,7 +12,10 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-use web_sys::{ErrorEvent, MessageEvent, Worker, WorkerOptions, WorkerType};
+use web_sys::{ErrorEvent, MessageEvent, PageTransitionEvent, Worker, WorkerOptions, WorkerType};
+
+/// New workers started after a crash, at most, per page.
+const MAX_RESTARTS: u32 = 3;
 
 /// Why a storage call failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,14 +40,17 @@ type Pending = HashMap<u64, oneshot::Sender<Result<Reply, StorageError>>>;
 type Listener = Rc<dyn Fn(u64, &Event)>;
 
 struct Inner {
-    worker: Worker,
+    script_url: String,
+    worker: RefCell<Option<Worker>>,
+    restarts: Cell<u32>,
     pending: RefCell<Pending>,
     next_id: Cell<u64>,
     ready: RefCell<Option<Result<ReadyInfo, StorageError>>>,
     waiting_for_ready: RefCell<Vec<oneshot::Sender<Result<ReadyInfo, StorageError>>>>,
     listeners: RefCell<Vec<Listener>>,
-    _on_message: Closure<dyn FnMut(MessageEvent)>,
-    _on_error: Closure<dyn FnMut(ErrorEvent)>,
+    on_message: RefCell<Option<Closure<dyn FnMut(MessageEvent)>>>,
+    on_error: RefCell<Option<Closure<dyn FnMut(ErrorEvent)>>>,
+    _on_pagehide: RefCell<Option<Closure<dyn FnMut(PageTransitionEvent)>>>,
 }
 
 /// A handle on the storage worker; cheap to clone.
@@ -51,41 +62,47 @@ pub struct StorageClient {
 impl StorageClient {
     /// Starts the worker from `script_url` (Trunk's loader shim for the `storage-worker` binary).
     pub fn spawn(script_url: &str) -> Result<StorageClient, StorageError> {
-        let opts = WorkerOptions::new();
-        opts.set_type(WorkerType::Classic);
-        let worker = Worker::new_with_options(script_url, &opts)
-            .map_err(|e| StorageError::Unavailable(format!("cannot start the storage worker: {e:?}")))?;
-        let inner = Rc::new_cyclic(|weak: &std::rc::Weak<Inner>| {
-            let on_message = {
-                let weak = weak.clone();
-                Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
-                    if let (Some(inner), Some(text)) = (weak.upgrade(), ev.data().as_string()) {
-                        inner.receive(&text);
-                    }
-                })
-            };
-            let on_error = {
-                let weak = weak.clone();
-                Closure::<dyn FnMut(ErrorEvent)>::new(move |ev: ErrorEvent| {
-                    if let Some(inner) = weak.upgrade() {
-                        let msg = if ev.message().is_empty() { "the storage worker failed to load".to_owned() } else { ev.message() };
-                        inner.fail_all(StorageError::Unavailable(msg));
-                    }
-                })
-            };
-            worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
-            worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-            Inner {
-                worker: worker.clone(),
-                pending: RefCell::new(HashMap::new()),
-                next_id: Cell::new(1),
-                ready: RefCell::new(None),
-                waiting_for_ready: RefCell::new(Vec::new()),
-                listeners: RefCell::new(Vec::new()),
-                _on_message: on_message,
-                _on_error: on_error,
+        let inner = Rc::new(Inner {
+            script_url: script_url.to_owned(),
+            worker: RefCell::new(None),
+            restarts: Cell::new(0),
+            pending: RefCell::new(HashMap::new()),
+            next_id: Cell::new(1),
+            ready: RefCell::new(None),
+            waiting_for_ready: RefCell::new(Vec::new()),
+            listeners: RefCell::new(Vec::new()),
+            on_message: RefCell::new(None),
+            on_error: RefCell::new(None),
+            _on_pagehide: RefCell::new(None),
+        });
+        let weak = Rc::downgrade(&inner);
+        *inner.on_message.borrow_mut() = Some(Closure::new({
+            let weak = weak.clone();
+            move |ev: MessageEvent| {
+                if let (Some(inner), Some(text)) = (weak.upgrade(), ev.data().as_string()) {
+                    inner.receive(&text);
+                }
+            }
+        }));
+        *inner.on_error.borrow_mut() = Some(Closure::new({
+            let weak = weak.clone();
+            move |ev: ErrorEvent| {
+                if let Some(inner) = weak.upgrade() {
+                    let msg = if ev.message().is_empty() { "it failed to load".to_owned() } else { ev.message() };
+                    inner.crashed(msg);
+                }
+            }
+        }));
+        let on_pagehide = Closure::<dyn FnMut(PageTransitionEvent)>::new(move |ev: PageTransitionEvent| {
+            if let (Some(inner), false) = (weak.upgrade(), ev.persisted()) {
+                let _ = inner.post(&Request { id: 0, op: Op::Release });
             }
         });
+        if let Some(window) = web_sys::window() {
+            let _ = window.add_event_listener_with_callback("pagehide", on_pagehide.as_ref().unchecked_ref());
+        }
+        *inner._on_pagehide.borrow_mut() = Some(on_pagehide);
+        inner.start()?;
         Ok(StorageClient { inner })
     }
 
@@ -99,7 +116,8 @@ impl StorageClient {
         rx.await.unwrap_or_else(|_| Err(StorageError::Unavailable("the storage worker went away".into())))
     }
 
-    /// Calls `f` with every progress event (and the id of the request it belongs to).
+    /// Calls `f` with every progress event and the id of the request it belongs to (0: a change made
+    /// elsewhere, e.g. by another tab).
     pub fn subscribe(&self, f: impl Fn(u64, &Event) + 'static) {
         self.inner.listeners.borrow_mut().push(Rc::new(f));
     }
@@ -111,16 +129,65 @@ impl StorageClient {
         self.inner.next_id.set(id + 1);
         let (tx, rx) = oneshot::channel();
         self.inner.pending.borrow_mut().insert(id, tx);
-        let req = Request { id, op };
-        if let Err(e) = self.inner.worker.post_message(&JsValue::from_str(&req.to_json())) {
+        if let Err(e) = self.inner.post(&Request { id, op }) {
             self.inner.pending.borrow_mut().remove(&id);
-            return Err(StorageError::Unavailable(format!("cannot reach the storage worker: {e:?}")));
+            return Err(e);
         }
         rx.await.unwrap_or_else(|_| Err(StorageError::Unavailable("the storage worker went away".into())))
     }
 }
 
 impl Inner {
+    /// Starts a worker and wires its messages here.
+    fn start(&self) -> Result<(), StorageError> {
+        let opts = WorkerOptions::new();
+        opts.set_type(WorkerType::Classic);
+        let worker = Worker::new_with_options(&self.script_url, &opts)
+            .map_err(|e| StorageError::Unavailable(format!("cannot start the storage worker: {e:?}")))?;
+        if let Some(f) = self.on_message.borrow().as_ref() {
+            worker.set_onmessage(Some(f.as_ref().unchecked_ref()));
+        }
+        if let Some(f) = self.on_error.borrow().as_ref() {
+            worker.set_onerror(Some(f.as_ref().unchecked_ref()));
+        }
+        *self.worker.borrow_mut() = Some(worker);
+        Ok(())
+    }
+
+    fn post(&self, req: &Request) -> Result<(), StorageError> {
+        let worker = self.worker.borrow();
+        let worker = worker.as_ref().ok_or_else(|| StorageError::Unavailable("the storage worker is not running".into()))?;
+        worker
+            .post_message(&JsValue::from_str(&req.to_json()))
+            .map_err(|e| StorageError::Unavailable(format!("cannot reach the storage worker: {e:?}")))
+    }
+
+    /// The worker died: fail what was pending, and start a new one if it had been working.
+    fn crashed(&self, why: String) {
+        if let Some(worker) = self.worker.borrow_mut().take() {
+            worker.terminate();
+        }
+        let was_ready = matches!(*self.ready.borrow(), Some(Ok(_)));
+        let restart = was_ready && self.restarts.get() < MAX_RESTARTS;
+        let message = if restart {
+            format!("the storage worker stopped ({why}); it has been restarted, so try again (saved data is kept)")
+        } else {
+            format!("the storage worker stopped: {why}")
+        };
+        for (_, tx) in self.pending.borrow_mut().drain() {
+            let _ = tx.send(Err(StorageError::Unavailable(message.clone())));
+        }
+        if restart {
+            self.restarts.set(self.restarts.get() + 1);
+            *self.ready.borrow_mut() = None;
+            if let Err(e) = self.start() {
+                self.fail_all(e);
+            }
+        } else {
+            self.fail_all(StorageError::Unavailable(message));
+        }
+    }
+
     fn receive(&self, text: &str) {
         match serde_json::from_str::<WorkerMessage>(text) {
             Ok(WorkerMessage::Ready(info)) => self.set_ready(Ok(info)),

@@ -55,7 +55,10 @@ pub enum Op {
     IntegrityCheck,
     /// Saves the user's message (creating the session first when `session_id` is `None`) and runs
     /// the agent loop; progress arrives as [`WorkerMessage::Event`]s with this request's id.
-    SendMessage { session_id: Option<String>, workspace: String, text: String, model: ModelSettings },
+    ///
+    /// `key` is chosen by the client, once per message: a request sent again (after the tab that owned
+    /// the archive closed before answering) finds the message already saved and does not save it twice.
+    SendMessage { session_id: Option<String>, workspace: String, text: String, model: ModelSettings, key: String },
     /// Runs the agent loop again from the session's end (Retry/Continue after an interrupted reply).
     Continue { session_id: String, model: ModelSettings },
     /// The whole archive as JSON Lines (sessions, turns, tool runs, tasks, manifests; never settings).
@@ -64,6 +67,16 @@ pub enum Op {
     Stop,
     /// The user's answer to an [`Event::ApprovalNeeded`] (answered at once, out of turn).
     Approve { call_id: String, approved: bool },
+    /// The page is going away (`pagehide`): close the archive and release the OPFS files and the
+    /// owner lock now, so a reload or another tab can open it at once. Not answered.
+    Release,
+}
+
+impl Op {
+    /// Operations answered at once, even while another request (a streaming reply) is being served.
+    pub fn is_out_of_turn(&self) -> bool {
+        matches!(self, Op::Stop | Op::Approve { .. } | Op::Release)
+    }
 }
 
 /// The model endpoint as the user configured it (kept in the browser's settings, never in the archive).
@@ -127,6 +140,37 @@ pub enum WorkerMessage {
     Event { id: u64, event: Event },
 }
 
+/// A random id for a tab's worker or a message's client key (unique enough: time and 50 random bits).
+#[cfg(target_arch = "wasm32")]
+pub fn random_key() -> String {
+    format!("{:x}-{:x}", js_sys::Date::now() as u64, (js_sys::Math::random() * 1e15) as u64)
+}
+
+/// What the storage workers of the tabs of one origin say to each other over a `BroadcastChannel`.
+///
+/// One worker owns the archive (it holds the Web Lock); the others forward their tab's requests to it
+/// and relay its answers, so every tab works on the same archive and none sees an error.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PeerMessage {
+    /// A new worker asks which tab owns the archive.
+    Hello { tab: String },
+    /// The owner announces itself (when it takes over, and in answer to `Hello`).
+    Owner { tab: String, ready: ReadyInfo },
+    /// A request of `tab`'s UI, for the owner to serve.
+    Forward { tab: String, request: Request },
+    /// The owner's answer or progress event for a request of `tab`.
+    Reply { tab: String, message: WorkerMessage },
+    /// Something was saved (a turn, a session), by a request of `origin`: every other tab shows it.
+    Changed { origin: String, event: Event },
+}
+
+impl PeerMessage {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("protocol messages are plain data")
+    }
+}
+
 impl WorkerMessage {
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("protocol messages are plain data")
@@ -155,6 +199,16 @@ mod tests {
         assert_eq!(serde_json::from_str::<WorkerMessage>(&ready.to_json()).unwrap(), ready);
         let err = WorkerMessage::Response { id: 1, result: Err("disk full".into()) };
         assert_eq!(serde_json::from_str::<WorkerMessage>(&err.to_json()).unwrap(), err);
+    }
+
+    #[test]
+    fn peer_messages_round_trip_and_out_of_turn_ops_are_known() {
+        let fwd = PeerMessage::Forward { tab: "t1".into(), request: Request { id: 3, op: Op::Stop } };
+        assert_eq!(serde_json::from_str::<PeerMessage>(&fwd.to_json()).unwrap(), fwd);
+        let reply = PeerMessage::Reply { tab: "t1".into(), message: WorkerMessage::Response { id: 3, result: Ok(Reply::Done) } };
+        assert_eq!(serde_json::from_str::<PeerMessage>(&reply.to_json()).unwrap(), reply);
+        assert!(Op::Stop.is_out_of_turn() && Op::Release.is_out_of_turn());
+        assert!(!Op::Stats.is_out_of_turn() && !Op::ExportAll.is_out_of_turn());
     }
 
     #[test]

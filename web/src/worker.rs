@@ -1,104 +1,383 @@
 //! The storage worker: the only place that opens the database. It installs the OPFS VFS, opens the
 //! archive (falling back to memory, and saying so, when OPFS is unavailable), announces `Ready`, then
 //! serves requests one at a time, in order. The agent loop runs here too, next to the archive, so each
-//! of its writes is a local commit; `Stop` is answered out of turn and aborts the model call.
+//! of its writes is a local commit; `Stop` and `Approve` are answered out of turn.
+//!
+//! **Several tabs.** OPFS lets one worker at a time hold the archive's files, so the workers of an
+//! origin's tabs elect an owner with a Web Lock. The owner serves its own tab and every request the
+//! other workers forward to it over a `BroadcastChannel`; they relay its answers and events to their
+//! tab, so to the UI every worker looks the same. When the owner's tab closes, its lock is released,
+//! the next worker in the lock's queue opens the archive, announces itself, and the others send again
+//! what was still unanswered (a message carries a client key, so it is never saved twice). Every
+//! change is broadcast, so all tabs show new turns.
 
 use crate::fetch::FetchTransport;
-use crate::protocol::{Backend, Event, ModelSettings, EVENT_CONTENT_CHARS, Op, ReadyInfo, Reply, Request, WorkerMessage};
-use cowork_core::agent::{continue_session, send_message, AgentEvent, AgentSettings, Outcome, ToolHost, ToolOutcome};
-use cowork_core::prompt::ApprovalPolicy;
-use cowork_core::ToolCall;
-use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
-use std::rc::Rc;
+use crate::protocol::{
+    Backend, Event, ModelSettings, Op, PeerMessage, ReadyInfo, Reply, Request, WorkerMessage, EVENT_CONTENT_CHARS,
+};
+use cowork_core::agent::{continue_session, send_turn, AgentEvent, AgentSettings, Outcome, ToolHost, ToolOutcome};
 use cowork_core::context::ContextSettings;
-use cowork_core::prompt::PromptOptions;
+use cowork_core::prompt::{ApprovalPolicy, PromptOptions};
 use cowork_core::provider::{ProviderConfig, ProviderKind};
 use cowork_core::state::ExtractionRules;
+use cowork_core::store::opfs::Opfs;
 use cowork_core::store::{NewSession, SessionFilter, Store};
+use cowork_core::{NewTurn, ToolCall};
+use futures_channel::mpsc::UnboundedSender;
 use futures_util::StreamExt;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
+use web_sys::{BroadcastChannel, DedicatedWorkerGlobalScope, MessageEvent};
 
 /// The archive's file name in the OPFS pool.
 pub const DB_FILE: &str = "cowork.db";
 /// Model calls per user message, at most.
 const MAX_ITERATIONS: u32 = 8;
+/// The Web Lock held by the owner, and the channel the workers talk on (versioned with the protocol).
+const LOCK_NAME: &str = "cowork-archive-v1";
+const CHANNEL_NAME: &str = "cowork-archive-v1";
+/// How long a new owner keeps trying to open the OPFS files a closing tab may still hold.
+const OPEN_ATTEMPTS: u32 = 12;
 
 fn post(msg: &WorkerMessage) {
     let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
     let _ = scope.post_message(&JsValue::from_str(&msg.to_json()));
 }
 
-/// Runs the worker: open the archive, say `Ready`, serve requests.
+#[wasm_bindgen]
+extern "C" {
+    /// `navigator.locks` (declared here: web-sys has it only behind its unstable-API flag).
+    type LockManager;
+    #[wasm_bindgen(method, js_name = request)]
+    fn request(this: &LockManager, name: &str, callback: &JsValue) -> js_sys::Promise;
+}
+
+fn lock_manager() -> Option<LockManager> {
+    let navigator = js_sys::Reflect::get(&js_sys::global(), &"navigator".into()).ok()?;
+    let locks = js_sys::Reflect::get(&navigator, &"locks".into()).ok()?;
+    (!locks.is_undefined() && !locks.is_null()).then(|| locks.unchecked_into())
+}
+
+/// Where a request came from: this worker's tab, or another tab's worker (by its tab id).
+#[derive(Debug, Clone, PartialEq)]
+enum Origin {
+    Local,
+    Remote(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Role {
+    /// Waiting for the lock or for an owner's announcement.
+    Unknown,
+    /// Another tab's worker owns the archive.
+    Follower { owner: String },
+    Owner,
+}
+
+/// The open archive; taken (closed) when the page goes away.
+type Archive = Rc<RefCell<Option<(Store, Option<Opfs>)>>>;
+
+/// This worker's state: its role, and the requests of its tab not answered yet.
+struct Hub {
+    tab: String,
+    channel: Option<BroadcastChannel>,
+    role: RefCell<Role>,
+    ready: RefCell<Option<ReadyInfo>>,
+    /// This tab's requests forwarded to the owner and not answered yet, sent again on a takeover.
+    inflight: RefCell<BTreeMap<u64, Request>>,
+    /// The owner's queue of requests to serve, in order.
+    queue: RefCell<Option<UnboundedSender<(Origin, Request)>>>,
+    archive: Archive,
+    transport: FetchTransport,
+    tools: WorkerTools,
+}
+
+/// Runs the worker: take part in the owner election, say `Ready`, serve or forward requests.
 pub async fn run() {
     let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
-    let (mut store, backend) = match open_archive().await {
-        Ok(v) => v,
-        Err(message) => {
-            post(&WorkerMessage::Failed { message });
-            return;
-        }
-    };
-    let ready = ReadyInfo {
-        backend,
-        sqlite_version: cowork_core::store::sqlite_version(),
-        schema_version: store.schema_version().unwrap_or_default(),
-    };
-    let transport = FetchTransport::default();
-    let tools = WorkerTools::default();
-    let (queue, mut requests) = futures_channel::mpsc::unbounded::<Request>();
-    let handler = {
-        let transport = transport.clone();
-        let tools = tools.clone();
+    let tab = crate::protocol::random_key();
+    let locks = lock_manager();
+    // Without Web Locks (e.g. an insecure context, where OPFS is refused as well) each tab keeps its own
+    // archive, and there is nobody to talk to.
+    let channel = locks.as_ref().and_then(|_| BroadcastChannel::new(CHANNEL_NAME).ok());
+    let hub = Rc::new(Hub {
+        tab,
+        channel,
+        role: RefCell::new(Role::Unknown),
+        ready: RefCell::new(None),
+        inflight: RefCell::new(BTreeMap::new()),
+        queue: RefCell::new(None),
+        archive: Rc::new(RefCell::new(None)),
+        transport: FetchTransport::default(),
+        tools: WorkerTools::default(),
+    });
+    let from_ui = {
+        let hub = hub.clone();
         Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
             let Some(text) = ev.data().as_string() else { return };
             match serde_json::from_str::<Request>(&text) {
-                Ok(Request { id, op: Op::Stop }) => {
-                    transport.abort();
-                    post(&WorkerMessage::Response { id, result: Ok(Reply::Done) });
-                }
-                Ok(Request { id, op: Op::Approve { call_id, approved } }) => {
-                    tools.answer(&call_id, approved);
-                    post(&WorkerMessage::Response { id, result: Ok(Reply::Done) });
-                }
-                Ok(req) => {
-                    let _ = queue.unbounded_send(req);
-                }
+                Ok(req) => hub.from_ui(req),
                 Err(e) => post(&WorkerMessage::Failed { message: format!("unreadable request: {e}") }),
             }
         })
     };
-    scope.set_onmessage(Some(handler.as_ref().unchecked_ref()));
-    handler.forget(); // lives as long as the worker
-    post(&WorkerMessage::Ready(ready));
-    while let Some(req) = requests.next().await {
-        tools.request_id.set(req.id);
-        let result = handle(&mut store, &transport, &tools, req.id, req.op).await;
-        post(&WorkerMessage::Response { id: req.id, result });
+    scope.set_onmessage(Some(from_ui.as_ref().unchecked_ref()));
+    from_ui.forget(); // lives as long as the worker
+    let Some(locks) = locks else {
+        hub.become_owner(false).await;
+        return;
+    };
+    if let Some(channel) = &hub.channel {
+        let from_peer = {
+            let hub = hub.clone();
+            Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
+                if let Some(msg) = ev.data().as_string().and_then(|t| serde_json::from_str::<PeerMessage>(&t).ok()) {
+                    hub.from_peer(msg);
+                }
+            })
+        };
+        channel.set_onmessage(Some(from_peer.as_ref().unchecked_ref()));
+        from_peer.forget();
     }
+    // Queue for the lock; while another tab holds it, learn who that is and work through it.
+    let granted = {
+        let hub = hub.clone();
+        Closure::once_into_js(move |_lock: JsValue| -> js_sys::Promise {
+            wasm_bindgen_futures::spawn_local(async move { hub.become_owner(true).await });
+            // Never settles: the lock is held for as long as this worker lives.
+            js_sys::Promise::new(&mut |_, _| {})
+        })
+    };
+    let _ = locks.request(LOCK_NAME, &granted);
+    hub.peer(&PeerMessage::Hello { tab: hub.tab.clone() });
 }
 
-async fn open_archive() -> Result<(Store, Backend), String> {
-    match cowork_core::store::opfs::install().await {
-        Ok(_opfs) => match Store::open(DB_FILE) {
-            Ok(store) => Ok((store, Backend::Opfs { file: DB_FILE.into() })),
-            // A newer schema or a damaged file: never silently fall back to memory over real data.
-            Err(e) => Err(e.to_string()),
-        },
-        Err(e) => {
-            let store = Store::open_in_memory().map_err(|e| e.to_string())?;
-            Ok((store, Backend::Memory { reason: e.to_string() }))
+impl Hub {
+    fn peer(&self, msg: &PeerMessage) {
+        if let Some(channel) = &self.channel {
+            let _ = channel.post_message(&JsValue::from_str(&msg.to_json()));
+        }
+    }
+
+    fn announce_ready(&self, info: &ReadyInfo) {
+        if self.ready.borrow().is_none() {
+            *self.ready.borrow_mut() = Some(info.clone());
+            post(&WorkerMessage::Ready(info.clone()));
+        }
+    }
+
+    /// A request from this worker's tab.
+    fn from_ui(&self, req: Request) {
+        let role = self.role.borrow().clone();
+        match role {
+            Role::Owner => self.serve(Origin::Local, req),
+            Role::Follower { .. } if req.op == Op::Release => {}
+            Role::Follower { .. } => {
+                self.inflight.borrow_mut().insert(req.id, req.clone());
+                self.peer(&PeerMessage::Forward { tab: self.tab.clone(), request: req });
+            }
+            // Sent on once the owner is known.
+            Role::Unknown => {
+                self.inflight.borrow_mut().insert(req.id, req);
+            }
+        }
+    }
+
+    /// A message from another tab's worker.
+    fn from_peer(&self, msg: PeerMessage) {
+        let role = self.role.borrow().clone();
+        match msg {
+            PeerMessage::Hello { .. } => {
+                if let (Role::Owner, Some(ready)) = (&role, self.ready.borrow().clone()) {
+                    self.peer(&PeerMessage::Owner { tab: self.tab.clone(), ready });
+                }
+            }
+            PeerMessage::Owner { tab, ready } => {
+                if role == Role::Owner || role == (Role::Follower { owner: tab.clone() }) {
+                    return;
+                }
+                *self.role.borrow_mut() = Role::Follower { owner: tab };
+                self.announce_ready(&ready);
+                // A new owner: what the old one left unanswered goes to it.
+                let unanswered: Vec<Request> = self.inflight.borrow().values().cloned().collect();
+                for request in unanswered {
+                    self.peer(&PeerMessage::Forward { tab: self.tab.clone(), request });
+                }
+            }
+            PeerMessage::Forward { tab, request } => {
+                if role == Role::Owner {
+                    self.serve(Origin::Remote(tab), request);
+                }
+            }
+            PeerMessage::Reply { tab, message } => {
+                if tab == self.tab && role != Role::Owner {
+                    if let WorkerMessage::Response { id, .. } = &message {
+                        self.inflight.borrow_mut().remove(id);
+                    }
+                    post(&message);
+                }
+            }
+            PeerMessage::Changed { origin, event } => {
+                if origin != self.tab {
+                    post(&WorkerMessage::Event { id: 0, event });
+                }
+            }
+        }
+    }
+
+    /// Owner: answers out-of-turn requests at once and queues the others.
+    fn serve(&self, origin: Origin, req: Request) {
+        match req.op {
+            Op::Stop => {
+                self.transport.abort();
+                self.respond(&origin, WorkerMessage::Response { id: req.id, result: Ok(Reply::Done) });
+            }
+            Op::Approve { call_id, approved } => {
+                self.tools.answer(&call_id, approved);
+                self.respond(&origin, WorkerMessage::Response { id: req.id, result: Ok(Reply::Done) });
+            }
+            Op::Release if origin == Origin::Local => self.release(),
+            Op::Release => {}
+            _ => {
+                if let Some(queue) = self.queue.borrow().as_ref() {
+                    let _ = queue.unbounded_send((origin, req));
+                }
+            }
+        }
+    }
+
+    /// Sends `msg` to the tab a request came from.
+    fn respond(&self, origin: &Origin, msg: WorkerMessage) {
+        match origin {
+            Origin::Local => post(&msg),
+            Origin::Remote(tab) => self.peer(&PeerMessage::Reply { tab: tab.clone(), message: msg }),
+        }
+    }
+
+    /// Tells every other tab about a change made by a request of `origin`.
+    fn changed(&self, origin: &Origin, event: &Event) {
+        let origin_tab = match origin {
+            Origin::Local => self.tab.clone(),
+            Origin::Remote(tab) => {
+                post(&WorkerMessage::Event { id: 0, event: event.clone() });
+                tab.clone()
+            }
+        };
+        self.peer(&PeerMessage::Changed { origin: origin_tab, event: event.clone() });
+    }
+
+    /// The page is going away: close the archive and release its files, then end this worker (which
+    /// releases the lock). Runs between two tasks, so no transaction is ever cut in half.
+    fn release(&self) {
+        if let Ok(mut archive) = self.archive.try_borrow_mut() {
+            if let Some((store, opfs)) = archive.take() {
+                drop(store);
+                if let Some(opfs) = opfs {
+                    let _ = opfs.pause();
+                }
+            }
+        }
+        let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
+        scope.close();
+    }
+
+    /// Opens the archive and serves every request, this tab's and the forwarded ones, in order.
+    async fn become_owner(self: Rc<Self>, shared: bool) {
+        let (store, opfs, backend) = match open_archive(if shared { OPEN_ATTEMPTS } else { 1 }).await {
+            Ok(v) => v,
+            Err(message) => {
+                post(&WorkerMessage::Failed { message });
+                return;
+            }
+        };
+        let ready = ReadyInfo {
+            backend,
+            sqlite_version: cowork_core::store::sqlite_version(),
+            schema_version: store.schema_version().unwrap_or_default(),
+        };
+        *self.archive.borrow_mut() = Some((store, opfs));
+        let (queue, mut requests) = futures_channel::mpsc::unbounded::<(Origin, Request)>();
+        *self.queue.borrow_mut() = Some(queue);
+        *self.role.borrow_mut() = Role::Owner;
+        self.announce_ready(&ready);
+        self.peer(&PeerMessage::Owner { tab: self.tab.clone(), ready });
+        // What this tab had forwarded to the previous owner (or held back) is served here now.
+        let unanswered: Vec<Request> = std::mem::take(&mut *self.inflight.borrow_mut()).into_values().collect();
+        for req in unanswered {
+            self.serve(Origin::Local, req);
+        }
+        while let Some((origin, req)) = requests.next().await {
+            let id = req.id;
+            let sink: Rc<dyn Fn(Event)> = {
+                let hub = self.clone();
+                let origin = origin.clone();
+                Rc::new(move |event: Event| {
+                    if matches!(event, Event::TurnAppended { .. } | Event::SessionCreated { .. }) {
+                        hub.changed(&origin, &event);
+                    }
+                    hub.respond(&origin, WorkerMessage::Event { id, event });
+                })
+            };
+            *self.tools.sink.borrow_mut() = Some(sink.clone());
+            // The archive stays borrowed while a reply streams; `release` then ends the worker without
+            // closing it (no transaction is open at an await point).
+            #[allow(clippy::await_holding_refcell_ref)]
+            let result = match self.archive.try_borrow_mut() {
+                Ok(mut archive) => match archive.as_mut() {
+                    Some((store, _)) => handle(store, &self.transport, &self.tools, &*sink, req.op).await,
+                    None => Err("the archive is closed: this page is going away".to_owned()),
+                },
+                Err(_) => Err("the archive is busy".to_owned()),
+            };
+            self.respond(&origin, WorkerMessage::Response { id, result });
         }
     }
 }
 
-/// Performs one operation on the archive.
+/// Opens the OPFS archive, trying again for a while when another tab (or the page this one replaces)
+/// still holds its files; without OPFS, an in-memory archive that says so.
+async fn open_archive(attempts: u32) -> Result<(Store, Option<Opfs>, Backend), String> {
+    let mut last = String::new();
+    for attempt in 0..attempts {
+        if attempt > 0 {
+            sleep_ms(150 * attempt).await;
+        }
+        match cowork_core::store::opfs::install().await {
+            Ok(opfs) => {
+                return match Store::open(DB_FILE) {
+                    Ok(store) => Ok((store, Some(opfs), Backend::Opfs { file: DB_FILE.into() })),
+                    // A newer schema or a damaged file: never silently fall back to memory over real data.
+                    Err(e) => Err(e.to_string()),
+                };
+            }
+            Err(e) => {
+                last = e.to_string();
+                if last.contains("cannot persist data") {
+                    break; // OPFS is not available here at all: waiting will not help
+                }
+            }
+        }
+    }
+    let store = Store::open_in_memory().map_err(|e| e.to_string())?;
+    Ok((store, None, Backend::Memory { reason: last }))
+}
+
+async fn sleep_ms(ms: u32) {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
+        let _ = scope.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms as i32);
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+}
+
+/// Performs one operation on the archive; progress goes to `emit`.
 pub async fn handle(
     store: &mut Store,
     transport: &FetchTransport,
     tools: &WorkerTools,
-    id: u64,
+    emit: &dyn Fn(Event),
     op: Op,
 ) -> Result<Reply, String> {
     let r = match op {
@@ -109,22 +388,35 @@ pub async fn handle(
         Op::CreateSession { workspace } => {
             store.create_session(&NewSession::new(workspace)).map(|session| Reply::Session { session })
         }
-        Op::AppendTurn { session_id, turn } => store.append_turn(&session_id, &turn).map(|turn| Reply::Turn { turn }),
+        Op::AppendTurn { session_id, turn } => append_once(store, &session_id, &turn).map(|turn| {
+            emit(Event::TurnAppended { turn: turn.clone() });
+            Reply::Turn { turn }
+        }),
         Op::GetTurns { session_id, offset, limit } => {
             store.get_turns(&session_id, offset, limit).map(|turns| Reply::Turns { turns })
         }
         Op::Search { query } => store.search(&query).map(|hits| Reply::Hits { hits }),
         Op::IntegrityCheck => store.integrity_check().map(|text| Reply::Text { text }),
         Op::ExportAll => store.export_jsonl(None).map(|text| Reply::Text { text }),
-        Op::Stop | Op::Approve { .. } => Ok(Reply::Done),
-        Op::SendMessage { session_id, workspace, text, model } => {
-            return send(store, transport, tools, id, Some(session_id).flatten(), workspace, Some(text), model).await;
+        Op::Stop | Op::Approve { .. } | Op::Release => Ok(Reply::Done),
+        Op::SendMessage { session_id, workspace, text, model, key } => {
+            return send(store, transport, tools, emit, session_id, workspace, Some((text, key)), model).await;
         }
         Op::Continue { session_id, model } => {
-            return send(store, transport, tools, id, Some(session_id), String::new(), None, model).await;
+            return send(store, transport, tools, emit, Some(session_id), String::new(), None, model).await;
         }
     };
     r.map_err(|e| e.to_string())
+}
+
+/// Appends a turn, unless a turn with the same client key was saved already (a request sent twice).
+fn append_once(store: &mut Store, session_id: &str, turn: &NewTurn) -> cowork_core::Result<cowork_core::Turn> {
+    if let Some(key) = turn.metadata.get("client_key").and_then(|k| k.as_str()) {
+        if let Some(earlier) = store.find_recent_by_client_key(key)? {
+            return Ok(earlier);
+        }
+    }
+    store.append_turn(session_id, turn)
 }
 
 #[allow(clippy::too_many_arguments)] // one request's fields, passed straight through
@@ -132,20 +424,28 @@ async fn send(
     store: &mut Store,
     transport: &FetchTransport,
     tools: &WorkerTools,
-    id: u64,
+    emit: &dyn Fn(Event),
     session_id: Option<String>,
     workspace: String,
-    // `None`: continue from the session's end without a new message.
-    text: Option<String>,
+    // The message and its client key; `None`: continue from the session's end without a new message.
+    message: Option<(String, String)>,
     model: ModelSettings,
 ) -> Result<Reply, String> {
-    let event = |event: Event| post(&WorkerMessage::Event { id, event });
+    // Sent before, to an owner that closed before answering: the message is saved; say so, and let the
+    // user continue the reply rather than run it twice.
+    if let Some((_, key)) = &message {
+        if let Some(earlier) = store.find_recent_by_client_key(key).map_err(|e| e.to_string())? {
+            emit(Event::TurnAppended { turn: earlier.clone() });
+            let outcome = "interrupted: the tab that was running this reply closed; Retry continues it".to_owned();
+            return Ok(Reply::Sent { session_id: earlier.session_id, outcome });
+        }
+    }
     let session_id = match session_id {
         Some(s) => s,
         None => {
             let new = NewSession { workspace: workspace.clone(), model: model.model.clone(), ..NewSession::default() };
             let session = store.create_session(&new).map_err(|e| e.to_string())?;
-            event(Event::SessionCreated { session: session.clone() });
+            emit(Event::SessionCreated { session: session.clone() });
             session.id
         }
     };
@@ -175,13 +475,16 @@ async fn send(
         max_iterations: MAX_ITERATIONS,
         orchestrator_url: Some(model.orchestrator_url).filter(|u| !u.is_empty()),
     };
-    let mut on_event = |e: AgentEvent| event(wire_event(e));
+    let mut on_event = |e: AgentEvent| emit(wire_event(e));
     // Background (`wait: false`) tasks that have ended since: their results join the conversation first.
     if let Some(base) = &settings.orchestrator_url {
         let _ = cowork_core::delegate::deliver_pending_tasks(store, transport, base, &session_id, false, &mut on_event).await;
     }
-    let outcome = match text {
-        Some(text) => send_message(store, transport, tools, &settings, &session_id, &text, &mut on_event).await,
+    let outcome = match message {
+        Some((text, key)) => {
+            let turn = NewTurn { metadata: serde_json::json!({ "client_key": key }), ..NewTurn::user(text) };
+            send_turn(store, transport, tools, &settings, &session_id, &turn, &mut on_event).await
+        }
         None => continue_session(store, transport, tools, &settings, &session_id, &mut on_event).await,
     }
     .map_err(|e| e.to_string())?;
@@ -218,8 +521,8 @@ fn wire_event(e: AgentEvent) -> Event {
 /// The worker's tool host: no tools of its own yet; approvals are asked of the user in the UI.
 #[derive(Clone, Default)]
 pub struct WorkerTools {
-    /// The request being served (approval events belong to it).
-    request_id: Rc<Cell<u64>>,
+    /// Where the events of the request being served go (approval requests belong to it).
+    sink: Rc<RefCell<Option<Rc<dyn Fn(Event)>>>>,
     waiting: Rc<RefCell<HashMap<String, futures_channel::oneshot::Sender<bool>>>>,
 }
 
@@ -245,7 +548,10 @@ impl ToolHost for WorkerTools {
         let (tx, rx) = futures_channel::oneshot::channel();
         self.waiting.borrow_mut().insert(call.id.clone(), tx);
         let event = Event::ApprovalNeeded { call_id: call.id.clone(), name: call.name.clone(), arguments: call.arguments.clone() };
-        post(&WorkerMessage::Event { id: self.request_id.get(), event });
+        let sink = self.sink.borrow().clone();
+        if let Some(sink) = sink {
+            sink(event);
+        }
         // A closed tab or a lost answer counts as "no": nothing runs without a yes.
         rx.await.unwrap_or(false)
     }
