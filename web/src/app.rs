@@ -69,7 +69,10 @@ pub fn App(
                     {move || { let s = chat.settings.get(); if s.is_demo() { "demo model".to_owned() } else { s.model } }}
                 </span>
                 <StorageStatus state=storage />
-                <span class="storage-usage">{move || chat.usage.get()}</span>
+                <button class="header-button storage-usage" title="Storage: where the archive lives, space used, export, check"
+                    on:click=move |_| { chat.integrity.set(None); chat.storage_open.set(true) }>
+                    {move || { let u = chat.usage.get(); if u.is_empty() { "Storage".to_owned() } else { u } }}
+                </button>
                 <button class="header-button" on:click=move |_| { chat.hits.set(Vec::new()); chat.search_open.set(true) }
                     title="Search every session (Ctrl+K)">"Search"</button>
                 <button class="header-button" on:click=move |_| actions::export_all(client, chat)
@@ -84,6 +87,9 @@ pub fn App(
             <ApprovalDialog state=chat on_answer=on_answer />
             <SettingsDialog state=chat on_save=on_save />
             <SearchDialog state=chat on_query=on_query on_open=on_hit />
+            <StorageDialog state=chat storage=storage
+                on_export=Callback::new(move |_: ()| actions::export_all(client, chat))
+                on_check=Callback::new(move |_: ()| actions::check_archive(client, chat)) />
         </div>
     }
 }
@@ -99,7 +105,7 @@ fn start_storage(worker_url: String, set_storage: WriteSignal<StorageState>, cha
     use crate::client::StorageClient;
     match StorageClient::spawn(&worker_url) {
         Ok(client) => {
-            client.subscribe(move |_, event| crate::chat::apply_event(chat, event));
+            client.subscribe(move |id, event| crate::chat::apply_event(chat, id, event));
             let waiting = client.clone();
             leptos::task::spawn_local(async move {
                 let state = match waiting.ready().await {
@@ -167,6 +173,46 @@ pub fn StorageBanner(state: ReadSignal<StorageState>) -> impl IntoView {
             </div>
         }.into_any()),
         _ => None,
+    }
+}
+
+/// The storage panel: where the archive lives, whether the browser keeps it, space, export, a check.
+#[component]
+pub fn StorageDialog(
+    state: ChatState,
+    storage: ReadSignal<StorageState>,
+    on_export: Callback<()>,
+    on_check: Callback<()>,
+) -> impl IntoView {
+    let place = move || match storage.get() {
+        StorageState::Ready(ReadyInfo { backend: Backend::Opfs { file }, sqlite_version, .. }) => {
+            format!("Saved in this browser's private file system ({file}, SQLite {sqlite_version}).")
+        }
+        StorageState::Ready(ReadyInfo { backend: Backend::Memory { .. }, .. }) => {
+            "In memory only: everything is lost when this tab closes. Export to keep it.".to_owned()
+        }
+        StorageState::Connecting => "Opening…".to_owned(),
+        StorageState::Failed(msg) => format!("Unavailable: {msg}"),
+    };
+    let close = move || state.storage_open.set(false);
+    view! {
+        <Show when=move || state.storage_open.get()>
+            <div class="overlay" on:click=move |_| close()>
+                <div class="dialog storage" role="dialog" aria-modal="true" aria-label="Storage"
+                    on:click=|ev: web_sys::MouseEvent| ev.stop_propagation()
+                    on:keydown=move |ev: web_sys::KeyboardEvent| if ev.key() == "Escape" { close() }>
+                    <h2>"Storage"</h2>
+                    <p class="storage-place">{place}</p>
+                    <p class="storage-usage-detail">{move || state.usage.get()}</p>
+                    <div class="dialog-actions">
+                        <button on:click=move |_| on_export.run(())>"Export all (JSON Lines)"</button>
+                        <button on:click=move |_| on_check.run(())>"Check archive"</button>
+                        <button on:click=move |_| close() autofocus>"Close"</button>
+                    </div>
+                    <p class="integrity" role="status">{move || state.integrity.get().map(|r| format!("Archive check: {r}"))}</p>
+                </div>
+            </div>
+        </Show>
     }
 }
 
@@ -264,13 +310,24 @@ mod actions {
             chat.notice.set(Some("Storage is not available, so the message cannot be saved.".into()));
             return;
         };
+        if !window().navigator().on_line() {
+            chat.notice.set(Some(
+                "You are offline: the message is kept here; send it when the connection is back. \
+                 Reading and searching your sessions work offline."
+                    .into(),
+            ));
+            return;
+        }
         chat.busy.set(true);
         chat.notice.set(None);
         request_persistence();
         spawn_local(async move {
             let model = chat.settings.get_untracked().model_settings();
             let op = match (text, chat.current.get_untracked()) {
-                (Some(text), session_id) => Op::SendMessage { session_id, workspace: DEFAULT_WORKSPACE.into(), text, model },
+                (Some(text), session_id) => {
+                    let key = crate::protocol::random_key();
+                    Op::SendMessage { session_id, workspace: DEFAULT_WORKSPACE.into(), text, model, key }
+                }
                 (None, Some(session_id)) => Op::Continue { session_id, model },
                 (None, None) => {
                     chat.busy.set(false);
@@ -396,6 +453,20 @@ mod actions {
         }
     }
 
+    /// Runs SQLite's integrity check over the whole archive and shows its verdict.
+    pub fn check_archive(c: Client, chat: ChatState) {
+        let Some(client) = client(c) else { return };
+        chat.integrity.set(Some("checking…".into()));
+        spawn_local(async move {
+            let verdict = match client.call(Op::IntegrityCheck).await {
+                Ok(Reply::Text { text }) => text,
+                Ok(_) => "no answer".into(),
+                Err(e) => e.to_string(),
+            };
+            chat.integrity.set(Some(verdict));
+        });
+    }
+
     pub fn stop(c: Client) {
         if let Some(client) = client(c) {
             spawn_local(async move {
@@ -416,6 +487,7 @@ mod actions {
     pub fn open_session(_: Client, _: ChatState, _: String, _: Option<i64>) {}
     pub fn search(_: Client, _: ChatState, _: String) {}
     pub fn export_all(_: Client, _: ChatState) {}
+    pub fn check_archive(_: Client, _: ChatState) {}
     pub fn send(_: Client, _: ChatState) {}
     pub fn retry(_: Client, _: ChatState) {}
     pub fn stop(_: Client) {}

@@ -1,0 +1,40 @@
+// Cowork's service worker: keeps this build's app shell (HTML, JS, wasm, CSS, the storage worker) in a
+// versioned cache, so the app opens, lists, searches and reads sessions with no network. The archive
+// itself is in OPFS, not here. scripts/service-worker.sh fills in VERSION and FILES at each build; a new
+// build has a new version, installs beside the old one, and deletes the old cache when it activates.
+const VERSION = '__VERSION__';
+const FILES = [__FILES__];
+const CACHE = `cowork-shell-${VERSION}`;
+
+self.addEventListener('install', (event) => {
+  event.waitUntil(
+    caches
+      .open(CACHE)
+      .then((cache) => cache.addAll(['./', ...FILES]))
+      .then(() => self.skipWaiting()),
+  );
+});
+
+self.addEventListener('activate', (event) => {
+  event.waitUntil(
+    caches
+      .keys()
+      .then((keys) => Promise.all(keys.filter((k) => k.startsWith('cowork-shell-') && k !== CACHE).map((k) => caches.delete(k))))
+      .then(() => self.clients.claim()),
+  );
+});
+
+self.addEventListener('fetch', (event) => {
+  const request = event.request;
+  if (request.method !== 'GET' || new URL(request.url).origin !== self.location.origin) return;
+  // Content-hashed files never change: the cached copy is the right one. Everything else (the page,
+  // the storage worker's files, whose names carry no hash) comes from the network while there is one,
+  // so a new build never runs with an old worker; the cache answers when the network is gone.
+  const hashed = /-[0-9a-f]{16}(_bg)?\.[a-z]+$/.test(new URL(request.url).pathname);
+  const cached = () => caches.open(CACHE).then((cache) => cache.match(request.mode === 'navigate' ? './' : request));
+  event.respondWith(
+    hashed
+      ? cached().then((hit) => hit ?? fetch(request))
+      : fetch(request).catch(() => cached().then((hit) => hit ?? Response.error())),
+  );
+});
