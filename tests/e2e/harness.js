@@ -44,15 +44,15 @@ export async function startServer({ dist = DIST, lifetimeSecs = 600 } = {}) {
   };
 }
 
-/** Launches headless Chromium with a fresh profile; resolves to { browser, context, close }. */
-export async function launchBrowser() {
+/** Launches headless Chromium with a fresh profile; resolves to { context, close }. `args`: extra flags. */
+export async function launchBrowser({ args = [] } = {}) {
   const profile = mkdtempSync(join(tmpdir(), 'cowork-e2e-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
     args: [
       '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--disable-quic',
+      '--disable-component-update', '--disable-sync', '--disable-quic', ...args,
     ],
   });
   return {
@@ -74,4 +74,43 @@ export async function openPage(context, url) {
   page.on('pageerror', (err) => page.problems.push(`uncaught: ${err.message}`));
   await page.goto(url);
   return page;
+}
+
+/** Waits until the storage worker has opened the archive. */
+export async function ready(page) {
+  await page.locator('.storage-status[data-state="ready"]').waitFor({ timeout: 30_000 });
+}
+
+/** Waits until the reply is complete and the composer accepts the next message. */
+export async function replyDone(page) {
+  await page.getByRole('button', { name: 'Stop' }).waitFor({ state: 'detached', timeout: 20_000 });
+}
+
+/** Types `text` into the composer and presses Enter. */
+export async function send(page, text) {
+  const box = page.getByLabel('Message');
+  await box.fill(text);
+  await box.press('Enter');
+}
+
+/** Clicks Export and resolves to the archive's JSON Lines, parsed. */
+export async function exportArchive(page) {
+  const { readFile } = await import('node:fs/promises');
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('button', { name: 'Export', exact: true }).click(),
+  ]);
+  const text = await readFile(await download.path(), 'utf8');
+  return text.trim().split('\n').map((l) => JSON.parse(l));
+}
+
+/** Runs the archive check from the Storage panel; resolves to its verdict ("ok" when sound). */
+export async function checkArchive(page) {
+  await page.locator('.storage-usage').click();
+  await page.getByRole('button', { name: 'Check archive' }).click();
+  const status = page.locator('.dialog.storage .integrity');
+  await status.filter({ hasNotText: 'checking' }).filter({ hasText: 'Archive check:' }).waitFor({ timeout: 30_000 });
+  const verdict = (await status.innerText()).replace('Archive check: ', '').trim();
+  await page.getByRole('button', { name: 'Close' }).click();
+  return verdict;
 }

@@ -2,7 +2,7 @@
 // and a reload brings the conversation back; Stop keeps the partial reply.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, launchBrowser, openPage } from '../harness.js';
+import { startServer, launchBrowser, openPage, ready, replyDone, send } from '../harness.js';
 
 let server, browser;
 before(async () => {
@@ -13,21 +13,6 @@ after(async () => {
   await browser?.close();
   await server?.stop();
 });
-
-async function ready(page) {
-  await page.locator('.storage-status[data-state="ready"]').waitFor({ timeout: 30_000 });
-}
-
-/** Waits until the reply is complete and the composer accepts the next message. */
-async function replyDone(page) {
-  await page.getByRole('button', { name: 'Stop' }).waitFor({ state: 'detached', timeout: 20_000 });
-}
-
-async function send(page, text) {
-  const box = page.getByLabel('Message');
-  await box.fill(text);
-  await box.press('Enter');
-}
 
 test('a message gets a streamed reply that survives a reload', async () => {
   const page = await openPage(browser.context, server.url);
