@@ -13,8 +13,8 @@ use crate::context::{assemble_context, ContextSettings};
 use crate::delegate::{delegate, Delegation};
 use crate::prompt::{self, ApprovalPolicy, PromptOptions, DELEGATE_TOOL, RECALL_TOOL};
 use crate::provider::{
-    build_request, classify_http_error, retry_plan, HttpRequest, ModelError, ProviderConfig, StreamDecoder,
-    StreamEvent, FailureKind,
+    build_request, classify_http_error, retry_plan, FailureKind, HttpRequest, ModelError, ProviderConfig,
+    StreamDecoder, StreamEvent,
 };
 use crate::sse::SseParser;
 use crate::state::{apply_turn, ExtractionRules, SessionState};
@@ -108,15 +108,41 @@ impl ToolHost for NoTools {
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentEvent {
     /// A turn was committed (an assistant turn starts empty and `interrupted`, then streams).
-    TurnAppended { turn: crate::Turn },
-    StreamDelta { turn_number: i64, text: String },
-    ToolStarted { turn_number: i64, call: ToolCall },
-    ToolFinished { turn_number: i64, tool_name: String, success: bool, duration_ms: i64 },
+    TurnAppended {
+        turn: crate::Turn,
+    },
+    StreamDelta {
+        turn_number: i64,
+        text: String,
+    },
+    ToolStarted {
+        turn_number: i64,
+        call: ToolCall,
+    },
+    ToolFinished {
+        turn_number: i64,
+        tool_name: String,
+        success: bool,
+        duration_ms: i64,
+    },
     /// Waiting before a retry (a countdown for the UI).
-    Retrying { attempt: u32, wait_ms: u64, reason: String },
+    Retrying {
+        attempt: u32,
+        wait_ms: u64,
+        reason: String,
+    },
     /// A delegated task moved on (every orchestrator event is also archived verbatim).
-    TaskProgress { task_id: String, event_type: String, status: String },
-    Error { message: String },
+    /// A delegated task moved on: its goal, status and the checklist of its subtasks so far.
+    TaskProgress {
+        task_id: String,
+        event_type: String,
+        status: String,
+        goal: String,
+        checklist: Vec<crate::orchestrator::ChecklistItem>,
+    },
+    Error {
+        message: String,
+    },
 }
 
 /// Settings for one run of the loop.
@@ -202,7 +228,8 @@ async fn run<T: Transport, H: ToolHost>(
         Some((ratio, samples)) => Calibration { chars_per_token: ratio, samples: samples as u32 },
         None => Calibration::default(),
     };
-    let mut definitions: Vec<Value> = prompt::builtin_tools(&settings.prompt).into_iter().map(|t| t.definition).collect();
+    let mut definitions: Vec<Value> =
+        prompt::builtin_tools(&settings.prompt).into_iter().map(|t| t.definition).collect();
     definitions.extend(tools.definitions());
     let system = prompt::system_prompt(&settings.prompt);
 
@@ -278,12 +305,16 @@ async fn run<T: Transport, H: ToolHost>(
 
         // Finalise the assistant turn, with usage.
         let mut final_turn = NewTurn::assistant_calls(message.content.clone(), message.tool_calls.clone());
-        let usage = message.usage.map(|u| json!({"prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens}));
+        let usage =
+            message.usage.map(|u| json!({"prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens}));
         final_turn.metadata = json!({"model": model, "finish_reason": message.finish_reason, "usage": usage});
         let stored = store.finalize_turn(session_id, n, &final_turn)?;
         if let Some(u) = message.usage {
             store.add_usage(session_id, u.prompt_tokens, u.completion_tokens)?;
-            store.set_manifest_usage(manifest_id, &json!({"prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens}))?;
+            store.set_manifest_usage(
+                manifest_id,
+                &json!({"prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens}),
+            )?;
             if calibration.observe(prompt_chars, u.prompt_tokens) {
                 store.set_calibration(&model, calibration.chars_per_token, i64::from(calibration.samples))?;
             }
@@ -300,12 +331,16 @@ async fn run<T: Transport, H: ToolHost>(
             let (outcome, approval) = if call.name == DELEGATE_TOOL {
                 match settings.orchestrator_url.as_deref().filter(|_| settings.prompt.delegation) {
                     None => (
-                        ToolOutcome { content: "delegate_task is not available: no orchestrator is configured.".into(), success: false },
+                        ToolOutcome {
+                            content: "delegate_task is not available: no orchestrator is configured.".into(),
+                            success: false,
+                        },
                         Approval::Auto,
                     ),
-                    Some(_) if !tools.approve(call).await => {
-                        (ToolOutcome { content: "The user declined to delegate this task.".into(), success: false }, Approval::Denied)
-                    }
+                    Some(_) if !tools.approve(call).await => (
+                        ToolOutcome { content: "The user declined to delegate this task.".into(), success: false },
+                        Approval::Denied,
+                    ),
                     Some(base_url) => {
                         let session = store.get_session(session_id)?;
                         let at = Delegation { base_url, session_id, workspace: &session.workspace, turn_number: n };
@@ -313,18 +348,29 @@ async fn run<T: Transport, H: ToolHost>(
                     }
                 }
             } else if call.name == RECALL_TOOL {
-                (ToolOutcome { content: crate::recall::run_recall(&*store, session_id, &call.arguments), success: true }, Approval::Auto)
+                (
+                    ToolOutcome {
+                        content: crate::recall::run_recall(&*store, session_id, &call.arguments),
+                        success: true,
+                    },
+                    Approval::Auto,
+                )
             } else if offered(&definitions, &call.name) {
                 match tools.approval(&call.name) {
                     ApprovalPolicy::Auto => (tools.call(call).await, Approval::Auto),
-                    ApprovalPolicy::AskEveryTime if tools.approve(call).await => (tools.call(call).await, Approval::Approved),
+                    ApprovalPolicy::AskEveryTime if tools.approve(call).await => {
+                        (tools.call(call).await, Approval::Approved)
+                    }
                     ApprovalPolicy::AskEveryTime => (
                         ToolOutcome { content: "The user declined this tool call.".into(), success: false },
                         Approval::Denied,
                     ),
                 }
             } else {
-                (ToolOutcome { content: format!("Error: there is no tool named {:?}.", call.name), success: false }, Approval::Auto)
+                (
+                    ToolOutcome { content: format!("Error: there is no tool named {:?}.", call.name), success: false },
+                    Approval::Auto,
+                )
             };
             let duration_ms = transport.now_ms() - started;
             let mut result = NewTurn::tool_result(call.id.clone(), call.name.clone(), outcome.content);
@@ -338,7 +384,12 @@ async fn run<T: Transport, H: ToolHost>(
             };
             let stored = store.append_tool_result(session_id, &result, &exec)?;
             on_event(AgentEvent::TurnAppended { turn: stored.clone() });
-            on_event(AgentEvent::ToolFinished { turn_number: stored.turn_number, tool_name: call.name.clone(), success: outcome.success, duration_ms });
+            on_event(AgentEvent::ToolFinished {
+                turn_number: stored.turn_number,
+                tool_name: call.name.clone(),
+                success: outcome.success,
+                duration_ms,
+            });
             update_state(store, settings, session_id, &stored)?;
         }
     }
@@ -387,7 +438,9 @@ async fn call_with_retries<T: Transport>(
                 }
                 classify_http_error(resp.status, retry_after.as_deref(), &String::from_utf8_lossy(&body))
             }
-            Err(TransportError::Aborted) => return Err(Error::Invalid("stopped by the user before the model answered".into())),
+            Err(TransportError::Aborted) => {
+                return Err(Error::Invalid("stopped by the user before the model answered".into()))
+            }
             Err(TransportError::Cors(m)) => ModelError::Cors { message: m },
             Err(TransportError::Network(m)) => ModelError::Network { message: m },
         };
@@ -410,7 +463,8 @@ fn update_state(store: &mut Store, settings: &AgentSettings, session_id: &str, t
         state = SessionState::new(&session.id, &session.workspace, &settings.provider.model);
     }
     if apply_turn(&mut state, turn, &settings.rules) {
-        let value = serde_json::to_value(&state).map_err(|e| Error::Invalid(format!("saving the session state: {e}")))?;
+        let value =
+            serde_json::to_value(&state).map_err(|e| Error::Invalid(format!("saving the session state: {e}")))?;
         store.update_state(session_id, &value)?;
     }
     Ok(())

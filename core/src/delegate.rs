@@ -56,7 +56,9 @@ pub async fn delegate<T: Transport>(
     };
     let created = match fetch_text(transport, &create_task_request(at.base_url, &submission)).await {
         Ok((status, body)) if (200..300).contains(&status) => parse_created_task(&body),
-        Ok((status, body)) => Err(crate::Error::Invalid(format!("the orchestrator answered {status}: {}", first_line(&body)))),
+        Ok((status, body)) => {
+            Err(crate::Error::Invalid(format!("the orchestrator answered {status}: {}", first_line(&body))))
+        }
         Err(message) => Err(crate::Error::Invalid(format!(
             "the orchestrator at {} is unreachable ({message}); check Settings → Orchestrator URL, and that it allows \
              this page's origin (Loom allows only localhost and 127.0.0.1 by default)",
@@ -80,7 +82,13 @@ pub async fn delegate<T: Transport>(
         updated_at: now,
     };
     store.upsert_task(&record)?;
-    on_event(AgentEvent::TaskProgress { task_id: record.task_id.clone(), event_type: "task_submitted".into(), status: record.status.clone() });
+    on_event(AgentEvent::TaskProgress {
+        task_id: record.task_id.clone(),
+        event_type: "task_submitted".into(),
+        status: record.status.clone(),
+        goal: goal.to_owned(),
+        checklist: Vec::new(),
+    });
     if !wait {
         return Ok(ToolOutcome { content: format_submitted(&record.task_id, goal), success: true });
     }
@@ -139,6 +147,8 @@ async fn follow<T: Transport>(
                             task_id: task_id.to_owned(),
                             event_type: event.event_type().to_owned(),
                             status: progress.status.clone(),
+                            goal: progress.goal.clone(),
+                            checklist: progress.checklist(),
                         });
                         if progress.is_terminal() {
                             break 'read;
@@ -168,6 +178,13 @@ async fn follow<T: Transport>(
                 failures_in_a_row = 0;
                 if let Ok(status) = parse_task_status(&body) {
                     progress.apply_status(&status);
+                    on_event(AgentEvent::TaskProgress {
+                        task_id: task_id.to_owned(),
+                        event_type: "status".into(),
+                        status: progress.status.clone(),
+                        goal: progress.goal.clone(),
+                        checklist: progress.checklist(),
+                    });
                 }
             }
             Ok((status, _)) => {
@@ -198,7 +215,8 @@ pub async fn deliver_pending_tasks<T: Transport>(
 ) -> Result<Vec<crate::Turn>> {
     let mut delivered = Vec::new();
     for mut task in store.tasks(session_id)?.into_iter().filter(|t| !t.result_delivered) {
-        let (progress, _broken) = follow(store, transport, base_url, &task.task_id, &task.goal.clone(), wait, on_event).await?;
+        let (progress, _broken) =
+            follow(store, transport, base_url, &task.task_id, &task.goal.clone(), wait, on_event).await?;
         task.status = progress.status.clone();
         task.updated_at = crate::now_ms();
         if !progress.is_terminal() {
@@ -206,7 +224,8 @@ pub async fn deliver_pending_tasks<T: Transport>(
             continue;
         }
         let text = format_result(&progress, &progress.status);
-        let mut turn = crate::NewTurn::tool_result(format!("task:{}", task.task_id), crate::prompt::DELEGATE_TOOL, text);
+        let mut turn =
+            crate::NewTurn::tool_result(format!("task:{}", task.task_id), crate::prompt::DELEGATE_TOOL, text);
         turn.metadata = serde_json::json!({"task_id": task.task_id, "success": progress.status == "completed", "delivered_later": true});
         let stored = store.append_turn(session_id, &turn)?;
         task.result_delivered = true;
@@ -218,7 +237,10 @@ pub async fn deliver_pending_tasks<T: Transport>(
 }
 
 /// Sends a request and reads the whole body (bounded to 1 MiB).
-async fn fetch_text<T: Transport>(transport: &T, req: &crate::provider::HttpRequest) -> std::result::Result<(u16, String), String> {
+async fn fetch_text<T: Transport>(
+    transport: &T,
+    req: &crate::provider::HttpRequest,
+) -> std::result::Result<(u16, String), String> {
     let mut resp = transport.send(req).await.map_err(|e| format!("{e:?}"))?;
     let mut body = Vec::new();
     while let Some(chunk) = resp.body.chunk().await {

@@ -55,9 +55,7 @@ impl TurnStatus {
     }
 
     pub fn parse(s: &str) -> Option<TurnStatus> {
-        [TurnStatus::Complete, TurnStatus::Interrupted, TurnStatus::Error]
-            .into_iter()
-            .find(|r| r.as_str() == s)
+        [TurnStatus::Complete, TurnStatus::Interrupted, TurnStatus::Error].into_iter().find(|r| r.as_str() == s)
     }
 }
 
@@ -147,7 +145,11 @@ impl NewTurn {
     }
 
     /// A tool result answering `call_id`.
-    pub fn tool_result(call_id: impl Into<String>, tool_name: impl Into<String>, content: impl Into<String>) -> NewTurn {
+    pub fn tool_result(
+        call_id: impl Into<String>,
+        tool_name: impl Into<String>,
+        content: impl Into<String>,
+    ) -> NewTurn {
         NewTurn {
             tool_call_id: Some(call_id.into()),
             tool_name: Some(tool_name.into()),
@@ -193,10 +195,7 @@ pub fn now_ms() -> i64 {
     }
     #[cfg(not(target_arch = "wasm32"))]
     {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as i64)
-            .unwrap_or(0)
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
     }
 }
 

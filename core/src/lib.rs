@@ -27,9 +27,9 @@ mod error;
 #[cfg(feature = "store")]
 pub mod agent;
 pub mod constraints;
+pub mod context;
 #[cfg(feature = "store")]
 pub mod delegate;
-pub mod context;
 pub mod hints;
 pub mod orchestrator;
 pub mod prompt;
@@ -37,9 +37,9 @@ pub mod provider;
 pub mod recall;
 pub mod sse;
 pub mod state;
-pub mod tokens;
 #[cfg(test)]
 mod test_support;
+pub mod tokens;
 
 #[cfg(feature = "store")]
 pub mod store;

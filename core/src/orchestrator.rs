@@ -562,6 +562,15 @@ pub struct SubtaskProgress {
     pub retries: u32,
 }
 
+/// One line of the checklist as sent to a UI: what the step is, where it stands, and its summary or error.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct ChecklistItem {
+    pub label: String,
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
 /// A verification event not tied to a subtask the checklist knows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VerificationNote {
@@ -601,6 +610,18 @@ impl TaskProgress {
 
     pub fn is_terminal(&self) -> bool {
         is_terminal_status(&self.status)
+    }
+
+    /// The live checklist as the UI shows it: one item per subtask, described when the plan names it.
+    pub fn checklist(&self) -> Vec<ChecklistItem> {
+        self.subtasks
+            .iter()
+            .map(|s| ChecklistItem {
+                label: if s.description.is_empty() { s.id.clone() } else { s.description.clone() },
+                status: s.status.clone(),
+                detail: s.error.clone().or_else(|| (!s.summary.is_empty()).then(|| s.summary.clone())),
+            })
+            .collect()
     }
 
     fn set_status(&mut self, status: &str) {
@@ -1109,6 +1130,23 @@ mod tests {
 
     fn check(actual: &str, expect: Expect) {
         expect.assert_eq(actual);
+    }
+
+    #[test]
+    fn the_checklist_names_each_step_and_where_it_stands() {
+        let progress = fold(&decode_stream(FAILED_STREAM), "a1b2c3d4", "Migrate src/routes to TypeScript");
+        let lines: Vec<String> = progress
+            .checklist()
+            .iter()
+            .map(|i| format!("{} {} {}", i.status, i.label, i.detail.as_deref().unwrap_or("-").replace('\n', " / ")))
+            .collect();
+        check(
+            &lines.join("\n"),
+            expect![[r#"
+            completed convert-routes Converted 12 files.
+            failed update-imports tsc: 3 errors in / src/routes/index.ts
+            pending run-typecheck -"#]],
+        );
     }
 
     #[test]

@@ -27,7 +27,8 @@ struct TempDb(PathBuf);
 
 impl TempDb {
     fn new(name: &str) -> TempDb {
-        let path = std::env::temp_dir().join(format!("cowork-{name}-{}-{}.db", std::process::id(), cowork_core::now_ms()));
+        let path =
+            std::env::temp_dir().join(format!("cowork-{name}-{}-{}.db", std::process::id(), cowork_core::now_ms()));
         let _ = std::fs::remove_file(&path);
         TempDb(path)
     }
@@ -120,7 +121,10 @@ fn a_version_1_archive_is_upgraded_in_place() {
     let mut store = Store::open(db.path()).unwrap();
     assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
     let turns = store.get_turns("v1-session", 0, 10).unwrap();
-    assert_eq!(turns.iter().map(|t| t.content.as_str()).collect::<Vec<_>>(), ["Old question about the refresh_token", "Old answer"]);
+    assert_eq!(
+        turns.iter().map(|t| t.content.as_str()).collect::<Vec<_>>(),
+        ["Old question about the refresh_token", "Old answer"]
+    );
     let hits = store.search(&SearchQuery::new("refresh_token", SearchScope::All)).unwrap();
     assert_eq!(hits.len(), 1, "the v1 full-text index still works");
     // Version 2 features work on the upgraded archive.
@@ -148,7 +152,11 @@ fn arb_turn() -> impl Strategy<Value = NewTurn> {
                 Role::Tool => NewTurn::tool_result("call_x", "read_file", content),
                 Role::Assistant => NewTurn::assistant_calls(
                     content,
-                    calls.into_iter().enumerate().map(|(i, (name, args))| ToolCall { id: format!("c{i}"), name, arguments: args }).collect(),
+                    calls
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, (name, args))| ToolCall { id: format!("c{i}"), name, arguments: args })
+                        .collect(),
                 ),
                 _ => NewTurn { role, ..NewTurn::user(content) },
             };
@@ -219,7 +227,11 @@ mod scale {
                 1 => NewTurn::user(text),
                 2 => NewTurn::assistant_calls(
                     text,
-                    vec![ToolCall { id: format!("c{i}"), name: "read_file".into(), arguments: format!(r#"{{"path":"src/f{i}.py"}}"#) }],
+                    vec![ToolCall {
+                        id: format!("c{i}"),
+                        name: "read_file".into(),
+                        arguments: format!(r#"{{"path":"src/f{i}.py"}}"#),
+                    }],
                 ),
                 3 => NewTurn::tool_result(format!("c{}", i - 1), "read_file", text),
                 _ => NewTurn::assistant(text),
@@ -260,11 +272,9 @@ mod scale {
 fn scoped_search_is_driven_by_the_full_text_index() {
     let mut store = Store::open_in_memory().unwrap();
     let sid = store.create_session(&NewSession::new("w")).unwrap().id;
-    for scope in [
-        SearchScope::Session { session_id: sid },
-        SearchScope::Workspace { workspace: "w".into() },
-        SearchScope::All,
-    ] {
+    for scope in
+        [SearchScope::Session { session_id: sid }, SearchScope::Workspace { workspace: "w".into() }, SearchScope::All]
+    {
         let plan = store.explain_search(&SearchQuery::new("refresh token", scope.clone())).unwrap();
         assert!(plan[0].contains("VIRTUAL TABLE INDEX"), "{scope:?}: the full-text index is the outer loop: {plan:?}");
         assert!(!plan.iter().any(|p| p.contains("TEMP B-TREE")), "{scope:?}: no sort of all matches: {plan:?}");

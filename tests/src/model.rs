@@ -41,7 +41,11 @@ pub enum Plan {
 
 /// Decides the answer to `messages` offering `tools` (names). Pure, so it is tested directly.
 pub fn plan(messages: &[Value], tools: &[String]) -> Plan {
-    let Some(last) = messages.last() else { return Plan::Text("Hello! Ask me anything.".into()) };
+    // A request that ends with the assistant's own (interrupted) words asks to continue that reply:
+    // answer the message before it.
+    let Some(last) = messages.iter().rev().find(|m| m["role"] != "assistant").or(messages.last()) else {
+        return Plan::Text("Hello! Ask me anything.".into());
+    };
     let text = content_text(last);
     if last["role"] == "tool" {
         let name = last["name"].as_str().unwrap_or("the tool");
@@ -110,7 +114,10 @@ fn strip_faults(text: &str) -> String {
 fn after_word(text: &str, word: &str) -> Option<String> {
     let lower = text.to_lowercase();
     let i = lower.find(word)?;
-    let rest = text[i + word.len()..].trim_start_matches(|c: char| c.is_alphabetic()).trim_start_matches([':', ',', '-']).trim();
+    let rest = text[i + word.len()..]
+        .trim_start_matches(|c: char| c.is_alphabetic())
+        .trim_start_matches([':', ',', '-'])
+        .trim();
     (!rest.is_empty()).then(|| rest.to_owned())
 }
 
@@ -124,14 +131,40 @@ fn after_phrase(text: &str, phrase: &str) -> Option<String> {
 /// The words worth searching for: longer words that are not back-reference filler.
 fn key_words(text: &str) -> String {
     const STOP: [&str; 24] = [
-        "what", "did", "we", "decide", "about", "earlier", "discussed", "remember", "recall", "the", "that", "this",
-        "before", "last", "time", "again", "was", "were", "which", "have", "with", "from", "there", "when",
+        "what",
+        "did",
+        "we",
+        "decide",
+        "about",
+        "earlier",
+        "discussed",
+        "remember",
+        "recall",
+        "the",
+        "that",
+        "this",
+        "before",
+        "last",
+        "time",
+        "again",
+        "was",
+        "were",
+        "which",
+        "have",
+        "with",
+        "from",
+        "there",
+        "when",
     ];
     let words: Vec<&str> = text
         .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.' || c == '/'))
         .filter(|w| w.len() > 2 && !STOP.contains(&w.to_lowercase().as_str()))
         .collect();
-    if words.is_empty() { text.trim().to_owned() } else { words.join(" ") }
+    if words.is_empty() {
+        text.trim().to_owned()
+    } else {
+        words.join(" ")
+    }
 }
 
 fn fault_of(headers: &HeaderMap, messages: &[Value]) -> Option<String> {
@@ -236,7 +269,10 @@ pub fn stream_chunks(plan: &Plan, model: &str, prompt_chars: usize, fault: Optio
             let chars: Vec<char> = args.chars().collect();
             for part in chars.chunks(10) {
                 let fragment: String = part.iter().collect();
-                out.push(frame(json!({"tool_calls": [{"index": 0, "function": {"arguments": fragment}}]}), Value::Null));
+                out.push(frame(
+                    json!({"tool_calls": [{"index": 0, "function": {"arguments": fragment}}]}),
+                    Value::Null,
+                ));
             }
             (args.chars().count(), "tool_calls")
         }
@@ -286,17 +322,27 @@ mod tests {
         );
         assert_eq!(
             call("Please delegate: add rate limiting to the API"),
-            Plan::Call { name: "delegate_task".into(), arguments: json!({"goal": "add rate limiting to the API", "wait": true}) }
+            Plan::Call {
+                name: "delegate_task".into(),
+                arguments: json!({"goal": "add rate limiting to the API", "wait": true})
+            }
         );
         assert_eq!(
             call("write file notes/todo.md: buy milk"),
-            Plan::Call { name: "write_file".into(), arguments: json!({"path": "notes/todo.md", "content": "buy milk"}) }
+            Plan::Call {
+                name: "write_file".into(),
+                arguments: json!({"path": "notes/todo.md", "content": "buy milk"})
+            }
         );
         assert!(matches!(call("hello there [[fault:slow]]"), Plan::Text(t) if t.contains("\"hello there\"")));
         // Without the tool on offer, no call is made.
         assert!(matches!(plan(&[user("write file a.txt: x")], &[]), Plan::Text(_)));
-        let after_tool = plan(&[user("read file x"), json!({"role": "tool", "name": "read_file", "content": "42"})], &tools());
+        let after_tool =
+            plan(&[user("read file x"), json!({"role": "tool", "name": "read_file", "content": "42"})], &tools());
         assert_eq!(after_tool, Plan::Text("Here is what read_file returned: 42".into()));
+        // Asked to continue its own interrupted reply, it answers the message before it.
+        let resumed = plan(&[user("tell me a story"), json!({"role": "assistant", "content": "Demo model"})], &tools());
+        assert!(matches!(resumed, Plan::Text(t) if t.contains("\"tell me a story\"")));
     }
 
     #[test]
@@ -306,11 +352,18 @@ mod tests {
         assert!(chunks[chunks.len() - 2].contains("\"prompt_tokens\":10"));
         let cut = stream_chunks(&Plan::Text("one two three four five six".into()), "demo", 40, Some("cut"));
         assert!(cut.len() < chunks.len() && !cut.iter().any(|c| c.contains("[DONE]")));
-        let call = stream_chunks(&Plan::Call { name: "f".into(), arguments: json!({"path": "a/very/long/path.txt"}) }, "demo", 4, None);
+        let call = stream_chunks(
+            &Plan::Call { name: "f".into(), arguments: json!({"path": "a/very/long/path.txt"}) },
+            "demo",
+            4,
+            None,
+        );
         let args: String = call
             .iter()
             .filter_map(|c| c.strip_prefix("data: ")?.trim().parse::<Value>().ok())
-            .filter_map(|v| v["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"].as_str().map(str::to_owned))
+            .filter_map(|v| {
+                v["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"].as_str().map(str::to_owned)
+            })
             .collect();
         assert_eq!(args, r#"{"path":"a/very/long/path.txt"}"#, "fragments join to the arguments");
     }

@@ -59,7 +59,9 @@ pub async fn create(State(orch): State<Arc<Orchestrator>>, body: String) -> Resp
     // Lenient about the content type (browsers' simple requests), strict about the JSON itself.
     let body: Value = match serde_json::from_str(&body) {
         Ok(v) => v,
-        Err(e) => return (StatusCode::BAD_REQUEST, Json(json!({"detail": format!("invalid JSON: {e}")}))).into_response(),
+        Err(e) => {
+            return (StatusCode::BAD_REQUEST, Json(json!({"detail": format!("invalid JSON: {e}")}))).into_response()
+        }
     };
     let Some(goal) = body["goal"].as_str().filter(|g| !g.trim().is_empty()).map(str::to_owned) else {
         return (StatusCode::UNPROCESSABLE_ENTITY, Json(json!({"detail": "goal is required"}))).into_response();
@@ -67,12 +69,30 @@ pub async fn create(State(orch): State<Arc<Orchestrator>>, body: String) -> Resp
     let n = orch.next.fetch_add(1, Ordering::SeqCst) + 1;
     let task_id = format!("task-{n:04}");
     let subtasks = vec![
-        Subtask { id: "s1".into(), description: format!("Analyze the code for: {goal}"), status: "pending", summary: String::new() },
-        Subtask { id: "s2".into(), description: format!("Implement: {goal}"), status: "pending", summary: String::new() },
-        Subtask { id: "s3".into(), description: format!("Add tests for: {goal}"), status: "pending", summary: String::new() },
+        Subtask {
+            id: "s1".into(),
+            description: format!("Analyze the code for: {goal}"),
+            status: "pending",
+            summary: String::new(),
+        },
+        Subtask {
+            id: "s2".into(),
+            description: format!("Implement: {goal}"),
+            status: "pending",
+            summary: String::new(),
+        },
+        Subtask {
+            id: "s3".into(),
+            description: format!("Add tests for: {goal}"),
+            status: "pending",
+            summary: String::new(),
+        },
     ];
-    let mut files: Vec<String> =
-        goal.split_whitespace().filter(|w| w.contains('/') || w.contains('.')).map(|w| w.trim_matches(|c: char| ",;:()".contains(c)).to_owned()).collect();
+    let mut files: Vec<String> = goal
+        .split_whitespace()
+        .filter(|w| w.contains('/') || w.contains('.'))
+        .map(|w| w.trim_matches(|c: char| ",;:()".contains(c)).to_owned())
+        .collect();
     if files.is_empty() {
         files = vec!["src/lib.rs".into(), "tests/integration.rs".into()];
     }
@@ -85,7 +105,10 @@ pub async fn create(State(orch): State<Arc<Orchestrator>>, body: String) -> Resp
     );
     tokio::spawn(run(orch.clone(), task_id.clone(), if slow { 600 } else { 150 }, fail));
     let run_id = format!("run-{n:04}");
-    (StatusCode::CREATED, Json(json!({"task_id": task_id, "status": "pending", "message": "Task created", "run_id": run_id})))
+    (
+        StatusCode::CREATED,
+        Json(json!({"task_id": task_id, "status": "pending", "message": "Task created", "run_id": run_id})),
+    )
         .into_response()
 }
 
@@ -128,7 +151,9 @@ async fn run(orch: Arc<Orchestrator>, id: String, step_ms: u64, fail: bool) {
     for i in 0..3 {
         tokio::time::sleep(step).await;
         let sid = format!("s{}", i + 1);
-        if cancelled(&orch) || !publish("subtask_started", json!({"subtask_id": sid}), &|t| t.subtasks[i].status = "running") {
+        if cancelled(&orch)
+            || !publish("subtask_started", json!({"subtask_id": sid}), &|t| t.subtasks[i].status = "running")
+        {
             return finish_cancelled(&orch, &id);
         }
         tokio::time::sleep(step).await;
@@ -138,7 +163,9 @@ async fn run(orch: Arc<Orchestrator>, id: String, step_ms: u64, fail: bool) {
                 t.subtasks[i].status = "failed";
                 t.subtasks[i].summary = error.into();
             });
-            publish("task_failed", json!({"error": format!("subtask {sid} failed: {error}")}), &|t| t.status = "failed");
+            publish("task_failed", json!({"error": format!("subtask {sid} failed: {error}")}), &|t| {
+                t.status = "failed"
+            });
             return;
         }
         let summary = format!("Done: {}", orch.tasks.lock().expect("tasks lock")[&id].subtasks[i].description);

@@ -40,22 +40,23 @@ pub fn router(cfg: &Config) -> Router {
         .allow_origin(tower_http::cors::AllowOrigin::predicate(|origin, _| is_loopback_origin(origin.as_bytes())))
         .allow_methods(tower_http::cors::Any)
         .allow_headers(tower_http::cors::Any);
-    Router::new()
-        .merge(model)
-        .merge(tasks)
-        .fallback_service(files)
-        .layer(cors)
-        .layer(SetResponseHeaderLayer::overriding(
+    Router::new().merge(model).merge(tasks).fallback_service(files).layer(cors).layer(
+        SetResponseHeaderLayer::overriding(
             axum::http::header::CACHE_CONTROL,
             axum::http::HeaderValue::from_static("no-cache"),
-        ))
+        ),
+    )
 }
 
 /// `http://localhost:…`, `http://127.x.y.z:…` or `http://[::1]:…` (what Loom also allows).
 fn is_loopback_origin(origin: &[u8]) -> bool {
     let Ok(origin) = std::str::from_utf8(origin) else { return false };
     let host = origin.split("://").nth(1).unwrap_or("");
-    let host = if host.starts_with('[') { host.split(']').next().map(|h| &h[1..]).unwrap_or("") } else { host.split(':').next().unwrap_or("") };
+    let host = if host.starts_with('[') {
+        host.split(']').next().map(|h| &h[1..]).unwrap_or("")
+    } else {
+        host.split(':').next().unwrap_or("")
+    };
     host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 

@@ -2,8 +2,8 @@
 //! scripted model, every failure mode of spec §7.
 
 use cowork_core::agent::{send_message, AgentEvent, AgentSettings, NoTools, Outcome, ToolHost, ToolOutcome};
-use cowork_core::delegate::deliver_pending_tasks;
 use cowork_core::context::ContextSettings;
+use cowork_core::delegate::deliver_pending_tasks;
 use cowork_core::prompt::{ApprovalPolicy, PromptOptions};
 use cowork_core::provider::{ProviderConfig, ProviderKind};
 use cowork_core::state::{ExtractionRules, SessionState};
@@ -60,13 +60,22 @@ async fn fixture() -> Fixture {
     let base = start_server().await;
     let mut store = Store::open_in_memory().unwrap();
     let session = store.create_session(&NewSession::new("proj")).unwrap().id;
-    Fixture { store, session, settings: settings(&base), transport: HttpTransport::with_time_scale(50), events: Vec::new() }
+    Fixture {
+        store,
+        session,
+        settings: settings(&base),
+        transport: HttpTransport::with_time_scale(50),
+        events: Vec::new(),
+    }
 }
 
 impl Fixture {
     async fn send<H: ToolHost>(&mut self, tools: &H, text: &str) -> cowork_core::Result<Outcome> {
         let events = &mut self.events;
-        send_message(&mut self.store, &self.transport, tools, &self.settings, &self.session, text, &mut |e| events.push(e)).await
+        send_message(&mut self.store, &self.transport, tools, &self.settings, &self.session, text, &mut |e| {
+            events.push(e)
+        })
+        .await
     }
 
     fn roles_and_status(&self) -> Vec<(Role, TurnStatus)> {
@@ -84,7 +93,14 @@ async fn a_message_gets_a_streamed_answer_with_usage_manifest_and_state() {
     assert!(turns[1].content.contains("You said: \"Let's build the login page."), "{}", turns[1].content);
     assert_eq!(turns[1].status, TurnStatus::Complete);
     assert_eq!(turns[1].metadata["finish_reason"], "stop");
-    let deltas: String = f.events.iter().filter_map(|e| match e { AgentEvent::StreamDelta { text, .. } => Some(text.as_str()), _ => None }).collect();
+    let deltas: String = f
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::StreamDelta { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
     assert_eq!(deltas, turns[1].content, "the UI saw exactly what was saved");
     let session = f.store.get_session(&f.session).unwrap();
     assert!(session.prompt_tokens > 0 && session.completion_tokens > 0, "usage totals: {session:?}");
@@ -125,7 +141,14 @@ async fn rate_limits_and_server_errors_are_retried_with_a_countdown() {
     let mut f = fixture().await;
     let out = f.send(&NoTools, "hello [[fault:429x2]]").await.unwrap();
     assert!(matches!(out, Outcome::Done { .. }));
-    let waits: Vec<u64> = f.events.iter().filter_map(|e| match e { AgentEvent::Retrying { wait_ms, .. } => Some(*wait_ms), _ => None }).collect();
+    let waits: Vec<u64> = f
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Retrying { wait_ms, .. } => Some(*wait_ms),
+            _ => None,
+        })
+        .collect();
     assert_eq!(waits, [1000, 1000], "Retry-After: 1 is honoured on each of the two refusals");
     f.events.clear();
     assert!(matches!(f.send(&NoTools, "again [[fault:500x1]]").await.unwrap(), Outcome::Done { .. }));
@@ -151,7 +174,11 @@ async fn a_cut_stream_leaves_an_interrupted_turn_with_the_partial_text() {
     let Outcome::Interrupted { assistant_turn, .. } = out else { panic!("expected an interruption, got {out:?}") };
     let turn = f.store.turns_range(&f.session, assistant_turn, assistant_turn).unwrap().remove(0);
     assert_eq!(turn.status, TurnStatus::Interrupted);
-    assert!(!turn.content.is_empty() && turn.content.starts_with("Demo model here"), "partial text saved: {:?}", turn.content);
+    assert!(
+        !turn.content.is_empty() && turn.content.starts_with("Demo model here"),
+        "partial text saved: {:?}",
+        turn.content
+    );
     assert!(matches!(f.send(&NoTools, "continue").await.unwrap(), Outcome::Done { .. }), "the session continues");
 }
 
@@ -162,7 +189,11 @@ async fn malformed_stream_data_is_saved_as_an_error_turn() {
     assert!(err.to_string().contains("could not be read"), "{err}");
     let turn = f.store.last_turns(&f.session, 1).unwrap().remove(0);
     assert_eq!(turn.status, TurnStatus::Error);
-    assert!(turn.metadata["raw"].as_str().unwrap().contains("this is not json"), "the raw text is kept: {}", turn.metadata);
+    assert!(
+        turn.metadata["raw"].as_str().unwrap().contains("this is not json"),
+        "the raw text is kept: {}",
+        turn.metadata
+    );
     assert!(matches!(f.send(&NoTools, "ok now").await.unwrap(), Outcome::Done { .. }));
 }
 
@@ -235,7 +266,10 @@ async fn delegated_work_streams_back_into_the_conversation() {
     let mut f = delegating_fixture(None).await;
     let out = f.send(&Approver(true), "Please delegate: add refresh tokens in src/auth.py").await.unwrap();
     assert!(matches!(out, Outcome::Done { .. }), "{out:?}");
-    assert_eq!(f.roles_and_status().iter().map(|r| r.0).collect::<Vec<_>>(), [Role::User, Role::Assistant, Role::Tool, Role::Assistant]);
+    assert_eq!(
+        f.roles_and_status().iter().map(|r| r.0).collect::<Vec<_>>(),
+        [Role::User, Role::Assistant, Role::Tool, Role::Assistant]
+    );
     let exec = &f.store.tool_executions(Some(&f.session), "delegate_task", 1).unwrap()[0];
     assert_eq!(exec.approval, Approval::Approved);
     assert!(exec.result.starts_with("Task completed:"), "{}", exec.result);
@@ -245,7 +279,10 @@ async fn delegated_work_streams_back_into_the_conversation() {
     let events = f.store.task_events(&task.task_id).unwrap();
     assert_eq!(events.last().unwrap().event_type, "task_completed");
     assert!(events.iter().filter(|e| e.event_type == "subtask_completed").count() == 3, "every event is archived");
-    assert!(f.events.iter().any(|e| matches!(e, AgentEvent::TaskProgress { event_type, .. } if event_type == "subtask_started")));
+    assert!(f
+        .events
+        .iter()
+        .any(|e| matches!(e, AgentEvent::TaskProgress { event_type, .. } if event_type == "subtask_started")));
     let state = SessionState::from_json(&f.store.get_session(&f.session).unwrap().state);
     assert!(state.files_touched.iter().any(|t| t.path == "src/auth.py"), "{:?}", state.files_touched);
     assert!(state.open_tasks.is_empty(), "a finished task is not open: {:?}", state.open_tasks);
@@ -286,10 +323,14 @@ async fn a_background_delegation_returns_at_once_and_its_result_arrives_later() 
     // pending; following it delivers the result.
     let base = f.settings.orchestrator_url.clone().unwrap();
     let events = &mut f.events;
-    let quick = deliver_pending_tasks(&mut f.store, &f.transport, &base, &f.session, false, &mut |e| events.push(e)).await.unwrap();
+    let quick = deliver_pending_tasks(&mut f.store, &f.transport, &base, &f.session, false, &mut |e| events.push(e))
+        .await
+        .unwrap();
     assert!(quick.is_empty(), "the task was still running: {quick:?}");
     let events = &mut f.events;
-    let delivered = deliver_pending_tasks(&mut f.store, &f.transport, &base, &f.session, true, &mut |e| events.push(e)).await.unwrap();
+    let delivered = deliver_pending_tasks(&mut f.store, &f.transport, &base, &f.session, true, &mut |e| events.push(e))
+        .await
+        .unwrap();
     assert_eq!(delivered.len(), 1);
     let text = &delivered[0].content;
     assert!(text.starts_with("Task completed:") && text.contains("build the docs site"), "{text}");
@@ -297,7 +338,10 @@ async fn a_background_delegation_returns_at_once_and_its_result_arrives_later() 
     assert!(!f.store.task_events(&task.task_id).unwrap().is_empty(), "events archived while re-attached");
     // Nothing left to deliver; the next request shows the result to the model.
     let events = &mut f.events;
-    assert!(deliver_pending_tasks(&mut f.store, &f.transport, &base, &f.session, true, &mut |e| events.push(e)).await.unwrap().is_empty());
+    assert!(deliver_pending_tasks(&mut f.store, &f.transport, &base, &f.session, true, &mut |e| events.push(e))
+        .await
+        .unwrap()
+        .is_empty());
     f.send(&Approver(true), "thanks").await.unwrap();
     let seen = &f.store.manifests(&f.session, 1).unwrap()[0];
     assert!(seen.turn_numbers.contains(&delivered[0].turn_number), "the model saw the delivered result: {seen:?}");
@@ -308,7 +352,14 @@ async fn an_unreachable_endpoint_is_retried_with_backoff_then_reported() {
     let mut f = fixture().await;
     f.settings.provider.base_url = "http://127.0.0.1:9/v1".into();
     let err = f.send(&NoTools, "is anyone there?").await.unwrap_err();
-    let waits: Vec<u64> = f.events.iter().filter_map(|e| match e { AgentEvent::Retrying { wait_ms, .. } => Some(*wait_ms), _ => None }).collect();
+    let waits: Vec<u64> = f
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Retrying { wait_ms, .. } => Some(*wait_ms),
+            _ => None,
+        })
+        .collect();
     assert_eq!(waits, [1000, 2000, 4000], "bounded exponential backoff");
     assert!(matches!(err, Error::Model(_)), "{err}");
     assert_eq!(f.roles_and_status(), [(Role::User, TurnStatus::Complete)], "the message is saved");

@@ -28,12 +28,18 @@ fn start() -> String {
 }
 
 fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder().http_status_as_error(false).timeout_global(Some(Duration::from_secs(30))).build().into()
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(30)))
+        .build()
+        .into()
 }
 
 fn chat(base: &str, text: &str, tools: &[&str]) -> (u16, Option<String>, String) {
-    let tools: Vec<Value> = tools.iter().map(|t| json!({"type": "function", "function": {"name": t, "parameters": {}}})).collect();
-    let body = json!({"model": "demo", "stream": true, "messages": [{"role": "user", "content": text}], "tools": tools});
+    let tools: Vec<Value> =
+        tools.iter().map(|t| json!({"type": "function", "function": {"name": t, "parameters": {}}})).collect();
+    let body =
+        json!({"model": "demo", "stream": true, "messages": [{"role": "user", "content": text}], "tools": tools});
     let mut r = agent().post(&format!("{base}/v1/chat/completions")).send(body.to_string()).unwrap();
     let retry = r.headers().get("retry-after").and_then(|v| v.to_str().ok()).map(str::to_owned);
     (r.status().as_u16(), retry, r.body_mut().read_to_string().unwrap())
@@ -122,7 +128,10 @@ fn the_orchestrator_runs_a_plan_and_reports_it() {
     assert_eq!(status["result"]["files_changed"], json!(["src/auth.py"]));
     // Loom's trap, reproduced: a stream opened after the end only sends keepalives; GET tells the truth.
     let mut r = agent().post(&format!("{base}/tasks")).send(json!({"goal": "please fail this"}).to_string()).unwrap();
-    let id: String = serde_json::from_str::<Value>(&r.body_mut().read_to_string().unwrap()).unwrap()["task_id"].as_str().unwrap().into();
+    let id: String = serde_json::from_str::<Value>(&r.body_mut().read_to_string().unwrap()).unwrap()["task_id"]
+        .as_str()
+        .unwrap()
+        .into();
     assert_eq!(events_until_terminal(&base, &id).last().map(String::as_str), Some("task_failed"));
 }
 
@@ -130,7 +139,10 @@ fn the_orchestrator_runs_a_plan_and_reports_it() {
 fn a_running_task_can_be_cancelled() {
     let base = start();
     let mut r = agent().post(&format!("{base}/tasks")).send(json!({"goal": "slow refactor"}).to_string()).unwrap();
-    let id: String = serde_json::from_str::<Value>(&r.body_mut().read_to_string().unwrap()).unwrap()["task_id"].as_str().unwrap().into();
+    let id: String = serde_json::from_str::<Value>(&r.body_mut().read_to_string().unwrap()).unwrap()["task_id"]
+        .as_str()
+        .unwrap()
+        .into();
     let b = base.clone();
     let i = id.clone();
     let listener = std::thread::spawn(move || events_until_terminal(&b, &i));

@@ -31,7 +31,10 @@ self.addEventListener('fetch', (event) => {
   // the storage worker's files, whose names carry no hash) comes from the network while there is one,
   // so a new build never runs with an old worker; the cache answers when the network is gone.
   const hashed = /-[0-9a-f]{16}(_bg)?\.[a-z]+$/.test(new URL(request.url).pathname);
-  const cached = () => caches.open(CACHE).then((cache) => cache.match(request.mode === 'navigate' ? './' : request));
+  // ignoreVary: the server varies on Origin (CORS), and module scripts are requested with one while the
+  // precache fetched them without; the URL alone names the file.
+  const cached = () =>
+    caches.open(CACHE).then((cache) => cache.match(request.mode === 'navigate' ? './' : request.url, { ignoreVary: true }));
   event.respondWith(
     hashed
       ? cached().then((hit) => hit ?? fetch(request))

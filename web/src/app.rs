@@ -1,6 +1,8 @@
 //! The app shell: header, sidebar and main pane, with the storage worker's state always visible.
 
-use crate::chat::{ApprovalDialog, ChatState, Conversation, SearchDialog, SettingsDialog, Sidebar};
+use crate::chat::{
+    ApprovalDialog, ChatState, Conversation, DeleteDialog, SearchDialog, SessionAction, SettingsDialog, Sidebar,
+};
 use crate::protocol::{Backend, ReadyInfo};
 use leptos::prelude::*;
 
@@ -57,6 +59,13 @@ pub fn App(
         chat.approval.set(None);
         actions::approve(client, call_id, approved);
     });
+    let on_action = Callback::new(move |a: SessionAction| actions::session_action(client, chat, a));
+    // The session list follows changes from any tab, and the "Show archived" switch.
+    Effect::new(move |_| {
+        chat.sessions_stale.track();
+        chat.show_archived.track();
+        actions::reload_sessions(client, chat);
+    });
     let on_save = Callback::new(move |settings: crate::settings::Settings| actions::save_settings(chat, settings));
     actions::load_settings(chat);
     view! {
@@ -81,15 +90,19 @@ pub fn App(
             </header>
             <StorageBanner state=storage />
             <div class="app-body">
-                <Sidebar state=chat on_open=on_open on_new=on_new />
-                <Conversation state=chat on_send=on_send on_stop=on_stop on_retry=on_retry />
+                <Sidebar state=chat on_open=on_open on_new=on_new on_action=on_action />
+                <Conversation state=chat on_send=on_send on_stop=on_stop on_retry=on_retry on_action=on_action
+                    on_cancel_task=Callback::new(move |id: String| actions::cancel_task(client, chat, id))
+                    on_more=Callback::new(move |older: bool| actions::load_more(client, chat, older)) />
             </div>
             <ApprovalDialog state=chat on_answer=on_answer />
+            <DeleteDialog state=chat on_action=on_action />
             <SettingsDialog state=chat on_save=on_save />
             <SearchDialog state=chat on_query=on_query on_open=on_hit />
             <StorageDialog state=chat storage=storage
                 on_export=Callback::new(move |_: ()| actions::export_all(client, chat))
-                on_check=Callback::new(move |_: ()| actions::check_archive(client, chat)) />
+                on_check=Callback::new(move |_: ()| actions::check_archive(client, chat))
+                on_import=Callback::new(move |text: String| actions::import(client, chat, text)) />
         </div>
     }
 }
@@ -158,7 +171,8 @@ pub fn StorageStatus(state: ReadSignal<StorageState>) -> impl IntoView {
 /// A visible warning whenever data would not survive closing the tab.
 #[component]
 pub fn StorageBanner(state: ReadSignal<StorageState>) -> impl IntoView {
-    move || match state.get() {
+    move || {
+        match state.get() {
         StorageState::Ready(ReadyInfo { backend: Backend::Memory { reason }, .. }) => Some(view! {
             <div class="banner warning" role="alert">
                 <strong>"Not saved: "</strong>
@@ -174,6 +188,7 @@ pub fn StorageBanner(state: ReadSignal<StorageState>) -> impl IntoView {
         }.into_any()),
         _ => None,
     }
+    }
 }
 
 /// The storage panel: where the archive lives, whether the browser keeps it, space, export, a check.
@@ -183,6 +198,8 @@ pub fn StorageDialog(
     storage: ReadSignal<StorageState>,
     on_export: Callback<()>,
     on_check: Callback<()>,
+    /// The text of a JSON Lines file the user chose.
+    on_import: Callback<String>,
 ) -> impl IntoView {
     let place = move || match storage.get() {
         StorageState::Ready(ReadyInfo { backend: Backend::Opfs { file }, sqlite_version, .. }) => {
@@ -206,9 +223,16 @@ pub fn StorageDialog(
                     <p class="storage-usage-detail">{move || state.usage.get()}</p>
                     <div class="dialog-actions">
                         <button on:click=move |_| on_export.run(())>"Export all (JSON Lines)"</button>
+                        <label class="button import">
+                            "Import…"
+                            <input type="file" accept=".jsonl,application/x-ndjson,application/json,text/plain"
+                                class="visually-hidden" aria-label="Import an exported archive (JSON Lines)"
+                                on:change=move |ev| read_chosen_file(ev, on_import) />
+                        </label>
                         <button on:click=move |_| on_check.run(())>"Check archive"</button>
                         <button on:click=move |_| close() autofocus>"Close"</button>
                     </div>
+                    <p class="import-result" role="status">{move || state.import_result.get()}</p>
                     <p class="integrity" role="status">{move || state.integrity.get().map(|r| format!("Archive check: {r}"))}</p>
                 </div>
             </div>
@@ -216,11 +240,29 @@ pub fn StorageDialog(
     }
 }
 
+/// Reads the file chosen in an `<input type=file>` as text and hands it on.
+fn read_chosen_file(ev: leptos::ev::Event, then: Callback<String>) {
+    #[cfg(target_arch = "wasm32")]
+    {
+        use wasm_bindgen::JsCast;
+        let Some(input) = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok()) else { return };
+        let Some(file) = input.files().and_then(|f| f.get(0)) else { return };
+        input.set_value(""); // choosing the same file again imports again
+        leptos::task::spawn_local(async move {
+            if let Ok(text) = wasm_bindgen_futures::JsFuture::from(file.text()).await {
+                then.run(text.as_string().unwrap_or_default());
+            }
+        });
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    let _ = (ev, then);
+}
+
 /// What the buttons do: calls into the storage worker, results written into the chat state.
 #[cfg(target_arch = "wasm32")]
 mod actions {
     use super::Storage;
-    use crate::chat::{load_turns_op, turns_of, ChatState, DEFAULT_WORKSPACE};
+    use crate::chat::{load_turns_op, turns_of, ChatState, SessionAction, DEFAULT_WORKSPACE};
     use crate::client::StorageClient;
     use crate::protocol::{Op, Reply};
     use leptos::prelude::*;
@@ -233,7 +275,8 @@ mod actions {
     }
 
     pub async fn refresh_sessions(client: &StorageClient, chat: ChatState) {
-        match client.call(Op::ListSessions { workspace: None }).await {
+        let include_archived = chat.show_archived.get_untracked();
+        match client.call(Op::ListSessions { workspace: None, include_archived }).await {
             Ok(Reply::Sessions { sessions }) => chat.sessions.set(sessions),
             Ok(_) => {}
             Err(e) => chat.notice.set(Some(e.to_string())),
@@ -258,6 +301,7 @@ mod actions {
         chat.current.set(Some(id.clone()));
         chat.notice.set(None);
         chat.focus_turn.set(turn);
+        chat.stick_to_end.set(turn.is_none());
         spawn_local(async move {
             load_session(&client, chat, &id, turn).await;
             if let Some(n) = turn {
@@ -320,6 +364,7 @@ mod actions {
         }
         chat.busy.set(true);
         chat.notice.set(None);
+        chat.tasks.update(|t| t.retain(|t| !t.is_over()));
         request_persistence();
         spawn_local(async move {
             let model = chat.settings.get_untracked().model_settings();
@@ -338,7 +383,9 @@ mod actions {
             // failure before that keeps it, and a new draft typed meanwhile is never touched.
             let result = client.call(op).await;
             match &result {
-                Ok(Reply::Sent { outcome, .. }) if outcome != "done" => chat.notice.set(Some(format!("Reply {outcome}"))),
+                Ok(Reply::Sent { outcome, .. }) if outcome != "done" => {
+                    chat.notice.set(Some(format!("Reply {outcome}")))
+                }
                 Ok(_) => chat.notice.set(None),
                 Err(e) => chat.notice.set(Some(e.to_string())),
             }
@@ -354,6 +401,126 @@ mod actions {
 
     pub fn load_settings(chat: ChatState) {
         chat.settings.set(crate::settings::load());
+    }
+
+    /// Loads the page of turns before (`older`) or after the window, keeping what the user looks at
+    /// where it is on screen.
+    pub fn load_more(c: Client, chat: ChatState, older: bool) {
+        use wasm_bindgen::JsCast;
+        if chat.loading_more.get_untracked() || chat.busy.get_untracked() {
+            return;
+        }
+        let Some(client) = client(c) else { return };
+        let Some(id) = chat.current.get_untracked() else { return };
+        let Some(session) = chat.sessions.get_untracked().into_iter().find(|s| s.id == id) else { return };
+        let Some(op) = chat.turns.with_untracked(|w| crate::chat::page_op(&session, w, older)) else { return };
+        chat.loading_more.set(true);
+        spawn_local(async move {
+            if let Ok(Reply::Turns { turns }) = client.call(op).await {
+                if chat.current.get_untracked().as_deref() == Some(id.as_str()) {
+                    // Anchor: a turn that stays in the window; after the change it is put back where it was.
+                    let anchor =
+                        chat.turns.with_untracked(|w| if older { w.first() } else { w.last() }.map(|t| t.turn_number));
+                    let list = document().query_selector(".turns").ok().flatten();
+                    let top_of = |n: i64| {
+                        document()
+                            .query_selector(&format!(".turn[data-turn=\"{n}\"]"))
+                            .ok()
+                            .flatten()
+                            .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+                            .map(|e| e.offset_top())
+                    };
+                    let before = anchor.and_then(top_of);
+                    chat.turns.update(|w| crate::chat::merge_page(w, turns, older, crate::chat::VISIBLE_TURNS));
+                    leptos::task::tick().await;
+                    if let (Some(list), Some(before), Some(after)) = (list, before, anchor.and_then(top_of)) {
+                        list.set_scroll_top(list.scroll_top() + after - before);
+                    }
+                }
+            }
+            chat.loading_more.set(false);
+        });
+    }
+
+    pub fn cancel_task(c: Client, chat: ChatState, task_id: String) {
+        let Some(client) = client(c) else { return };
+        let orchestrator_url = chat.settings.get_untracked().model_settings().orchestrator_url;
+        spawn_local(async move {
+            if let Err(e) = client.call(Op::CancelTask { task_id, orchestrator_url }).await {
+                chat.notice.set(Some(e.to_string()));
+            }
+        });
+    }
+
+    pub fn reload_sessions(c: Client, chat: ChatState) {
+        let Some(client) = client(c) else { return };
+        spawn_local(async move { refresh_sessions(&client, chat).await });
+    }
+
+    /// Rename, fork, export, archive or delete a session (deleting asks first).
+    pub fn session_action(c: Client, chat: ChatState, action: SessionAction) {
+        let Some(client) = client(c) else { return };
+        if let SessionAction::Delete { id, confirmed: false } = &action {
+            let session = chat.sessions.get_untracked().into_iter().find(|s| &s.id == id);
+            chat.confirm_delete.set(session);
+            return;
+        }
+        spawn_local(async move {
+            let (op, what) = match &action {
+                SessionAction::Rename { id, title } => {
+                    (Op::RenameSession { session_id: id.clone(), title: title.clone() }, "rename the session")
+                }
+                SessionAction::Fork { id, at_turn } => {
+                    (Op::ForkSession { session_id: id.clone(), at_turn: *at_turn }, "fork the session")
+                }
+                SessionAction::Export { id } => (Op::ExportSession { session_id: id.clone() }, "export the session"),
+                SessionAction::Archive { id, archived } => {
+                    (Op::ArchiveSession { session_id: id.clone(), archived: *archived }, "archive the session")
+                }
+                SessionAction::Delete { id, .. } => {
+                    (Op::DeleteSession { session_id: id.clone() }, "delete the session")
+                }
+            };
+            match client.call(op).await {
+                Ok(Reply::Session { session }) if matches!(action, SessionAction::Fork { .. }) => {
+                    refresh_sessions(&client, chat).await;
+                    open_session(c, chat, session.id, None);
+                }
+                Ok(Reply::Text { text }) => {
+                    let name = format!("cowork-session-{}.jsonl", export_name_date());
+                    if let Err(e) = download("application/x-ndjson", &name, &text) {
+                        chat.notice.set(Some(format!("The export could not be downloaded: {e}")));
+                    }
+                }
+                Ok(_) => {
+                    if let SessionAction::Archive { id, archived: true } = &action {
+                        if chat.current.get_untracked().as_deref() == Some(id.as_str())
+                            && !chat.show_archived.get_untracked()
+                        {
+                            chat.current.set(None);
+                            chat.turns.set(Vec::new());
+                        }
+                    }
+                }
+                Err(e) => chat.notice.set(Some(format!("Could not {what}: {e}"))),
+            }
+        });
+    }
+
+    /// Imports a JSON Lines export: all of it or (naming the bad line) nothing.
+    pub fn import(c: Client, chat: ChatState, text: String) {
+        let Some(client) = client(c) else { return };
+        chat.import_result.set(Some("importing…".into()));
+        spawn_local(async move {
+            let result = match client.call(Op::Import { text }).await {
+                Ok(Reply::Text { text }) => text,
+                Ok(_) => "done".into(),
+                Err(e) => format!("Nothing was imported: {e}"),
+            };
+            chat.import_result.set(Some(result));
+            refresh_sessions(&client, chat).await;
+            refresh_usage(chat).await;
+        });
     }
 
     pub fn save_settings(chat: ChatState, settings: crate::settings::Settings) {
@@ -394,8 +561,11 @@ mod actions {
     }
 
     fn export_name() -> String {
-        let date: String = String::from(js_sys::Date::new_0().to_iso_string()).chars().take(10).collect();
-        format!("cowork-archive-{date}.jsonl")
+        format!("cowork-archive-{}.jsonl", export_name_date())
+    }
+
+    fn export_name_date() -> String {
+        String::from(js_sys::Date::new_0().to_iso_string()).chars().take(10).collect()
     }
 
     /// Offers `text` as a file download.
@@ -485,6 +655,11 @@ mod actions {
     type Client = StoredValue<Storage, LocalStorage>;
 
     pub fn open_session(_: Client, _: ChatState, _: String, _: Option<i64>) {}
+    pub fn reload_sessions(_: Client, _: ChatState) {}
+    pub fn cancel_task(_: Client, _: ChatState, _: String) {}
+    pub fn load_more(_: Client, _: ChatState, _: bool) {}
+    pub fn session_action(_: Client, _: ChatState, _: crate::chat::SessionAction) {}
+    pub fn import(_: Client, _: ChatState, _: String) {}
     pub fn search(_: Client, _: ChatState, _: String) {}
     pub fn export_all(_: Client, _: ChatState) {}
     pub fn check_archive(_: Client, _: ChatState) {}

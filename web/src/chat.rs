@@ -6,8 +6,12 @@ use crate::settings::{validate, Settings};
 use cowork_core::{Role, SearchHit, Session, Turn, TurnStatus};
 use leptos::prelude::*;
 
-/// How many of a session's newest turns the conversation shows (the DOM stays bounded).
+/// The most turns the conversation holds in the DOM at once, however long the session.
 pub const VISIBLE_TURNS: usize = 200;
+/// How many turns opening a session loads (its end, or around the turn a search hit names).
+pub const OPEN_TURNS: usize = 100;
+/// How many turns scrolling past either edge of the window loads.
+pub const PAGE_TURNS: usize = 50;
 /// The workspace new sessions go to until the user picks one.
 pub const DEFAULT_WORKSPACE: &str = "default";
 
@@ -37,6 +41,41 @@ pub struct ChatState {
     pub storage_open: RwSignal<bool>,
     /// The last archive check's result ("ok", or what is wrong).
     pub integrity: RwSignal<Option<String>>,
+    /// Bumped whenever the session list changed elsewhere (rename, fork, archive, delete, import).
+    pub sessions_stale: RwSignal<u64>,
+    /// The sidebar's filter text.
+    pub filter: RwSignal<String>,
+    /// Whether archived sessions are listed too.
+    pub show_archived: RwSignal<bool>,
+    /// The session whose actions menu is open.
+    pub menu: RwSignal<Option<String>>,
+    /// The session being renamed in place.
+    pub renaming: RwSignal<Option<String>>,
+    /// The session waiting for the user to confirm its deletion.
+    pub confirm_delete: RwSignal<Option<Session>>,
+    /// What the last import did.
+    pub import_result: RwSignal<Option<String>>,
+    /// Delegated tasks of this tab's replies, with their live checklists (newest last).
+    pub tasks: RwSignal<Vec<LiveTask>>,
+    /// Whether the conversation follows its end as turns arrive (the user has not scrolled away).
+    pub stick_to_end: RwSignal<bool>,
+    /// A page of older or newer turns is being loaded.
+    pub loading_more: RwSignal<bool>,
+}
+
+/// A delegated task as the checklist card shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveTask {
+    pub task_id: String,
+    pub goal: String,
+    pub status: String,
+    pub checklist: Vec<cowork_core::orchestrator::ChecklistItem>,
+}
+
+impl LiveTask {
+    pub fn is_over(&self) -> bool {
+        cowork_core::orchestrator::is_terminal_status(&self.status)
+    }
 }
 
 impl ChatState {
@@ -59,6 +98,16 @@ impl ChatState {
             usage: RwSignal::new(String::new()),
             storage_open: RwSignal::new(false),
             integrity: RwSignal::new(None),
+            sessions_stale: RwSignal::new(0),
+            filter: RwSignal::new(String::new()),
+            show_archived: RwSignal::new(false),
+            menu: RwSignal::new(None),
+            renaming: RwSignal::new(None),
+            confirm_delete: RwSignal::new(None),
+            import_result: RwSignal::new(None),
+            tasks: RwSignal::new(Vec::new()),
+            stick_to_end: RwSignal::new(true),
+            loading_more: RwSignal::new(false),
         }
     }
 }
@@ -69,48 +118,224 @@ impl Default for ChatState {
     }
 }
 
-/// The sidebar: New session and the sessions, most recent first.
+/// What the user asked to do with a session from the sidebar (or a turn, for a fork).
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionAction {
+    Rename {
+        id: String,
+        title: String,
+    },
+    /// A new session with the turns up to and including `at_turn`.
+    Fork {
+        id: String,
+        at_turn: i64,
+    },
+    Export {
+        id: String,
+    },
+    Archive {
+        id: String,
+        archived: bool,
+    },
+    /// Asks first (see [`DeleteDialog`]); `confirmed` once the user said yes.
+    Delete {
+        id: String,
+        confirmed: bool,
+    },
+}
+
+/// The sidebar: New session, a filter, and the sessions, most recent first, each with its actions.
 #[component]
-pub fn Sidebar(state: ChatState, on_open: Callback<String>, on_new: Callback<()>) -> impl IntoView {
+pub fn Sidebar(
+    state: ChatState,
+    on_open: Callback<String>,
+    on_new: Callback<()>,
+    on_action: Callback<SessionAction>,
+) -> impl IntoView {
+    let shown = move || {
+        let filter = state.filter.get();
+        state.sessions.get().into_iter().filter(|s| session_matches(s, &filter)).collect::<Vec<_>>()
+    };
     view! {
         <nav class="sidebar" class:open=move || state.sidebar_open.get() aria-label="Sessions">
             <button class="new-session" on:click=move |_| on_new.run(())>"+ New session"</button>
+            <input class="session-filter" type="search" placeholder="Filter sessions" aria-label="Filter sessions"
+                prop:value=move || state.filter.get()
+                on:input=move |ev| state.filter.set(event_target_value(&ev)) />
             <Show
-                when=move || !state.sessions.get().is_empty()
-                fallback=|| view! { <p class="sidebar-empty">"No sessions yet. Say hello to start one."</p> }
+                when=move || !shown().is_empty()
+                fallback=move || {
+                    let text = if state.filter.get().is_empty() {
+                        "No sessions yet. Say hello to start one."
+                    } else {
+                        "No session matches the filter."
+                    };
+                    view! { <p class="sidebar-empty">{text}</p> }
+                }
             >
                 <ul class="session-list">
                     <For
-                        each=move || state.sessions.get()
-                        key=|s| (s.id.clone(), s.turn_count, s.title.clone())
-                        children=move |s: Session| {
-                            let id = s.id.clone();
-                            let active = {
-                                let id = id.clone();
-                                move || state.current.get().as_deref() == Some(id.as_str())
-                            };
-                            let title = if s.title.is_empty() { "Untitled session".to_owned() } else { s.title.clone() };
-                            view! {
-                                <li>
-                                    <button class="session" class:active=active on:click=move |_| on_open.run(id.clone())>
-                                        <span class="session-title">{title}</span>
-                                        <span class="session-meta">
-                                            {format!("{} · {} turns", s.workspace, s.turn_count)}
-                                        </span>
-                                    </button>
-                                </li>
-                            }
-                        }
+                        each=shown
+                        key=|s| (s.id.clone(), s.turn_count, s.title.clone(), s.is_archived, s.last_active_at)
+                        children=move |s: Session| view! { <SessionRow s=s state=state on_open=on_open on_action=on_action /> }
                     />
                 </ul>
             </Show>
+            <label class="show-archived">
+                <input type="checkbox" prop:checked=move || state.show_archived.get()
+                    on:change=move |ev| state.show_archived.set(event_target_checked(&ev)) />
+                " Show archived"
+            </label>
         </nav>
     }
 }
 
+/// One session in the sidebar: open it, or (from its menu) rename, fork, export, archive, delete.
+#[component]
+fn SessionRow(
+    s: Session,
+    state: ChatState,
+    on_open: Callback<String>,
+    on_action: Callback<SessionAction>,
+) -> impl IntoView {
+    let id = StoredValue::new(s.id.clone());
+    let active = move || state.current.get().as_deref() == Some(id.get_value().as_str());
+    let title = if s.title.is_empty() { "Untitled session".to_owned() } else { s.title.clone() };
+    let meta = format!(
+        "{} · {} turns · {}",
+        s.workspace,
+        s.turn_count,
+        relative_time(cowork_core::now_ms(), s.last_active_at)
+    );
+    let menu_open = move || state.menu.get().as_deref() == Some(id.get_value().as_str());
+    let renaming = move || state.renaming.get().as_deref() == Some(id.get_value().as_str());
+    let (archived, turns, label) = (s.is_archived, s.turn_count, title.clone());
+    let act = move |a: SessionAction| {
+        state.menu.set(None);
+        on_action.run(a)
+    };
+    let rename_key = move |ev: web_sys::KeyboardEvent| match ev.key().as_str() {
+        "Enter" => {
+            ev.prevent_default();
+            state.renaming.set(None);
+            act(SessionAction::Rename { id: id.get_value(), title: event_target_value(&ev) });
+        }
+        "Escape" => state.renaming.set(None),
+        _ => {}
+    };
+    let title_for_input = title.clone();
+    view! {
+        <li class="session-row" class:archived=archived>
+            <Show
+                when=renaming
+                fallback=move || {
+                    let title = title.clone();
+                    let meta = meta.clone();
+                    view! {
+                        <button class="session" class:active=active on:click=move |_| on_open.run(id.get_value())>
+                            <span class="session-title">{title}</span>
+                            <span class="session-meta">
+                                {meta}
+                                {archived.then(|| view! { <span class="badge">"archived"</span> })}
+                            </span>
+                        </button>
+                    }
+                }
+            >
+                <input class="rename" aria-label="Session name" value=title_for_input.clone() autofocus
+                    on:keydown=rename_key on:blur=move |_| state.renaming.set(None) />
+            </Show>
+            <button class="session-menu-button" aria-label=format!("Actions for {label}") aria-haspopup="menu"
+                aria-expanded=move || menu_open().to_string()
+                on:click=move |_| state.menu.update(|m| *m = if menu_open() { None } else { Some(id.get_value()) })>"⋯"</button>
+            <Show when=menu_open>
+                <div class="session-menu" role="menu"
+                    on:keydown=move |ev: web_sys::KeyboardEvent| if ev.key() == "Escape" { state.menu.set(None) }>
+                    <button role="menuitem" on:click=move |_| { state.menu.set(None); state.renaming.set(Some(id.get_value())) }>"Rename"</button>
+                    <button role="menuitem" on:click=move |_| act(SessionAction::Fork { id: id.get_value(), at_turn: turns })>"Fork"</button>
+                    <button role="menuitem" on:click=move |_| act(SessionAction::Export { id: id.get_value() })>"Export"</button>
+                    <button role="menuitem" on:click=move |_| act(SessionAction::Archive { id: id.get_value(), archived: !archived })>
+                        {if archived { "Unarchive" } else { "Archive" }}
+                    </button>
+                    <button role="menuitem" class="danger" on:click=move |_| act(SessionAction::Delete { id: id.get_value(), confirmed: false })>"Delete…"</button>
+                </div>
+            </Show>
+        </li>
+    }
+}
+
+/// Asks before a session is deleted for good.
+#[component]
+pub fn DeleteDialog(state: ChatState, on_action: Callback<SessionAction>) -> impl IntoView {
+    let cancel = move || state.confirm_delete.set(None);
+    move || {
+        state.confirm_delete.get().map(|s| {
+            let id = s.id.clone();
+            let title = if s.title.is_empty() { "Untitled session".to_owned() } else { s.title.clone() };
+            view! {
+                <div class="overlay" on:click=move |_| cancel()>
+                    <div class="dialog confirm" role="alertdialog" aria-modal="true" aria-label="Delete session"
+                        on:click=|ev: web_sys::MouseEvent| ev.stop_propagation()
+                        on:keydown=move |ev: web_sys::KeyboardEvent| if ev.key() == "Escape" { cancel() }>
+                        <h2>{format!("Delete \u{201c}{title}\u{201d}?")}</h2>
+                        <p>{format!(
+                            "Its {} turns are removed from this browser for good. Export it first if you may need it again; \
+                             archiving hides it without deleting.",
+                            s.turn_count
+                        )}</p>
+                        <div class="dialog-actions">
+                            <button class="danger" on:click=move |_| {
+                                state.confirm_delete.set(None);
+                                on_action.run(SessionAction::Delete { id: id.clone(), confirmed: true })
+                            }>"Delete"</button>
+                            <button on:click=move |_| cancel() autofocus>"Cancel"</button>
+                        </div>
+                    </div>
+                </div>
+            }
+        })
+    }
+}
+
+/// Whether a session matches the sidebar filter (title, workspace or model; any case).
+pub fn session_matches(s: &Session, filter: &str) -> bool {
+    let f = filter.trim().to_lowercase();
+    f.is_empty() || [&s.title, &s.workspace, &s.model].iter().any(|x| x.to_lowercase().contains(&f))
+}
+
+/// "just now", "5 min ago", "3 h ago", "yesterday", "4 days ago", or the date.
+pub fn relative_time(now_ms: i64, then_ms: i64) -> String {
+    let mins = (now_ms - then_ms).max(0) / 60_000;
+    match mins {
+        0 => "just now".into(),
+        1..=59 => format!("{mins} min ago"),
+        60..=1439 => format!("{} h ago", mins / 60),
+        1440..=2879 => "yesterday".into(),
+        2880..=10079 => format!("{} days ago", mins / 1440),
+        _ => {
+            let date = js_date(then_ms);
+            date.unwrap_or_else(|| format!("{} weeks ago", mins / 10080))
+        }
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+fn js_date(ms: i64) -> Option<String> {
+    Some(
+        String::from(js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(ms as f64)).to_iso_string())
+            .chars()
+            .take(10)
+            .collect(),
+    )
+}
+#[cfg(not(target_arch = "wasm32"))]
+fn js_date(_ms: i64) -> Option<String> {
+    None
+}
+
 /// One turn of the conversation, rendered as text (never as HTML).
 #[component]
-fn TurnView(turn: Turn, state: ChatState) -> impl IntoView {
+fn TurnView(turn: Turn, state: ChatState, on_action: Callback<SessionAction>) -> impl IntoView {
     let n = turn.turn_number;
     let role = turn.role.as_str();
     let status = turn.status;
@@ -157,7 +382,16 @@ fn TurnView(turn: Turn, state: ChatState) -> impl IntoView {
     };
     view! {
         <article class="turn" class:focused=move || state.focus_turn.get() == Some(n) data-role=role data-turn=n>
-            <header class="turn-head"><span class="who">{role}</span>{badge}</header>
+            <header class="turn-head">
+                <span class="who">{role}</span>
+                {badge}
+                <button class="turn-action" title="A new session with the conversation up to here"
+                    on:click=move |_| {
+                        if let Some(id) = state.current.get_untracked() {
+                            on_action.run(SessionAction::Fork { id, at_turn: n })
+                        }
+                    }>"Fork from here"</button>
+            </header>
             {body}
             {calls}
         </article>
@@ -172,11 +406,40 @@ pub fn Conversation(
     on_stop: Callback<()>,
     /// Retry/Continue after an interrupted or failed reply.
     on_retry: Callback<()>,
+    /// Fork at a turn.
+    on_action: Callback<SessionAction>,
+    /// Cancel a delegated task (by id).
+    on_cancel_task: Callback<String>,
+    /// Load the page of turns before (`true`) or after the window.
+    on_more: Callback<bool>,
 ) -> impl IntoView {
+    let list = NodeRef::<leptos::html::Div>::new();
+    // Follow the end while the user is there: new turns and streamed text stay in view.
+    Effect::new(move |_| {
+        state.turns.track();
+        state.streaming.track();
+        if state.stick_to_end.get_untracked() {
+            if let Some(el) = list.get_untracked() {
+                el.set_scroll_top(el.scroll_height());
+            }
+        }
+    });
+    let on_scroll = move |_| {
+        let Some(el) = list.get_untracked() else { return };
+        let below = el.scroll_height() - el.scroll_top() - el.client_height();
+        state.stick_to_end.set(below < 48);
+        if el.scroll_top() < 400 {
+            on_more.run(true);
+        } else if below < 400 {
+            on_more.run(false);
+        }
+    };
     let can_retry = move || {
         !state.busy.get()
             && state.turns.with(|t| {
-                t.last().is_some_and(|t| t.role == Role::User || (t.role == Role::Assistant && t.status != TurnStatus::Complete))
+                t.last().is_some_and(|t| {
+                    t.role == Role::User || (t.role == Role::Assistant && t.status != TurnStatus::Complete)
+                })
             })
     };
     let send_on_enter = move |ev: web_sys::KeyboardEvent| {
@@ -187,7 +450,7 @@ pub fn Conversation(
     };
     view! {
         <main class="conversation">
-            <div class="turns" aria-live="polite">
+            <div class="turns" aria-live="polite" node_ref=list on:scroll=on_scroll>
                 <Show when=move || state.turns.get().is_empty()>
                     <div class="welcome">
                         <h2>"A workspace that never forgets"</h2>
@@ -197,9 +460,10 @@ pub fn Conversation(
                 <For
                     each=move || state.turns.get()
                     key=|t| (t.id, t.status, t.content.len())
-                    children=move |t: Turn| view! { <TurnView turn=t state=state /> }
+                    children=move |t: Turn| view! { <TurnView turn=t state=state on_action=on_action /> }
                 />
             </div>
+            <TaskCards state=state on_cancel=on_cancel_task />
             <Show when=can_retry>
                 <div class="retry-bar">
                     <span>"The last reply did not complete."</span>
@@ -227,6 +491,54 @@ pub fn Conversation(
                 </Show>
             </form>
         </main>
+    }
+}
+
+/// Delegated tasks as live checklists: goal, status, each step as it goes, and Cancel while running.
+#[component]
+fn TaskCards(state: ChatState, on_cancel: Callback<String>) -> impl IntoView {
+    view! {
+        <For
+            each=move || state.tasks.get()
+            key=|t| (t.task_id.clone(), t.status.clone(), t.checklist.clone())
+            children=move |t: LiveTask| {
+                let over = t.is_over();
+                let id = t.task_id.clone();
+                let steps: Vec<_> = t
+                    .checklist
+                    .iter()
+                    .map(|i| {
+                        let mark = match i.status.as_str() {
+                            "completed" | "success" => "✓",
+                            "failed" => "✗",
+                            "running" | "started" | "retrying" => "●",
+                            "skipped" | "cancelled" => "–",
+                            _ => "○",
+                        };
+                        view! {
+                            <li class="task-step" data-status=i.status.clone()>
+                                <span class="mark" aria-hidden="true">{mark}</span>
+                                <span class="label">{i.label.clone()}</span>
+                                <span class="visually-hidden">{format!(" ({})", i.status)}</span>
+                                {i.detail.clone().map(|d| view! { <span class="detail">{d}</span> })}
+                            </li>
+                        }
+                    })
+                    .collect();
+                view! {
+                    <section class="task-card" data-status=t.status.clone() aria-label="Delegated task">
+                        <header>
+                            <span class="task-goal">{format!("Delegated: {}", t.goal)}</span>
+                            <span class="badge task-status">{t.status.clone()}</span>
+                            {(!over).then(|| view! {
+                                <button class="task-cancel" on:click=move |_| on_cancel.run(id.clone())>"Cancel task"</button>
+                            })}
+                        </header>
+                        <ol class="task-steps">{steps}</ol>
+                    </section>
+                }
+            }
+        />
     }
 }
 
@@ -265,14 +577,38 @@ pub fn apply_event(state: ChatState, request: u64, event: &Event) {
         Event::Retrying { wait_ms, reason, .. } => {
             state.notice.set(Some(format!("{reason} Retrying in {} s…", wait_ms.div_ceil(1000))))
         }
-        Event::TaskProgress { task_id, event_type, status } => {
-            state.notice.set(Some(format!("Delegated task {task_id}: {} ({status})", event_type.replace('_', " "))))
-        }
+        Event::TaskProgress { task_id, status, goal, checklist, .. } => state.tasks.update(|tasks| {
+            let task = LiveTask {
+                task_id: task_id.clone(),
+                goal: goal.clone(),
+                status: status.clone(),
+                checklist: checklist.clone(),
+            };
+            match tasks.iter_mut().find(|t| &t.task_id == task_id) {
+                // A status-only event (no plan yet) keeps the checklist already shown.
+                Some(t) if task.checklist.is_empty() => t.status = task.status,
+                Some(t) => *t = task,
+                None => tasks.push(task),
+            }
+        }),
         Event::ApprovalNeeded { call_id, name, arguments } => {
             state.approval.set(Some((call_id.clone(), name.clone(), arguments.clone())))
         }
         Event::Error { message } => state.notice.set(Some(message.clone())),
+        Event::SessionsChanged { .. } => sessions_changed(state, event),
     }
+}
+
+/// The session list is out of date; a deleted session that is open closes.
+fn sessions_changed(state: ChatState, event: &Event) {
+    if let Event::SessionsChanged { deleted: Some(id) } = event {
+        state.sessions.update(|s| s.retain(|x| &x.id != id));
+        if state.current.get_untracked().as_deref() == Some(id.as_str()) {
+            state.current.set(None);
+            state.turns.set(Vec::new());
+        }
+    }
+    state.sessions_stale.update(|n| *n += 1);
 }
 
 /// A change made elsewhere (another tab): show the turn if its session is open, and keep the session
@@ -306,6 +642,7 @@ fn apply_change(state: ChatState, event: &Event) {
                 }
             });
         }
+        Event::SessionsChanged { .. } => sessions_changed(state, event),
         _ => {}
     }
 }
@@ -321,10 +658,39 @@ pub fn turns_of(reply: &Reply) -> Option<Vec<Turn>> {
 /// The operation that loads the visible turns of a session: its newest, or those around `around`.
 pub fn load_turns_op(session: &Session, around: Option<i64>) -> Op {
     let offset = match around {
-        Some(n) => (n as usize).saturating_sub(VISIBLE_TURNS / 2 + 1),
-        None => (session.turn_count as usize).saturating_sub(VISIBLE_TURNS),
+        Some(n) => (n as usize).saturating_sub(OPEN_TURNS / 2 + 1),
+        None => (session.turn_count as usize).saturating_sub(OPEN_TURNS),
     };
-    Op::GetTurns { session_id: session.id.clone(), offset, limit: VISIBLE_TURNS }
+    Op::GetTurns { session_id: session.id.clone(), offset, limit: OPEN_TURNS }
+}
+
+/// The operation that loads the page before (`older`) or after the window, or `None` at that end.
+pub fn page_op(session: &Session, window: &[Turn], older: bool) -> Option<Op> {
+    let (first, last) = (window.first()?.turn_number, window.last()?.turn_number);
+    let (offset, limit) = if older {
+        let start = (first - 1 - PAGE_TURNS as i64).max(0);
+        (start, first - 1 - start)
+    } else {
+        (last, (session.turn_count - last).min(PAGE_TURNS as i64))
+    };
+    (limit > 0).then(|| Op::GetTurns { session_id: session.id.clone(), offset: offset as usize, limit: limit as usize })
+}
+
+/// Puts a page of turns into the window, in front (`older`) or behind, and trims the far side so the
+/// window never holds more than `max` turns.
+pub fn merge_page(window: &mut Vec<Turn>, page: Vec<Turn>, older: bool, max: usize) {
+    if older {
+        let first = window.first().map_or(i64::MAX, |t| t.turn_number);
+        let mut merged: Vec<Turn> = page.into_iter().filter(|t| t.turn_number < first).collect();
+        merged.append(window);
+        merged.truncate(max);
+        *window = merged;
+    } else {
+        let last = window.last().map_or(i64::MIN, |t| t.turn_number);
+        window.extend(page.into_iter().filter(|t| t.turn_number > last));
+        let excess = window.len().saturating_sub(max);
+        window.drain(..excess);
+    }
 }
 
 /// Splits a snippet into (text, is_match) pieces at the highlight byte ranges.
@@ -464,9 +830,19 @@ pub fn SettingsDialog(state: ChatState, on_save: Callback<Settings>) -> impl Int
         }
     });
     let error_for = move |field: &'static str| {
-        move || errors.get().iter().find(|e: &&crate::settings::FieldError| e.field == field).map(|e| view! { <span class="field-error">{e.message.clone()}</span> })
+        move || {
+            errors
+                .get()
+                .iter()
+                .find(|e: &&crate::settings::FieldError| e.field == field)
+                .map(|e| view! { <span class="field-error">{e.message.clone()}</span> })
+        }
     };
-    let text = move |label: &'static str, field: &'static str, get: fn(&Settings) -> String, set: fn(&mut Settings, String), kind: &'static str| {
+    let text = move |label: &'static str,
+                     field: &'static str,
+                     get: fn(&Settings) -> String,
+                     set: fn(&mut Settings, String),
+                     kind: &'static str| {
         view! {
             <label class="field">
                 <span>{label}</span>
@@ -475,7 +851,10 @@ pub fn SettingsDialog(state: ChatState, on_save: Callback<Settings>) -> impl Int
             </label>
         }
     };
-    let number = move |label: &'static str, field: &'static str, get: fn(&Settings) -> i64, set: fn(&mut Settings, i64)| {
+    let number = move |label: &'static str,
+                       field: &'static str,
+                       get: fn(&Settings) -> i64,
+                       set: fn(&mut Settings, i64)| {
         view! {
             <label class="field">
                 <span>{label}</span>
@@ -533,16 +912,95 @@ pub fn human_bytes(bytes: f64) -> String {
         v /= 1000.0;
         unit += 1;
     }
-    if unit == 0 || v >= 100.0 { format!("{v:.0} {}", UNITS[unit]) } else { format!("{v:.1} {}", UNITS[unit]) }
+    if unit == 0 || v >= 100.0 {
+        format!("{v:.0} {}", UNITS[unit])
+    } else {
+        format!("{v:.1} {}", UNITS[unit])
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{highlight_pieces, human_bytes};
+    use super::*;
+
+    fn turns(range: std::ops::RangeInclusive<i64>) -> Vec<Turn> {
+        range
+            .map(|n| {
+                serde_json::from_value(serde_json::json!({
+                    "id": n, "session_id": "s", "turn_number": n, "role": "user", "content": format!("turn {n}"),
+                    "tool_calls": [], "tool_call_id": null, "tool_name": null, "token_count": 1, "created_at": 0,
+                    "status": "complete", "metadata": {}
+                }))
+                .unwrap()
+            })
+            .collect()
+    }
+
+    fn numbers(window: &[Turn]) -> (i64, i64, usize) {
+        (window[0].turn_number, window.last().unwrap().turn_number, window.len())
+    }
+
+    #[test]
+    fn scrolling_a_long_session_keeps_a_bounded_window() {
+        let session = Session { turn_count: 10_000, ..session("s", "", "", "") };
+        let mut window = turns(9_901..=10_000);
+        assert_eq!(page_op(&session, &window, false), None, "the end is loaded: nothing newer");
+        // Up: pages of older turns come in front; past the bound, the newest leave.
+        for _ in 0..3 {
+            let Some(Op::GetTurns { offset, limit, .. }) = page_op(&session, &window, true) else { panic!() };
+            merge_page(&mut window, turns(offset as i64 + 1..=(offset + limit) as i64), true, VISIBLE_TURNS);
+        }
+        assert_eq!(numbers(&window), (9_751, 9_950, VISIBLE_TURNS));
+        // Down again: newer pages come behind, the oldest leave, and the end is reached.
+        while let Some(Op::GetTurns { offset, limit, .. }) = page_op(&session, &window, false) {
+            merge_page(&mut window, turns(offset as i64 + 1..=(offset + limit) as i64), false, VISIBLE_TURNS);
+        }
+        assert_eq!(numbers(&window), (9_801, 10_000, VISIBLE_TURNS));
+        // At the very top the first page is short, and then there is nothing older.
+        let mut top = turns(30..=229);
+        let Some(Op::GetTurns { offset, limit, .. }) = page_op(&session, &top, true) else { panic!() };
+        assert_eq!((offset, limit), (0, 29));
+        merge_page(&mut top, turns(1..=29), true, VISIBLE_TURNS);
+        assert_eq!(numbers(&top), (1, 200, VISIBLE_TURNS));
+        assert_eq!(page_op(&session, &top, true), None);
+        // A page that overlaps the window (a turn arrived meanwhile) adds no duplicates.
+        let mut w = turns(1..=10);
+        merge_page(&mut w, turns(8..=12), false, VISIBLE_TURNS);
+        assert_eq!(numbers(&w), (1, 12, 12));
+    }
+
+    #[test]
+    fn times_read_naturally() {
+        let now = 1_000_000_000_000;
+        assert_eq!(relative_time(now, now + 5_000), "just now", "a clock a little ahead is not the future");
+        assert_eq!(relative_time(now, now - 5 * 60_000), "5 min ago");
+        assert_eq!(relative_time(now, now - 3 * 3_600_000), "3 h ago");
+        assert_eq!(relative_time(now, now - 30 * 3_600_000), "yesterday");
+        assert_eq!(relative_time(now, now - 4 * 86_400_000), "4 days ago");
+    }
+
+    fn session(id: &str, title: &str, workspace: &str, model: &str) -> Session {
+        serde_json::from_value(serde_json::json!({
+            "id": id, "workspace": workspace, "title": title, "model": model, "system_prompt": "", "created_at": 0,
+            "last_active_at": 0, "turn_count": 0, "prompt_tokens": 0, "completion_tokens": 0, "state": {},
+            "parent_session_id": null, "fork_turn": null, "is_archived": false
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_filter_looks_at_title_workspace_and_model() {
+        let s = session("s", "Fix the Login bug", "backend", "demo");
+        assert!(session_matches(&s, ""));
+        assert!(session_matches(&s, " login "));
+        assert!(session_matches(&s, "BACKEND"));
+        assert!(!session_matches(&s, "frontend"));
+    }
 
     #[test]
     fn bytes_read_naturally() {
-        let cases = [(0.0, "0 B"), (999.0, "999 B"), (1_234.0, "1.2 KB"), (812_000.0, "812 KB"), (9_800_000_000.0, "9.8 GB")];
+        let cases =
+            [(0.0, "0 B"), (999.0, "999 B"), (1_234.0, "1.2 KB"), (812_000.0, "812 KB"), (9_800_000_000.0, "9.8 GB")];
         for (n, want) in cases {
             assert_eq!(human_bytes(n), want, "{n}");
         }
@@ -551,7 +1009,10 @@ mod tests {
     #[test]
     fn highlights_split_the_snippet() {
         let pieces = highlight_pieces("see rotate_refresh_token_v2 now", &[(4, 27)]);
-        assert_eq!(pieces, [("see ".to_owned(), false), ("rotate_refresh_token_v2".to_owned(), true), (" now".to_owned(), false)]);
+        assert_eq!(
+            pieces,
+            [("see ".to_owned(), false), ("rotate_refresh_token_v2".to_owned(), true), (" now".to_owned(), false)]
+        );
         // Out-of-range or mid-character ranges are ignored rather than panicking.
         assert_eq!(highlight_pieces("héllo", &[(2, 3), (9, 12)]), [("héllo".to_owned(), false)]);
     }

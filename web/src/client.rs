@@ -156,7 +156,8 @@ impl Inner {
 
     fn post(&self, req: &Request) -> Result<(), StorageError> {
         let worker = self.worker.borrow();
-        let worker = worker.as_ref().ok_or_else(|| StorageError::Unavailable("the storage worker is not running".into()))?;
+        let worker =
+            worker.as_ref().ok_or_else(|| StorageError::Unavailable("the storage worker is not running".into()))?;
         worker
             .post_message(&JsValue::from_str(&req.to_json()))
             .map_err(|e| StorageError::Unavailable(format!("cannot reach the storage worker: {e:?}")))

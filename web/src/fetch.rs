@@ -101,7 +101,8 @@ impl Transport for FetchTransport {
 
     async fn sleep_ms(&self, ms: u64) {
         let promise = js_sys::Promise::new(&mut |resolve, _| {
-            let _ = scope().set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms.min(i32::MAX as u64) as i32);
+            let _ =
+                scope().set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms.min(i32::MAX as u64) as i32);
         });
         let _ = JsFuture::from(promise).await;
     }

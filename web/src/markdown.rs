@@ -30,7 +30,11 @@ fn safe_url(url: CowStr<'_>) -> CowStr<'_> {
     let lower = url.trim().to_ascii_lowercase();
     let allowed = ["http://", "https://", "mailto:", "#"].iter().any(|p| lower.starts_with(p))
         || (!lower.contains(':') && !lower.starts_with("//"));
-    if allowed { url } else { CowStr::Borrowed("#") }
+    if allowed {
+        url
+    } else {
+        CowStr::Borrowed("#")
+    }
 }
 
 #[cfg(test)]
@@ -46,7 +50,10 @@ mod tests {
         check("**bold** and `code`", "<p><strong>bold</strong> and <code>code</code></p>");
         check("```rust\nfn main() {}\n```", "<pre><code class=\"language-rust\">fn main() {}\n</code></pre>");
         check("- [x] done", "<ul>\n<li><input disabled=\"\" type=\"checkbox\" checked=\"\"/>\ndone</li>\n</ul>");
-        check("[docs](https://example.test/a?b=1&c=2)", "<p><a href=\"https://example.test/a?b=1&amp;c=2\">docs</a></p>");
+        check(
+            "[docs](https://example.test/a?b=1&c=2)",
+            "<p><a href=\"https://example.test/a?b=1&amp;c=2\">docs</a></p>",
+        );
     }
 
     #[test]

@@ -47,26 +47,85 @@ pub struct Request {
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Op {
     Stats,
-    ListSessions { workspace: Option<String> },
-    CreateSession { workspace: String },
-    AppendTurn { session_id: String, turn: NewTurn },
-    GetTurns { session_id: String, offset: usize, limit: usize },
-    Search { query: SearchQuery },
+    ListSessions {
+        workspace: Option<String>,
+        #[serde(default)]
+        include_archived: bool,
+    },
+    CreateSession {
+        workspace: String,
+    },
+    AppendTurn {
+        session_id: String,
+        turn: NewTurn,
+    },
+    GetTurns {
+        session_id: String,
+        offset: usize,
+        limit: usize,
+    },
+    Search {
+        query: SearchQuery,
+    },
     IntegrityCheck,
     /// Saves the user's message (creating the session first when `session_id` is `None`) and runs
     /// the agent loop; progress arrives as [`WorkerMessage::Event`]s with this request's id.
     ///
     /// `key` is chosen by the client, once per message: a request sent again (after the tab that owned
     /// the archive closed before answering) finds the message already saved and does not save it twice.
-    SendMessage { session_id: Option<String>, workspace: String, text: String, model: ModelSettings, key: String },
+    SendMessage {
+        session_id: Option<String>,
+        workspace: String,
+        text: String,
+        model: ModelSettings,
+        key: String,
+    },
     /// Runs the agent loop again from the session's end (Retry/Continue after an interrupted reply).
-    Continue { session_id: String, model: ModelSettings },
+    Continue {
+        session_id: String,
+        model: ModelSettings,
+    },
     /// The whole archive as JSON Lines (sessions, turns, tool runs, tasks, manifests; never settings).
     ExportAll,
+    /// One session as JSON Lines (the same format as [`Op::ExportAll`]).
+    ExportSession {
+        session_id: String,
+    },
+    /// Adds the sessions of a JSON Lines export (all or nothing; sessions already here are skipped).
+    Import {
+        text: String,
+    },
+    RenameSession {
+        session_id: String,
+        title: String,
+    },
+    /// A new session holding turns 1..=`at_turn` of `session_id` (shared, not copied).
+    ForkSession {
+        session_id: String,
+        at_turn: i64,
+    },
+    /// Hides a session from the list (or shows it again); nothing is deleted.
+    ArchiveSession {
+        session_id: String,
+        archived: bool,
+    },
+    /// Deletes a session and its turns for good.
+    DeleteSession {
+        session_id: String,
+    },
+    /// Asks the orchestrator to cancel a delegated task (answered at once, out of turn; the task's own
+    /// events then report it cancelled).
+    CancelTask {
+        task_id: String,
+        orchestrator_url: String,
+    },
     /// Aborts the model call in flight, if any (answered at once, out of turn).
     Stop,
     /// The user's answer to an [`Event::ApprovalNeeded`] (answered at once, out of turn).
-    Approve { call_id: String, approved: bool },
+    Approve {
+        call_id: String,
+        approved: bool,
+    },
     /// The page is going away (`pagehide`): close the archive and release the OPFS files and the
     /// owner lock now, so a reload or another tab can open it at once. Not answered.
     Release,
@@ -75,7 +134,7 @@ pub enum Op {
 impl Op {
     /// Operations answered at once, even while another request (a streaming reply) is being served.
     pub fn is_out_of_turn(&self) -> bool {
-        matches!(self, Op::Stop | Op::Approve { .. } | Op::Release)
+        matches!(self, Op::Stop | Op::Approve { .. } | Op::Release | Op::CancelTask { .. })
     }
 }
 
@@ -100,32 +159,86 @@ pub const EVENT_CONTENT_CHARS: usize = 100_000;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
-    SessionCreated { session: Session },
+    SessionCreated {
+        session: Session,
+    },
     /// A committed turn (its content cut to [`EVENT_CONTENT_CHARS`] for display).
-    TurnAppended { turn: Turn },
-    Delta { turn_number: i64, text: String },
-    ToolStarted { turn_number: i64, name: String, arguments: String },
-    ToolFinished { turn_number: i64, name: String, success: bool, duration_ms: i64 },
-    Retrying { attempt: u32, wait_ms: u64, reason: String },
-    TaskProgress { task_id: String, event_type: String, status: String },
+    TurnAppended {
+        turn: Turn,
+    },
+    Delta {
+        turn_number: i64,
+        text: String,
+    },
+    ToolStarted {
+        turn_number: i64,
+        name: String,
+        arguments: String,
+    },
+    ToolFinished {
+        turn_number: i64,
+        name: String,
+        success: bool,
+        duration_ms: i64,
+    },
+    Retrying {
+        attempt: u32,
+        wait_ms: u64,
+        reason: String,
+    },
+    /// A delegated task moved on: the whole checklist so far (small: one line per subtask).
+    TaskProgress {
+        task_id: String,
+        event_type: String,
+        status: String,
+        goal: String,
+        checklist: Vec<cowork_core::orchestrator::ChecklistItem>,
+    },
     /// The model wants to run a tool that needs the user's approval; answer with [`Op::Approve`].
-    ApprovalNeeded { call_id: String, name: String, arguments: String },
-    Error { message: String },
+    ApprovalNeeded {
+        call_id: String,
+        name: String,
+        arguments: String,
+    },
+    Error {
+        message: String,
+    },
+    /// Sessions were renamed, forked, archived, deleted or imported: the session list is out of date.
+    SessionsChanged {
+        deleted: Option<String>,
+    },
 }
 
 /// A successful answer, one variant per kind of result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "reply", rename_all = "snake_case")]
 pub enum Reply {
-    Stats { stats: StorageStats },
-    Sessions { sessions: Vec<Session> },
-    Session { session: Session },
-    Turn { turn: Turn },
-    Turns { turns: Vec<Turn> },
-    Hits { hits: Vec<SearchHit> },
-    Text { text: String },
+    Stats {
+        stats: StorageStats,
+    },
+    Sessions {
+        sessions: Vec<Session>,
+    },
+    Session {
+        session: Session,
+    },
+    Turn {
+        turn: Turn,
+    },
+    Turns {
+        turns: Vec<Turn>,
+    },
+    Hits {
+        hits: Vec<SearchHit>,
+    },
+    Text {
+        text: String,
+    },
     /// How a `SendMessage` ended: the session and a short description ("done", "interrupted: …").
-    Sent { session_id: String, outcome: String },
+    Sent {
+        session_id: String,
+        outcome: String,
+    },
     Done,
 }
 
@@ -135,9 +248,17 @@ pub enum Reply {
 pub enum WorkerMessage {
     Ready(ReadyInfo),
     /// The worker could not open any archive at all.
-    Failed { message: String },
-    Response { id: u64, result: Result<Reply, String> },
-    Event { id: u64, event: Event },
+    Failed {
+        message: String,
+    },
+    Response {
+        id: u64,
+        result: Result<Reply, String>,
+    },
+    Event {
+        id: u64,
+        event: Event,
+    },
 }
 
 /// A random id for a tab's worker or a message's client key (unique enough: time and 50 random bits).
@@ -189,7 +310,8 @@ mod tests {
 
     #[test]
     fn messages_round_trip_as_json() {
-        let req = Request { id: 7, op: Op::AppendTurn { session_id: "s".into(), turn: NewTurn::user("hi \u{0} 🎉") } };
+        let req =
+            Request { id: 7, op: Op::AppendTurn { session_id: "s".into(), turn: NewTurn::user("hi \u{0} 🎉") } };
         assert_eq!(serde_json::from_str::<Request>(&req.to_json()).unwrap(), req);
         let ready = WorkerMessage::Ready(ReadyInfo {
             backend: Backend::Memory { reason: "no OPFS".into() },
@@ -205,7 +327,10 @@ mod tests {
     fn peer_messages_round_trip_and_out_of_turn_ops_are_known() {
         let fwd = PeerMessage::Forward { tab: "t1".into(), request: Request { id: 3, op: Op::Stop } };
         assert_eq!(serde_json::from_str::<PeerMessage>(&fwd.to_json()).unwrap(), fwd);
-        let reply = PeerMessage::Reply { tab: "t1".into(), message: WorkerMessage::Response { id: 3, result: Ok(Reply::Done) } };
+        let reply = PeerMessage::Reply {
+            tab: "t1".into(),
+            message: WorkerMessage::Response { id: 3, result: Ok(Reply::Done) },
+        };
         assert_eq!(serde_json::from_str::<PeerMessage>(&reply.to_json()).unwrap(), reply);
         assert!(Op::Stop.is_out_of_turn() && Op::Release.is_out_of_turn());
         assert!(!Op::Stats.is_out_of_turn() && !Op::ExportAll.is_out_of_turn());

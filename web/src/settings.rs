@@ -123,7 +123,9 @@ pub fn save(s: &Settings) -> Result<(), String> {
         .and_then(|w| w.local_storage().ok().flatten())
         .ok_or("this browser does not let the page keep settings")?;
     let json = serde_json::to_string(s).map_err(|e| e.to_string())?;
-    storage.set_item(STORAGE_KEY, &json).map_err(|_| "the settings could not be saved (storage full or blocked)".to_owned())
+    storage
+        .set_item(STORAGE_KEY, &json)
+        .map_err(|_| "the settings could not be saved (storage full or blocked)".to_owned())
 }
 
 #[cfg(test)]

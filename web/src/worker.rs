@@ -15,7 +15,9 @@ use crate::fetch::FetchTransport;
 use crate::protocol::{
     Backend, Event, ModelSettings, Op, PeerMessage, ReadyInfo, Reply, Request, WorkerMessage, EVENT_CONTENT_CHARS,
 };
-use cowork_core::agent::{continue_session, send_turn, AgentEvent, AgentSettings, Outcome, ToolHost, ToolOutcome};
+use cowork_core::agent::{
+    continue_session, send_turn, AgentEvent, AgentSettings, Outcome, ToolHost, ToolOutcome, Transport,
+};
 use cowork_core::context::ContextSettings;
 use cowork_core::prompt::{ApprovalPolicy, PromptOptions};
 use cowork_core::provider::{ProviderConfig, ProviderKind};
@@ -72,7 +74,9 @@ enum Role {
     /// Waiting for the lock or for an owner's announcement.
     Unknown,
     /// Another tab's worker owns the archive.
-    Follower { owner: String },
+    Follower {
+        owner: String,
+    },
     Owner,
 }
 
@@ -170,6 +174,19 @@ impl Hub {
 
     /// A request from this worker's tab.
     fn from_ui(&self, req: Request) {
+        // Cancelling a delegated task needs no archive: whichever worker the tab has sends it.
+        if let Op::CancelTask { task_id, orchestrator_url } = &req.op {
+            let (id, request) = (req.id, cowork_core::orchestrator::cancel_task_request(orchestrator_url, task_id));
+            wasm_bindgen_futures::spawn_local(async move {
+                let result = match FetchTransport::default().send(&request).await {
+                    Ok(r) if (200..300).contains(&r.status) => Ok(Reply::Done),
+                    Ok(r) => Err(format!("the orchestrator did not cancel the task (HTTP {})", r.status)),
+                    Err(e) => Err(format!("the orchestrator could not be reached to cancel the task: {e:?}")),
+                };
+                post(&WorkerMessage::Response { id, result });
+            });
+            return;
+        }
         let role = self.role.borrow().clone();
         match role {
             Role::Owner => self.serve(Origin::Local, req),
@@ -314,7 +331,10 @@ impl Hub {
                 let hub = self.clone();
                 let origin = origin.clone();
                 Rc::new(move |event: Event| {
-                    if matches!(event, Event::TurnAppended { .. } | Event::SessionCreated { .. }) {
+                    if matches!(
+                        event,
+                        Event::TurnAppended { .. } | Event::SessionCreated { .. } | Event::SessionsChanged { .. }
+                    ) {
                         hub.changed(&origin, &event);
                     }
                     hub.respond(&origin, WorkerMessage::Event { id, event });
@@ -382,8 +402,8 @@ pub async fn handle(
 ) -> Result<Reply, String> {
     let r = match op {
         Op::Stats => store.stats().map(|stats| Reply::Stats { stats }),
-        Op::ListSessions { workspace } => store
-            .list_sessions(&SessionFilter { workspace, ..Default::default() })
+        Op::ListSessions { workspace, include_archived } => store
+            .list_sessions(&SessionFilter { workspace, include_archived, ..Default::default() })
             .map(|sessions| Reply::Sessions { sessions }),
         Op::CreateSession { workspace } => {
             store.create_session(&NewSession::new(workspace)).map(|session| Reply::Session { session })
@@ -398,7 +418,40 @@ pub async fn handle(
         Op::Search { query } => store.search(&query).map(|hits| Reply::Hits { hits }),
         Op::IntegrityCheck => store.integrity_check().map(|text| Reply::Text { text }),
         Op::ExportAll => store.export_jsonl(None).map(|text| Reply::Text { text }),
-        Op::Stop | Op::Approve { .. } | Op::Release => Ok(Reply::Done),
+        Op::ExportSession { session_id } => store.export_jsonl(Some(&[session_id])).map(|text| Reply::Text { text }),
+        Op::Import { text } => store.import_jsonl(&text).map(|s| {
+            emit(Event::SessionsChanged { deleted: None });
+            let skipped = match s.sessions_skipped {
+                0 => String::new(),
+                n => format!("; {n} already here, left as they were"),
+            };
+            Reply::Text {
+                text: format!("Imported {} sessions with {} turns{skipped}.", s.sessions_added, s.turns_added),
+            }
+        }),
+        Op::RenameSession { session_id, title } => {
+            let title = title.trim();
+            if title.is_empty() {
+                return Err("a session needs a name: type one, or press Esc to keep the old one".into());
+            }
+            store.rename_session(&session_id, title).and_then(|()| store.get_session(&session_id)).map(|session| {
+                emit(Event::SessionsChanged { deleted: None });
+                Reply::Session { session }
+            })
+        }
+        Op::ForkSession { session_id, at_turn } => store.fork_session(&session_id, at_turn).map(|session| {
+            emit(Event::SessionsChanged { deleted: None });
+            Reply::Session { session }
+        }),
+        Op::ArchiveSession { session_id, archived } => store.set_archived(&session_id, archived).map(|()| {
+            emit(Event::SessionsChanged { deleted: None });
+            Reply::Done
+        }),
+        Op::DeleteSession { session_id } => store.delete_session(&session_id).map(|()| {
+            emit(Event::SessionsChanged { deleted: Some(session_id) });
+            Reply::Done
+        }),
+        Op::Stop | Op::Approve { .. } | Op::Release | Op::CancelTask { .. } => Ok(Reply::Done),
         Op::SendMessage { session_id, workspace, text, model, key } => {
             return send(store, transport, tools, emit, session_id, workspace, Some((text, key)), model).await;
         }
@@ -478,7 +531,8 @@ async fn send(
     let mut on_event = |e: AgentEvent| emit(wire_event(e));
     // Background (`wait: false`) tasks that have ended since: their results join the conversation first.
     if let Some(base) = &settings.orchestrator_url {
-        let _ = cowork_core::delegate::deliver_pending_tasks(store, transport, base, &session_id, false, &mut on_event).await;
+        let _ = cowork_core::delegate::deliver_pending_tasks(store, transport, base, &session_id, false, &mut on_event)
+            .await;
     }
     let outcome = match message {
         Some((text, key)) => {
@@ -513,7 +567,9 @@ fn wire_event(e: AgentEvent) -> Event {
             Event::ToolFinished { turn_number, name: tool_name, success, duration_ms }
         }
         AgentEvent::Retrying { attempt, wait_ms, reason } => Event::Retrying { attempt, wait_ms, reason },
-        AgentEvent::TaskProgress { task_id, event_type, status } => Event::TaskProgress { task_id, event_type, status },
+        AgentEvent::TaskProgress { task_id, event_type, status, goal, checklist } => {
+            Event::TaskProgress { task_id, event_type, status, goal, checklist }
+        }
         AgentEvent::Error { message } => Event::Error { message },
     }
 }
@@ -547,7 +603,11 @@ impl ToolHost for WorkerTools {
     async fn approve(&self, call: &ToolCall) -> bool {
         let (tx, rx) = futures_channel::oneshot::channel();
         self.waiting.borrow_mut().insert(call.id.clone(), tx);
-        let event = Event::ApprovalNeeded { call_id: call.id.clone(), name: call.name.clone(), arguments: call.arguments.clone() };
+        let event = Event::ApprovalNeeded {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+        };
         let sink = self.sink.borrow().clone();
         if let Some(sink) = sink {
             sink(event);

@@ -43,7 +43,10 @@ fn ready(backend: Backend) -> StorageState {
 async fn storage_status_follows_the_worker() {
     let el = host();
     let (state, set_state) = signal(StorageState::Connecting);
-    let _mounted = leptos::mount::mount_to(el.clone(), move || view! { <StorageStatus state=state /><StorageBanner state=state /> });
+    let _mounted = leptos::mount::mount_to(
+        el.clone(),
+        move || view! { <StorageStatus state=state /><StorageBanner state=state /> },
+    );
     sleep(0).await;
     let status = || el.query_selector(".storage-status").unwrap().expect("a status badge");
     assert_eq!(status().get_attribute("data-state").as_deref(), Some("connecting"));

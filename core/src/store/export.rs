@@ -7,11 +7,10 @@
 //! Import is all-or-nothing and names the first bad line; sessions already in the archive (same id)
 //! are skipped, not duplicated.
 
-use super::{insert_turn, tool_calls_json, metadata_json, search_extra, SessionFilter, Store};
+use super::{insert_turn, metadata_json, search_extra, tool_calls_json, SessionFilter, Store};
 use crate::error::{Context, Error, Result};
 use crate::{
-    ContextManifest, NewTurn, Role, Session, TaskEvent, TaskRecord, ToolCall, ToolExecution, Turn,
-    TurnStatus,
+    ContextManifest, NewTurn, Role, Session, TaskEvent, TaskRecord, ToolCall, ToolExecution, Turn, TurnStatus,
 };
 use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
@@ -86,7 +85,11 @@ fn line_json(line: &Line) -> String {
 impl Store {
     /// Exports the given sessions (all when `None`), with their forks' parents, as JSON Lines.
     pub fn export_jsonl(&self, only: Option<&[String]>) -> Result<String> {
-        let all = self.list_sessions(&SessionFilter { include_archived: true, limit: usize::MAX >> 1, ..Default::default() })?;
+        let all = self.list_sessions(&SessionFilter {
+            include_archived: true,
+            limit: usize::MAX >> 1,
+            ..Default::default()
+        })?;
         let by_id: HashMap<&str, &Session> = all.iter().map(|s| (s.id.as_str(), s)).collect();
         // The wanted sessions plus every ancestor a fork reads from.
         let mut wanted: HashSet<&str> = HashSet::new();
@@ -153,7 +156,10 @@ impl Store {
     /// Turns stored under this session id itself (not inherited from a fork parent).
     fn own_turns(&self, session_id: &str) -> Result<Vec<Turn>> {
         self.conn
-            .prepare_cached(&format!("SELECT {} FROM turns t WHERE t.session_id = ?1 ORDER BY t.turn_number", super::TURN_COLS))
+            .prepare_cached(&format!(
+                "SELECT {} FROM turns t WHERE t.session_id = ?1 ORDER BY t.turn_number",
+                super::TURN_COLS
+            ))
             .and_then(|mut s| s.query_map([session_id], super::turn_from_row)?.collect())
             .context(format!("exporting the turns of session {session_id}"))
     }
@@ -202,9 +208,19 @@ impl Store {
                     }
                     if let Some(p) = &s.parent_session_id {
                         let parent_known = in_file.contains(p)
-                            || tx.query_row("SELECT 1 FROM sessions WHERE id = ?1", [p], |_| Ok(())).optional().context("checking a fork's parent")?.is_some();
+                            || tx
+                                .query_row("SELECT 1 FROM sessions WHERE id = ?1", [p], |_| Ok(()))
+                                .optional()
+                                .context("checking a fork's parent")?
+                                .is_some();
                         if !parent_known {
-                            return Err(err(n, format!("session {} is a fork of {p}, which is neither in the file nor in the archive", s.id)));
+                            return Err(err(
+                                n,
+                                format!(
+                                    "session {} is a fork of {p}, which is neither in the file nor in the archive",
+                                    s.id
+                                ),
+                            ));
                         }
                     }
                     tx.execute(
@@ -213,9 +229,20 @@ impl Store {
                              is_archived)
                          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
                         params![
-                            s.id, s.workspace, s.title, s.model, s.system_prompt, s.created_at, s.last_active_at,
-                            s.fork_turn.unwrap_or(0), s.prompt_tokens, s.completion_tokens, s.state.to_string(),
-                            s.parent_session_id, s.fork_turn, s.is_archived
+                            s.id,
+                            s.workspace,
+                            s.title,
+                            s.model,
+                            s.system_prompt,
+                            s.created_at,
+                            s.last_active_at,
+                            s.fork_turn.unwrap_or(0),
+                            s.prompt_tokens,
+                            s.completion_tokens,
+                            s.state.to_string(),
+                            s.parent_session_id,
+                            s.fork_turn,
+                            s.is_archived
                         ],
                     )
                     .map_err(|e| err(n, format!("cannot add session {}: {e}", s.id)))?;
@@ -223,7 +250,13 @@ impl Store {
                 }
                 Line::Turn(t) => {
                     if !known(&t.session_id, &in_file) {
-                        return Err(err(n, format!("turn {} belongs to session {}, which is not declared before it", t.turn_number, t.session_id)));
+                        return Err(err(
+                            n,
+                            format!(
+                                "turn {} belongs to session {}, which is not declared before it",
+                                t.turn_number, t.session_id
+                            ),
+                        ));
                     }
                     if skip(&t.session_id) {
                         continue;
@@ -270,7 +303,15 @@ impl Store {
                         )
                         .optional()
                         .context("finding a tool execution's turn")?;
-                    let turn_id = turn_id.ok_or_else(|| err(n, format!("tool execution refers to turn {} of session {}, which is not in the file", e.turn_number, e.session_id)))?;
+                    let turn_id = turn_id.ok_or_else(|| {
+                        err(
+                            n,
+                            format!(
+                                "tool execution refers to turn {} of session {}, which is not in the file",
+                                e.turn_number, e.session_id
+                            ),
+                        )
+                    })?;
                     tx.execute(
                         "INSERT INTO tool_executions (turn_id, tool_name, arguments, result, success, duration_ms, approval, created_at)
                          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -321,7 +362,11 @@ impl Store {
                             m.session_id,
                             serde_json::to_string(&m.turn_numbers).unwrap_or_default(),
                             serde_json::to_string(&m.trimmed_turns).unwrap_or_default(),
-                            m.state_version, m.estimated_tokens, m.budget_tokens, metadata_json(&m.usage), m.created_at
+                            m.state_version,
+                            m.estimated_tokens,
+                            m.budget_tokens,
+                            metadata_json(&m.usage),
+                            m.created_at
                         ],
                     )
                     .map_err(|x| err(n, format!("cannot add manifest: {x}")))?;
@@ -341,20 +386,32 @@ impl Store {
             serde_json::Value::Array(a) => a,
             serde_json::Value::Object(o) => match o.get("messages") {
                 Some(serde_json::Value::Array(a)) => a,
-                _ => return Err(Error::Import { line: 1, message: "expected a messages array or an object with \"messages\"".into() }),
+                _ => {
+                    return Err(Error::Import {
+                        line: 1,
+                        message: "expected a messages array or an object with \"messages\"".into(),
+                    })
+                }
             },
             _ => return Err(Error::Import { line: 1, message: "expected a messages array".into() }),
         };
         let turns = messages
             .iter()
             .enumerate()
-            .map(|(i, m)| openai_message(m).map_err(|message| Error::Import { line: i + 1, message: format!("message {}: {message}", i + 1) }))
+            .map(|(i, m)| {
+                openai_message(m)
+                    .map_err(|message| Error::Import { line: i + 1, message: format!("message {}: {message}", i + 1) })
+            })
             .collect::<Result<Vec<NewTurn>>>()?;
         if turns.is_empty() {
             return Err(Error::Import { line: 1, message: "the messages array is empty".into() });
         }
         let canonical = serde_json::to_string(messages).context("reading the messages")?;
-        let id = uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_OID, format!("cowork-openai-import\n{workspace}\n{canonical}").as_bytes()).to_string();
+        let id = uuid::Uuid::new_v5(
+            &uuid::Uuid::NAMESPACE_OID,
+            format!("cowork-openai-import\n{workspace}\n{canonical}").as_bytes(),
+        )
+        .to_string();
         if let Ok(existing) = self.get_session(&id) {
             return Ok(existing);
         }
@@ -437,20 +494,28 @@ fn parse_lines(text: &str) -> Result<Vec<(usize, Line)>> {
         if ended {
             return Err(Error::Import { line: n, message: "content after the end line".into() });
         }
-        let line: Line = serde_json::from_str(raw).map_err(|e| Error::Import { line: n, message: format!("not a valid archive line: {e}") })?;
+        let line: Line = serde_json::from_str(raw)
+            .map_err(|e| Error::Import { line: n, message: format!("not a valid archive line: {e}") })?;
         match (&line, out.is_empty()) {
             (Line::Header { format, version }, true) => {
                 if format != FORMAT_NAME {
-                    return Err(Error::Import { line: n, message: format!("not a Cowork archive (format {format:?})") });
+                    return Err(Error::Import {
+                        line: n,
+                        message: format!("not a Cowork archive (format {format:?})"),
+                    });
                 }
                 if *version != FORMAT_VERSION {
                     return Err(Error::Import {
                         line: n,
-                        message: format!("archive format version {version} is not supported (this version reads {FORMAT_VERSION})"),
+                        message: format!(
+                            "archive format version {version} is not supported (this version reads {FORMAT_VERSION})"
+                        ),
                     });
                 }
             }
-            (_, true) => return Err(Error::Import { line: n, message: "the first line must be the archive header".into() }),
+            (_, true) => {
+                return Err(Error::Import { line: n, message: "the first line must be the archive header".into() })
+            }
             (Line::Header { .. }, false) => return Err(Error::Import { line: n, message: "a second header".into() }),
             (Line::End { sessions, turns }, false) => {
                 let s = out.iter().filter(|(_, l)| matches!(l, Line::Session(_))).count();
@@ -468,7 +533,10 @@ fn parse_lines(text: &str) -> Result<Vec<(usize, Line)>> {
         return Err(Error::Import { line: 1, message: "the file is empty".into() });
     }
     if !ended {
-        return Err(Error::Import { line: text.lines().count() + 1, message: "the file ends without its end line: it looks truncated".into() });
+        return Err(Error::Import {
+            line: text.lines().count() + 1,
+            message: "the file ends without its end line: it looks truncated".into(),
+        });
     }
     Ok(out)
 }
@@ -486,11 +554,9 @@ fn openai_message(m: &serde_json::Value) -> std::result::Result<NewTurn, String>
     let content = match &m["content"] {
         serde_json::Value::Null => String::new(),
         serde_json::Value::String(s) => s.clone(),
-        serde_json::Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| p["text"].as_str().or_else(|| p.as_str()))
-            .collect::<Vec<_>>()
-            .join("\n"),
+        serde_json::Value::Array(parts) => {
+            parts.iter().filter_map(|p| p["text"].as_str().or_else(|| p.as_str())).collect::<Vec<_>>().join("\n")
+        }
         other => return Err(format!("unsupported content {other}")),
     };
     let tool_calls = match &m["tool_calls"] {

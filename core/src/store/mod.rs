@@ -13,14 +13,14 @@ mod sources;
 
 pub use export::{ImportSummary, FORMAT_VERSION};
 pub use query::Terms;
-pub use sources::SessionTurns;
 pub use schema::LATEST as SCHEMA_VERSION;
+pub use sources::SessionTurns;
 
 use crate::error::{Context, Error, Result};
 use crate::tokens::estimate_tokens;
 use crate::{
-    now_ms, Approval, ContextManifest, NewTurn, Role, SearchHit, SearchQuery, SearchScope, Session,
-    StorageStats, TaskEvent, TaskRecord, ToolCall, ToolExecution, Turn, TurnStatus,
+    now_ms, Approval, ContextManifest, NewTurn, Role, SearchHit, SearchQuery, SearchScope, Session, StorageStats,
+    TaskEvent, TaskRecord, ToolCall, ToolExecution, Turn, TurnStatus,
 };
 use rusqlite::{params, types::Value as SqlValue, Connection, OptionalExtension, Row, TransactionBehavior};
 use std::collections::HashMap;
@@ -331,7 +331,9 @@ impl Store {
             .context(format!("finding forks of session {id}"))?;
         let segments_by_child: Vec<(String, Vec<Segment>)> = children
             .iter()
-            .map(|(child, fork_turn)| Ok((child.clone(), self.segments(id)?.into_iter().map(|s| clamp(s, *fork_turn)).collect())))
+            .map(|(child, fork_turn)| {
+                Ok((child.clone(), self.segments(id)?.into_iter().map(|s| clamp(s, *fork_turn)).collect()))
+            })
             .collect::<Result<_>>()?;
         let tx = self.conn.transaction().context("starting to delete a session")?;
         for (child, segments) in &segments_by_child {
@@ -385,10 +387,8 @@ impl Store {
     /// number. The first user message of an untitled session becomes its title.
     pub fn append_turn(&mut self, session_id: &str, turn: &NewTurn) -> Result<Turn> {
         let now = self.tick();
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .context("starting to append a turn")?;
+        let tx =
+            self.conn.transaction_with_behavior(TransactionBehavior::Immediate).context("starting to append a turn")?;
         let stored = insert_turn(&tx, session_id, turn, now)?;
         tx.commit().context(format!("saving turn {} of session {session_id}", stored.turn_number))?;
         Ok(stored)
@@ -397,10 +397,8 @@ impl Store {
     /// Appends several turns in one transaction (imports, seeding): all are saved or none.
     pub fn append_turns(&mut self, session_id: &str, turns: &[NewTurn]) -> Result<Vec<Turn>> {
         let now = self.tick();
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .context("starting to append turns")?;
+        let tx =
+            self.conn.transaction_with_behavior(TransactionBehavior::Immediate).context("starting to append turns")?;
         let stored = turns
             .iter()
             .enumerate()
@@ -639,10 +637,7 @@ impl Store {
             let roles: Vec<String> = q.roles.iter().map(|r| format!("'{}'", r.as_str())).collect();
             conds.push(format!("t.role IN ({})", roles.join(", ")));
         }
-        sql.push_str(&format!(
-            " WHERE {} ORDER BY turns_fts.rowid DESC LIMIT {RANK_CANDIDATES}",
-            conds.join(" AND ")
-        ));
+        sql.push_str(&format!(" WHERE {} ORDER BY turns_fts.rowid DESC LIMIT {RANK_CANDIDATES}", conds.join(" AND ")));
         Ok((sql, args))
     }
 
@@ -730,7 +725,12 @@ impl Store {
     // --- tool executions --------------------------------------------------------------------------
 
     /// Past executions of one tool, newest first; in one session (with its fork ancestry) or anywhere.
-    pub fn tool_executions(&self, session_id: Option<&str>, tool_name: &str, limit: usize) -> Result<Vec<ToolExecution>> {
+    pub fn tool_executions(
+        &self,
+        session_id: Option<&str>,
+        tool_name: &str,
+        limit: usize,
+    ) -> Result<Vec<ToolExecution>> {
         let base = "SELECT t.session_id, t.turn_number, e.tool_name, e.arguments, e.result, e.success, e.duration_ms,
                     e.approval, e.created_at
                     FROM tool_executions e JOIN turns t ON t.id = e.turn_id WHERE e.tool_name = ?1";
@@ -816,7 +816,9 @@ impl Store {
     /// A session's tasks, oldest first.
     pub fn tasks(&self, session_id: &str) -> Result<Vec<TaskRecord>> {
         self.conn
-            .prepare_cached(&format!("SELECT {TASK_COLS} FROM tasks WHERE session_id = ?1 ORDER BY created_at, task_id"))
+            .prepare_cached(&format!(
+                "SELECT {TASK_COLS} FROM tasks WHERE session_id = ?1 ORDER BY created_at, task_id"
+            ))
             .and_then(|mut s| s.query_map([session_id], task_from_row)?.collect())
             .context(format!("reading the tasks of session {session_id}"))
     }
@@ -935,10 +937,8 @@ const TASK_COLS: &str =
 fn configure(conn: &Connection) -> Result<()> {
     // TRUNCATE journal: measured faster than DELETE on the OPFS sahpool VFS, equally durable. WAL
     // needs shared memory that sahpool does not offer. synchronous stays FULL: a commit is on disk.
-    conn.execute_batch(
-        "PRAGMA journal_mode = TRUNCATE; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;",
-    )
-    .context("configuring the archive")
+    conn.execute_batch("PRAGMA journal_mode = TRUNCATE; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
+        .context("configuring the archive")
 }
 
 fn insert_turn(tx: &rusqlite::Transaction<'_>, session_id: &str, turn: &NewTurn, now: i64) -> Result<Turn> {

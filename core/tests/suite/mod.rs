@@ -147,9 +147,8 @@ pub fn search_finds_words_phrases_identifiers_and_paths(store: &mut Store) {
     assert_eq!(numbers(&search(store, "migrations.sql", all.clone())), [4], "tool-call arguments are searchable");
     assert_eq!(numbers(&search(store, "cafe resume", all.clone())), [5], "diacritics are folded");
     assert_eq!(numbers(&search(store, "Authent", all.clone())), Vec::<i64>::new(), "no prefix match unless asked");
-    let prefix = store
-        .search(&SearchQuery { prefix_last: true, ..SearchQuery::new("Authent", SearchScope::All) })
-        .unwrap();
+    let prefix =
+        store.search(&SearchQuery { prefix_last: true, ..SearchQuery::new("Authent", SearchScope::All) }).unwrap();
     assert_eq!(prefix.iter().map(|h| h.turn_number).collect::<Vec<_>>(), [1], "prefix search for as-you-type");
     assert_eq!(numbers(&search(store, "jwt kangaroo", all.clone())), [1], "no turn has both: any term, ranked");
 
@@ -193,10 +192,57 @@ pub fn search_is_scoped_filtered_and_names_session_and_turn(store: &mut Store) {
 
 /// Strings made of FTS5 syntax and other hostile input.
 pub const HOSTILE_QUERIES: &[&str] = &[
-    "\"", "\"\"", "\"unbalanced", "*", "**", "a*", "*a", "NEAR(", "NEAR(a b", "NEAR(a b, 3)", "a NEAR b", "^", "^a",
-    "(", ")", "((a)", "a)", "AND", "OR", "NOT", "a AND", "OR b", "NOT NOT", "a:b", "col:", ":", "-", "-a", "+a",
-    "{a b}", "[a]", "'", "''", "\\", "\\\"", ";", "'; DROP TABLE turns; --", "%", "_", "🎉", "👨‍👩‍👧", "\u{0}",
-    "\u{FFFD}", "\u{E000}\u{E001}", " ", "\t\n", "a\"b\"c\"", "\"a\" \"b", "rank:", "bm25(", "*)(\"^:",
+    "\"",
+    "\"\"",
+    "\"unbalanced",
+    "*",
+    "**",
+    "a*",
+    "*a",
+    "NEAR(",
+    "NEAR(a b",
+    "NEAR(a b, 3)",
+    "a NEAR b",
+    "^",
+    "^a",
+    "(",
+    ")",
+    "((a)",
+    "a)",
+    "AND",
+    "OR",
+    "NOT",
+    "a AND",
+    "OR b",
+    "NOT NOT",
+    "a:b",
+    "col:",
+    ":",
+    "-",
+    "-a",
+    "+a",
+    "{a b}",
+    "[a]",
+    "'",
+    "''",
+    "\\",
+    "\\\"",
+    ";",
+    "'; DROP TABLE turns; --",
+    "%",
+    "_",
+    "🎉",
+    "👨‍👩‍👧",
+    "\u{0}",
+    "\u{FFFD}",
+    "\u{E000}\u{E001}",
+    " ",
+    "\t\n",
+    "a\"b\"c\"",
+    "\"a\" \"b",
+    "rank:",
+    "bm25(",
+    "*)(\"^:",
 ];
 
 pub fn any_search_string_is_safe(store: &mut Store) {
@@ -241,7 +287,10 @@ pub fn fork_reads_parent_turns_through_a_pointer(store: &mut Store) {
     user(store, &ff.id, "grandchild");
     let n: Vec<i64> = store.get_turns(&ff.id, 0, 100).unwrap().iter().map(|t| t.turn_number).collect();
     assert_eq!(n, [1, 2, 3, 4, 5]);
-    assert_eq!(store.turns_range(&ff.id, 3, 4).unwrap().iter().map(|t| t.content.as_str()).collect::<Vec<_>>(), ["parent turn 3 kiwi3", "fork's own turn kiwi9"]);
+    assert_eq!(
+        store.turns_range(&ff.id, 3, 4).unwrap().iter().map(|t| t.content.as_str()).collect::<Vec<_>>(),
+        ["parent turn 3 kiwi3", "fork's own turn kiwi9"]
+    );
     let in_fork = |q: &str| numbers(&search(store, q, SearchScope::Session { session_id: f.id.clone() }));
     assert_eq!(in_fork("kiwi2"), [2], "a fork's search sees inherited turns");
     assert_eq!(in_fork("kiwi4"), Vec::<i64>::new(), "but not the parent's turns after the fork point");
@@ -253,12 +302,19 @@ pub fn fork_reads_parent_turns_through_a_pointer(store: &mut Store) {
 pub fn deleting_a_parent_keeps_its_forks_whole(store: &mut Store) {
     let p = session(store, "w");
     user(store, &p, "one");
-    store.append_tool_result(
-        &p,
-        &NewTurn::tool_result("c1", "bash", "ok"),
-        &NewToolExecution { tool_name: "bash".into(), arguments: "{}".into(), success: true, duration_ms: 3, approval: Approval::Auto },
-    )
-    .unwrap();
+    store
+        .append_tool_result(
+            &p,
+            &NewTurn::tool_result("c1", "bash", "ok"),
+            &NewToolExecution {
+                tool_name: "bash".into(),
+                arguments: "{}".into(),
+                success: true,
+                duration_ms: 3,
+                approval: Approval::Auto,
+            },
+        )
+        .unwrap();
     user(store, &p, "three");
     let f = store.fork_session(&p, 2).unwrap();
     user(store, &f.id, "fork three");
@@ -270,7 +326,11 @@ pub fn deleting_a_parent_keeps_its_forks_whole(store: &mut Store) {
     let got: Vec<String> = store.get_turns(&f.id, 0, 10).unwrap().into_iter().map(|t| t.content).collect();
     assert_eq!(got, expected, "the fork keeps every turn it showed");
     assert_eq!(store.tool_executions(Some(&f.id), "bash", 10).unwrap().len(), 1);
-    assert_eq!(numbers(&search(store, "three", SearchScope::All)), [3], "the deleted parent's turns are gone from search");
+    assert_eq!(
+        numbers(&search(store, "three", SearchScope::All)),
+        [3],
+        "the deleted parent's turns are gone from search"
+    );
     assert_eq!(store.stats().unwrap().turns, 3);
 }
 
@@ -286,7 +346,10 @@ pub fn sessions_list_rename_archive_and_workspaces(store: &mut Store) {
     user(store, &c, "third");
     user(store, &a, "a is the most recent now");
     assert_eq!(ids(store, &SessionFilter::default()), [a.clone(), c.clone(), b.clone()], "most recently active first");
-    assert_eq!(ids(store, &SessionFilter { workspace: Some("web".into()), ..Default::default() }), [a.clone(), b.clone()]);
+    assert_eq!(
+        ids(store, &SessionFilter { workspace: Some("web".into()), ..Default::default() }),
+        [a.clone(), b.clone()]
+    );
     let listed = store.list_sessions(&SessionFilter::default()).unwrap();
     assert_eq!(listed[0].turn_count, 2, "lists carry turn counts");
     store.rename_session(&b, "  Renamed  ").unwrap();
@@ -311,7 +374,8 @@ pub fn interrupted_turn_is_checkpointed_then_finalised(store: &mut Store) {
     let mid = &store.turns_range(&sid, t.turn_number, t.turn_number).unwrap()[0];
     assert_eq!((mid.content.as_str(), mid.status), ("Roses are red,", TurnStatus::Interrupted));
     assert_eq!(numbers(&search(store, "roses", SearchScope::All)), [2], "partial text is searchable");
-    let done = store.finalize_turn(&sid, t.turn_number, &NewTurn::assistant("Roses are red, violets are blue.")).unwrap();
+    let done =
+        store.finalize_turn(&sid, t.turn_number, &NewTurn::assistant("Roses are red, violets are blue.")).unwrap();
     assert_eq!(done.status, TurnStatus::Complete);
     assert_eq!(numbers(&search(store, "violets", SearchScope::All)), [2]);
     assert!(store.checkpoint_turn(&sid, t.turn_number, "overwrite").is_err(), "complete turns are immutable");
@@ -329,7 +393,13 @@ pub fn tool_executions_by_name_newest_first(store: &mut Store) {
             .append_tool_result(
                 &sid,
                 &NewTurn::tool_result(format!("c{i}"), *name, format!("result {i}")),
-                &NewToolExecution { tool_name: name.to_string(), arguments: args, success: i != 1, duration_ms: 10 + i as i64, approval: Approval::Auto },
+                &NewToolExecution {
+                    tool_name: name.to_string(),
+                    arguments: args,
+                    success: i != 1,
+                    duration_ms: 10 + i as i64,
+                    approval: Approval::Auto,
+                },
             )
             .unwrap();
     }
@@ -411,12 +481,23 @@ pub fn resume_gives_state_and_last_turns(store: &mut Store) {
 pub fn populate(store: &mut Store) -> Vec<String> {
     let a = session(store, "proj");
     user(store, &a, "Refactor src/auth.py to use JWT 🎉");
-    store.append_turn(&a, &NewTurn::assistant_calls("Reading.", vec![call("c1", "read_file", r#"{"path":"src/auth.py"}"#)])).unwrap();
+    store
+        .append_turn(
+            &a,
+            &NewTurn::assistant_calls("Reading.", vec![call("c1", "read_file", r#"{"path":"src/auth.py"}"#)]),
+        )
+        .unwrap();
     store
         .append_tool_result(
             &a,
             &NewTurn::tool_result("c1", "read_file", "def login():\n    pass\n\0end"),
-            &NewToolExecution { tool_name: "read_file".into(), arguments: r#"{"path":"src/auth.py"}"#.into(), success: true, duration_ms: 4, approval: Approval::Auto },
+            &NewToolExecution {
+                tool_name: "read_file".into(),
+                arguments: r#"{"path":"src/auth.py"}"#.into(),
+                success: true,
+                duration_ms: 4,
+                approval: Approval::Auto,
+            },
         )
         .unwrap();
     let mut interrupted = NewTurn::assistant("partial").with_status(TurnStatus::Interrupted);
@@ -570,7 +651,9 @@ pub fn a_client_key_finds_the_earlier_attempt(store: &mut Store) {
     assert_eq!(store.find_recent_by_client_key("k-1").unwrap(), None, "nothing saved yet");
     let saved = store.append_turn(&sid, &keyed).unwrap();
     user(store, &sid, "no key");
-    store.append_turn(&sid, &NewTurn { metadata: serde_json::json!("not an object"), ..NewTurn::user("odd metadata") }).unwrap();
+    store
+        .append_turn(&sid, &NewTurn { metadata: serde_json::json!("not an object"), ..NewTurn::user("odd metadata") })
+        .unwrap();
     let found = store.find_recent_by_client_key("k-1").unwrap().expect("the first attempt is found");
     assert_eq!((found.turn_number, found.content.as_str()), (saved.turn_number, "sent once"));
     assert_eq!(store.find_recent_by_client_key("k-2").unwrap(), None);

@@ -80,6 +80,15 @@ test('delegation asks for approval, then the result comes back into the conversa
   await dialog.waitFor({ timeout: 20_000 });
   assert.match(await dialog.innerText(), /Goal: add refresh tokens in src\/auth\.py/);
   await dialog.getByRole('button', { name: 'Approve' }).click();
+  // The live checklist: the goal, then its steps, ticked off as they complete.
+  const card = page.locator('.task-card', { hasText: 'Delegated: add refresh tokens in src/auth.py' });
+  await card.waitFor({ timeout: 20_000 });
+  await card.locator('.task-step').first().waitFor({ timeout: 20_000 });
+  await page.locator('.task-card[data-status="completed"]').waitFor({ timeout: 30_000 });
+  const steps = await card.locator('.task-step').count();
+  assert.ok(steps >= 2, `the plan's steps are listed (${steps})`);
+  assert.equal(await card.locator('.task-step[data-status="completed"]').count(), steps, 'every step is ticked');
+  assert.equal(await card.getByRole('button', { name: 'Cancel task' }).count(), 0, 'a finished task cannot be cancelled');
   const result = page.locator('.tool-result', { hasText: 'Result of delegate_task' });
   await result.waitFor({ timeout: 30_000 });
   await result.locator('summary').click();
@@ -97,6 +106,27 @@ test('delegation asks for approval, then the result comes back into the conversa
   const denied = page.locator('.tool-result').nth(1);
   await denied.locator('summary').click();
   assert.match(await denied.locator('pre').innerText(), /declined/);
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});
+
+test('a delegated task can be cancelled from its checklist, and the model is told', async () => {
+  const page = await openPage(browser.context, server.url);
+  await ready(page);
+  await page.getByRole('button', { name: '+ New session' }).click();
+  await send(page, 'delegate: a slow migration of the billing module');
+  const dialog = page.getByRole('dialog', { name: 'Delegate this task?' });
+  await dialog.waitFor({ timeout: 20_000 });
+  await dialog.getByRole('button', { name: 'Approve' }).click();
+  const card = page.locator('.task-card', { hasText: 'slow migration' });
+  await card.locator('.task-step[data-status="running"]').first().waitFor({ timeout: 20_000 });
+  await card.getByRole('button', { name: 'Cancel task' }).click();
+  await page.locator('.task-card[data-status="cancelled"]').waitFor({ timeout: 20_000 });
+  const result = page.locator('.tool-result', { hasText: 'Result of delegate_task' });
+  await result.waitFor({ timeout: 20_000 });
+  await result.locator('summary').click();
+  assert.match(await result.locator('pre').innerText(), /cancel/i);
+  await replyDone(page);
   assert.deepEqual(page.problems, []);
   await page.close();
 });

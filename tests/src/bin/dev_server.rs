@@ -26,7 +26,8 @@ fn main() {
             other => fail(&format!("unknown argument {other}")),
         }
     }
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("a tokio runtime");
+    let rt =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("a tokio runtime");
     if let Err(e) = rt.block_on(serve(cfg)) {
         fail(&e.to_string());
     }
