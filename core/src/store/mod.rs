@@ -690,18 +690,37 @@ impl Store {
         candidates.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.id.cmp(&a.id)));
         candidates.truncate(limit);
 
+        // Snippets of the chosen hits in one pass: the candidates are the newest matches, so the hits lie
+        // in the rowid range of the candidates and FTS5 walks that range once. (One `rowid = ?` query per
+        // hit made FTS5 seek through the whole doclist of a common term again for every hit.)
+        let mut snippets: HashMap<i64, String> = HashMap::with_capacity(candidates.len());
+        if let (Some(lo), Some(hi)) = (candidates.iter().map(|c| c.id).min(), candidates.iter().map(|c| c.id).max()) {
+            let ids = serde_json::to_string(&candidates.iter().map(|c| c.id).collect::<Vec<i64>>()).unwrap_or_default();
+            self.conn
+                .prepare_cached(&format!(
+                    "SELECT rowid, CASE WHEN rowid IN (SELECT value FROM json_each(?4))
+                         THEN snippet(turns_fts, -1, '{HL_OPEN}', '{HL_CLOSE}', '…', 24) END
+                     FROM turns_fts WHERE turns_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3"
+                ))
+                .and_then(|mut s| {
+                    let rows = s.query_map(params![expr, lo, hi, ids], |r| {
+                        Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?.unwrap_or_default()))
+                    })?;
+                    for row in rows {
+                        let (id, snippet) = row?;
+                        if !snippet.is_empty() {
+                            snippets.insert(id, snippet);
+                        }
+                    }
+                    Ok(())
+                })
+                .context("making search snippets")?;
+        }
+
         let mut titles: HashMap<String, String> = HashMap::new();
         let mut hits = Vec::with_capacity(candidates.len());
         for c in candidates {
-            let raw: String = self
-                .conn
-                .prepare_cached(&format!(
-                    "SELECT snippet(turns_fts, -1, '{HL_OPEN}', '{HL_CLOSE}', '…', 24) FROM turns_fts
-                     WHERE turns_fts MATCH ?1 AND rowid = ?2"
-                ))
-                .and_then(|mut s| s.query_row(params![expr, c.id], |r| r.get::<_, Option<String>>(0)))
-                .context("making a search snippet")?
-                .unwrap_or_default();
+            let raw = snippets.remove(&c.id).unwrap_or_default();
             let (snippet, highlights) = split_highlights(&raw);
             let title = match titles.get(&c.session_id) {
                 Some(t) => t.clone(),
