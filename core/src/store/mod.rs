@@ -952,10 +952,15 @@ const TASK_COLS: &str =
     "task_id, session_id, turn_number, goal, context, status, result_delivered, created_at, updated_at";
 
 fn configure(conn: &Connection) -> Result<()> {
-    // TRUNCATE journal: measured faster than DELETE on the OPFS sahpool VFS, equally durable. WAL
-    // needs shared memory that sahpool does not offer. synchronous stays FULL: a commit is on disk.
+    // One connection owns the archive (the storage worker holds a Web Lock for it), so the lock is
+    // taken once and kept: `locking_mode = EXCLUSIVE`. That lets WAL work without shared memory, which
+    // the OPFS sahpool VFS does not offer, and a WAL commit is one append + one flush where a rollback
+    // journal (TRUNCATE) wrote and flushed the journal and the database and then truncated the journal.
+    // synchronous stays FULL: a commit is on disk before `append_turn` returns. Measured in
+    // BENCHMARKS.md.
     conn.execute_batch(
-        "PRAGMA journal_mode = TRUNCATE; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;",
+        "PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;
+         PRAGMA foreign_keys = ON;",
     )
     .context("configuring the archive")
 }
