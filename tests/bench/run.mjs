@@ -51,6 +51,10 @@ const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/ja
 function serve() {
   const server = createServer((req, res) => {
     const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    if (path === '/favicon.ico') {
+      res.writeHead(204).end();
+      return;
+    }
     const file = path.startsWith('/pkg/') ? join(PKG, path.slice(5)) : join(here, 'www', path === '/' ? 'index.html' : path.slice(1));
     if (file.includes('..') || !existsSync(file)) {
       res.writeHead(404).end();

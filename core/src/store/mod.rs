@@ -135,6 +135,9 @@ impl Store {
     }
 
     fn from_connection(mut conn: Connection) -> Result<Store> {
+        // Exclusive locking first: a WAL archive can only be read without shared memory (which the OPFS
+        // VFS lacks) once the connection holds its lock for good. It writes nothing.
+        lock_exclusively(&conn)?;
         // Check the version before anything that could write: a newer archive stays untouched.
         let found = schema::user_version(&conn)?;
         if found > schema::LATEST {
@@ -156,6 +159,7 @@ impl Store {
     #[doc(hidden)]
     pub fn open_at_version(path: &str, version: i64) -> Result<Store> {
         let mut conn = Connection::open(path).context(format!("opening the archive {path}"))?;
+        lock_exclusively(&conn)?;
         configure(&conn)?;
         schema::migrate(&mut conn, version)?;
         Ok(Store { conn, last_ms: std::cell::Cell::new(0) })
@@ -951,6 +955,10 @@ impl Store {
 const TASK_COLS: &str =
     "task_id, session_id, turn_number, goal, context, status, result_delivered, created_at, updated_at";
 
+fn lock_exclusively(conn: &Connection) -> Result<()> {
+    conn.execute_batch("PRAGMA locking_mode = EXCLUSIVE;").context("locking the archive")
+}
+
 fn configure(conn: &Connection) -> Result<()> {
     // One connection owns the archive (the storage worker holds a Web Lock for it), so the lock is
     // taken once and kept: `locking_mode = EXCLUSIVE`. That lets WAL work without shared memory, which
@@ -959,8 +967,7 @@ fn configure(conn: &Connection) -> Result<()> {
     // synchronous stays FULL: a commit is on disk before `append_turn` returns. Measured in
     // BENCHMARKS.md.
     conn.execute_batch(
-        "PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;
-         PRAGMA foreign_keys = ON;",
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;",
     )
     .context("configuring the archive")
 }
