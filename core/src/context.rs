@@ -50,8 +50,11 @@ pub const DEFAULT_OUTPUT_RESERVE: i64 = 8_192;
 pub const DEFAULT_PROTECTION_FRACTION: f64 = 0.25;
 /// Tokens a provider spends on each message's framing (role, separators).
 pub const MESSAGE_OVERHEAD_TOKENS: i64 = 4;
-/// Turns asked of the [`TurnSource`] per read.
+/// Turns asked of the [`TurnSource`] per read, at first; later reads ask for about as many older turns
+/// as the rest of the budget holds at the average size seen so far, up to [`MAX_PAGE_SIZE`].
 pub const PAGE_SIZE: usize = 32;
+/// Most turns asked of the [`TurnSource`] in one read.
+pub const MAX_PAGE_SIZE: usize = 1024;
 /// Contents longer than this (in characters) are shortened outside the protection window.
 pub const TRIM_THRESHOLD_CHARS: usize = 2_400;
 pub const TRIM_HEAD_CHARS: usize = 800;
@@ -235,6 +238,8 @@ pub fn assemble_context<S: TurnSource + ?Sized>(
         placed_full: 0,
         ratio,
         trimmed: Vec::new(),
+        placed_turns: 0,
+        placed_turn_tokens: 0,
     };
 
     // Phase 2: the current exchange, newest first; then the user message; then older turns.
@@ -252,7 +257,9 @@ pub fn assemble_context<S: TurnSource + ?Sized>(
     placer.placed_full += user_tokens;
     let mut shown_older: Vec<Placed> = Vec::new();
     if gap.is_empty() {
+        reader.page_size = placer.turns_that_fit();
         while let Some(unit) = reader.next_unit()? {
+            reader.page_size = placer.turns_that_fit();
             match placer.place(&unit) {
                 Some(placed) => shown_older.push(placed),
                 None => break,
@@ -359,9 +366,24 @@ struct Placer {
     placed_full: i64,
     ratio: f64,
     trimmed: Vec<i64>,
+    /// Turns placed so far and their full-size tokens (for the average turn size).
+    placed_turns: i64,
+    placed_turn_tokens: i64,
 }
 
 impl Placer {
+    /// About how many more turns of the average size seen so far fit the remaining budget (at least
+    /// [`PAGE_SIZE`]): the size of the next read, so a long window takes a few reads, not one per 32
+    /// turns, and little more is read than is shown.
+    fn turns_that_fit(&self) -> usize {
+        if self.placed_turns == 0 || self.placed_turn_tokens <= 0 {
+            return PAGE_SIZE;
+        }
+        let average = (self.placed_turn_tokens as f64 / self.placed_turns as f64).max(1.0);
+        let fit = (self.remaining.max(0) as f64 / average) as usize;
+        fit.clamp(PAGE_SIZE, MAX_PAGE_SIZE)
+    }
+
     /// Places `unit` whole (inside the protection window) or shortened; `None` when it does not fit.
     fn place(&mut self, unit: &Unit) -> Option<Placed> {
         let protected = self.placed_full < self.protection;
@@ -379,6 +401,8 @@ impl Placer {
         };
         self.remaining -= cost;
         self.placed_full += full_cost;
+        self.placed_turns += unit.turn_numbers().len() as i64;
+        self.placed_turn_tokens += full_cost;
         self.trimmed.extend(trimmed);
         Some(Placed { turns: unit.turn_numbers(), messages })
     }
@@ -426,11 +450,13 @@ struct Reader<'a, S: ?Sized> {
     buffer: VecDeque<Turn>,
     oldest_read: Option<i64>,
     exhausted: bool,
+    /// Turns to ask for at the next read.
+    page_size: usize,
 }
 
 impl<'a, S: TurnSource + ?Sized> Reader<'a, S> {
     fn new(source: &'a S) -> Reader<'a, S> {
-        Reader { source, buffer: VecDeque::new(), oldest_read: None, exhausted: false }
+        Reader { source, buffer: VecDeque::new(), oldest_read: None, exhausted: false, page_size: PAGE_SIZE }
     }
 
     /// Reads the next older page in front of the buffer; `false` when there is nothing older.
@@ -438,8 +464,9 @@ impl<'a, S: TurnSource + ?Sized> Reader<'a, S> {
         if self.exhausted {
             return Ok(false);
         }
-        let page = self.source.turns_before(self.oldest_read, PAGE_SIZE)?;
-        let full_page = page.len() >= PAGE_SIZE;
+        let limit = self.page_size.clamp(1, MAX_PAGE_SIZE);
+        let page = self.source.turns_before(self.oldest_read, limit)?;
+        let full_page = page.len() >= limit;
         // Defend against a source that returns too much or out of order: keep only older turns, in order.
         let mut page: Vec<Turn> =
             page.into_iter().filter(|t| self.oldest_read.is_none_or(|o| t.turn_number < o)).collect();

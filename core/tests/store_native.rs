@@ -41,6 +41,7 @@ impl Drop for TempDb {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
         let _ = std::fs::remove_file(self.0.with_extension("db-journal"));
+        let _ = std::fs::remove_file(self.0.with_extension("db-wal"));
     }
 }
 

@@ -44,7 +44,7 @@ async fn fts5_ranks_on_opfs() {
     let version: String = store.connection().query_row("SELECT sqlite_version()", [], |r| r.get(0)).unwrap();
     assert!(!version.is_empty());
     let on_opfs: String = store.connection().query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
-    assert_eq!(on_opfs, "truncate");
+    assert_eq!(on_opfs, "wal");
 }
 
 #[wasm_bindgen_test]

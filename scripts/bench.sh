@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The benchmark of spec §13: builds in release mode, runs the real store on OPFS in headless Chromium
+# beside its peers, measures the app's cold start, prints one table and writes
+# bench-results/bench-results.json. Takes a few minutes. `scripts/bench.sh --quick` checks the harness
+# on a small archive (its figures mean nothing).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=scripts/setup.sh
+source "$ROOT/scripts/setup.sh"
+cd "$ROOT"
+
+say "building the benchmark's wasm (release) and the app (trunk build --release)"
+cargo build -q --release --target wasm32-unknown-unknown -p cowork-bench
+PKG="$ROOT/target/bench-pkg"
+rm -rf "$PKG"
+wasm-bindgen --target web --no-typescript --out-dir "$PKG" target/wasm32-unknown-unknown/release/cowork_bench.wasm
+trunk build --release
+cargo build -q -p cowork-tests --bin cowork-dev-server
+
+say "running the benchmark in headless Chromium"
+node tests/bench/run.mjs --pkg "$PKG" --dist "$ROOT/dist" --server "$ROOT/target/debug/cowork-dev-server" \
+  --out "$ROOT/bench-results/bench-results.json" "$@"

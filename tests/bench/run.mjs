@@ -1,0 +1,295 @@
+// Cowork's benchmark runner (spec §13): serves the bench page and its wasm on loopback, runs every phase
+// in headless Chromium, measures cold start of the real app, prints one table and writes JSON.
+//
+//   node tests/bench/run.mjs --pkg DIR --dist DIR --server BIN [--out FILE] [--quick]
+//
+// Everything it starts stops by itself: the HTTP server and Chromium close at the end, and a watchdog
+// ends the whole run after 20 minutes.
+import { createServer } from 'node:http';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, readFileSync, readdirSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir, cpus, totalmem, release } from 'node:os';
+import { dirname, extname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '../..');
+const require = createRequire(join(root, 'tests/e2e/package.json'));
+const { chromium } = require('playwright-core');
+
+const args = Object.fromEntries(
+  process.argv.slice(2).reduce((acc, a, i, all) => {
+    if (a.startsWith('--')) acc.push([a.slice(2), all[i + 1]?.startsWith('--') || all[i + 1] === undefined ? true : all[i + 1]]);
+    return acc;
+  }, []),
+);
+const PKG = resolve(args.pkg ?? join(root, 'target/bench-pkg'));
+const DIST = resolve(args.dist ?? join(root, 'dist'));
+const SERVER_BIN = resolve(args.server ?? join(root, 'target/debug/cowork-dev-server'));
+const OUT = resolve(args.out ?? join(root, 'bench-results/bench-results.json'));
+const QUICK = Boolean(args.quick); // a small run for checking the harness itself
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+
+const watchdog = setTimeout(() => {
+  console.error('bench: still running after 20 minutes; giving up');
+  process.exit(2);
+}, 20 * 60_000);
+watchdog.unref();
+
+// --- the query mix (the same as tests/bench/src/gen.rs QUERIES) -------------------------------------------
+const QUERIES = [
+  ['rare', ['zanzibar', 'quokka', 'marmalade', 'xylophone', 'kilimanjaro', 'pemberton']],
+  ['common', ['the', 'error', 'function', 'token', 'session', 'the error']],
+  ['phrase', ['"refresh token"', '"connection pool"', '"race condition"', '"rate limit"', '"memory leak"', '"stack trace"']],
+  ['ident', ['refresh_token', 'src/auth.py', 'rotate_refresh_token_v2', 'ConnectionPool', 'next_page_token', 'db/pool.rs']],
+];
+
+// --- a loopback static server for the bench page, worker and wasm --------------------------------------
+const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm' };
+function serve() {
+  const server = createServer((req, res) => {
+    const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    if (path === '/favicon.ico') {
+      res.writeHead(204).end();
+      return;
+    }
+    const file = path.startsWith('/pkg/') ? join(PKG, path.slice(5)) : join(here, 'www', path === '/' ? 'index.html' : path.slice(1));
+    if (file.includes('..') || !existsSync(file)) {
+      res.writeHead(404).end();
+      return;
+    }
+    // Cross-origin isolation gives performance.now() its fine resolution (5 µs instead of 100 µs).
+    res.writeHead(200, {
+      'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
+      'cache-control': 'no-store',
+      'cross-origin-opener-policy': 'same-origin',
+      'cross-origin-embedder-policy': 'require-corp',
+    });
+    res.end(readFileSync(file));
+  });
+  server.keepAliveTimeout = 1000;
+  return new Promise((ok) => server.listen(0, '127.0.0.1', () => ok(server)));
+}
+
+async function launch() {
+  const profile = mkdtempSync(join(tmpdir(), 'cowork-bench-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--disable-quic'],
+  });
+  return { context, close: async () => { await context.close(); rmSync(profile, { recursive: true, force: true }); } };
+}
+
+// --- statistics --------------------------------------------------------------------------------------------
+const pct = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length, Math.max(1, Math.ceil((p / 100) * s.length))) - 1];
+};
+const p50 = (xs) => pct(xs, 50);
+const p99 = (xs) => pct(xs, 99);
+
+// --- the browser phases ------------------------------------------------------------------------------------
+async function browserPhases() {
+  const server = await serve();
+  const url = `http://127.0.0.1:${server.address().port}/`;
+  const { context, close } = await launch();
+  try {
+    const page = await context.newPage();
+    page.on('console', (m) => console.error(`  [${m.type()}] ${m.text()}`));
+    page.on('pageerror', (e) => console.error(`  [page error] ${e.message}`));
+    await page.goto(url);
+    await page.waitForFunction(() => window.benchReady === true);
+    const version = context.browser()?.version() ?? (await page.evaluate(() => navigator.userAgent));
+    const run = async (name, options) => {
+      const t = Date.now();
+      console.error(`bench: ${name} …`);
+      const r = await page.evaluate(([n, o]) => window.phase(n, o), [name, options]);
+      console.error(`bench: ${name} took ${((Date.now() - t) / 1000).toFixed(1)} s`);
+      return r;
+    };
+    const append = await run('append', QUICK ? { iterations: 20, sizes: [200, 1000] } : { iterations: 200, sizes: [1000, 10000] });
+    const search = await run('search', {
+      queries: QUERIES,
+      windows: [32768, 200000],
+      ...(QUICK ? { sessions: 2, perSession: 1000, reps: 2, likeReps: 1, contextReps: 3 } : {}),
+    });
+    const resume = await run('resume', QUICK ? { reps: 3, pages: 2 } : {});
+    await run('cleanup', {});
+    return { version, userAgent: await page.evaluate(() => navigator.userAgent), append, search, resume };
+  } finally {
+    await close();
+    await new Promise((ok) => server.close(ok));
+  }
+}
+
+// --- cold start: bytes over the wire and time to first render of the real app ---------------------------
+function wireBytes() {
+  const files = readdirSync(DIST).filter((f) => /\.(js|wasm|html|css)$/.test(f) && f !== 'sw.js');
+  const sizes = files.map((f) => {
+    const raw = readFileSync(join(DIST, f));
+    return { file: f, raw: raw.length, gzip: gzipSync(raw).length };
+  });
+  const isCode = (f) => /\.(js|wasm)$/.test(f);
+  const sum = (xs, k) => xs.reduce((a, x) => a + x[k], 0);
+  const code = sizes.filter((s) => isCode(s.file));
+  return { files: sizes, code_gzip: sum(code, 'gzip'), code_raw: sum(code, 'raw'), all_gzip: sum(sizes, 'gzip') };
+}
+
+function startDevServer() {
+  const child = spawn(SERVER_BIN, ['--dist', DIST, '--addr', '127.0.0.1:0', '--exit-after', '300'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  const url = new Promise((ok, fail) => {
+    const timer = setTimeout(() => fail(new Error(`dev server did not start in 20 s: ${stderr}`)), 20_000);
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/Cowork dev server: (http:\/\/\S+)/);
+      if (m) { clearTimeout(timer); ok(m[1]); }
+    });
+    child.on('exit', (code) => fail(new Error(`dev server exited with ${code}: ${stderr}`)));
+  });
+  const stop = () => new Promise((ok) => {
+    if (child.exitCode !== null) return ok();
+    child.once('exit', ok);
+    child.kill('SIGINT');
+    setTimeout(() => child.kill('SIGKILL'), 3000).unref();
+  });
+  return { url, stop };
+}
+
+/** Loads the app in a fresh profile (nothing cached): first contentful paint, the app shell, archive ready. */
+async function firstRender(runs) {
+  const dev = startDevServer();
+  const url = await dev.url;
+  const out = [];
+  try {
+    for (let i = 0; i < runs; i++) {
+      const { context, close } = await launch();
+      try {
+        await context.addInitScript(() => {
+          const seen = {};
+          window.__render = seen;
+          new MutationObserver(() => {
+            const s = document.querySelector('.storage-status');
+            if (s && seen.shell === undefined) seen.shell = performance.now();
+            if (s?.dataset.state === 'ready' && seen.ready === undefined) seen.ready = performance.now();
+          }).observe(document, { subtree: true, childList: true, attributes: true });
+        });
+        const page = await context.newPage();
+        await page.goto(url);
+        await page.locator('.storage-status[data-state="ready"]').waitFor({ timeout: 30_000 });
+        const r = await page.evaluate(() => ({
+          fcp: performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? null,
+          shell: window.__render.shell,
+          ready: window.__render.ready,
+        }));
+        out.push(r);
+      } finally {
+        await close();
+      }
+    }
+  } finally {
+    await dev.stop();
+  }
+  return out;
+}
+
+// --- the table --------------------------------------------------------------------------------------------
+const ms = (x) => (x === undefined || x === null || Number.isNaN(x) ? '–' : x < 10 ? `${x.toFixed(2)} ms` : `${x.toFixed(1)} ms`);
+const mb = (b) => `${(b / 1048576).toFixed(2)} MB`;
+const times = (x) => `${x.toFixed(2)}×`;
+
+function buildRows(b, cold) {
+  const rows = [];
+  // goal: { text, ratio, ok } – ratio = measured / goal (≤ 1 meets) or goal / measured for "faster than"
+  const add = (group, name, value, peer, goal) => rows.push({ group, name, value, peer, ...goal });
+  const within = (measured, limit, text) => ({ goal: text, ratio: measured / limit, met: measured <= limit });
+  const atLeast = (measured, limit, text) => ({ goal: text, ratio: measured / limit, met: measured >= limit });
+
+  const sizes = Object.keys(b.append.sizes).map(Number).sort((x, y) => x - y);
+  const [small, large] = [sizes[0], sizes[sizes.length - 1]];
+  for (const size of sizes) {
+    const a = b.append.sizes[size];
+    const s = p50(a.store);
+    add('append', `durable append p50 / p99 at ${size} turns`, `${ms(s)} / ${ms(p99(a.store))}`, '', { goal: '', ratio: null, met: null });
+    add('append', `  raw floor: OPFS write+flush (${size})`, `${ms(p50(a.floor))} / ${ms(p99(a.floor))}`, '',
+      within(s / p50(a.floor), 1.5, 'append p50 ≤ 1.5× floor'));
+    add('append', `  IndexedDB put, strict (${size})`, `${ms(p50(a.idb_strict))} / ${ms(p99(a.idb_strict))}`, '',
+      within(s / p50(a.idb_strict), 2, 'append p50 ≤ 2× strict put'));
+    add('append', `  whole-conversation IDB put (${size})`, `${ms(p50(a.idb_whole))} / ${ms(p99(a.idb_whole))}`, '',
+      size === large ? atLeast(p50(a.idb_whole) / s, 10, '≥ 10× faster than it') : { goal: '(shown)', ratio: p50(a.idb_whole) / s, met: null, note: 'faster by' });
+  }
+  const flat = p50(b.append.sizes[large].store) / p50(b.append.sizes[small].store);
+  add('append', `append flat: p50 at ${large} / p50 at ${small}`, times(flat), '', within(flat, 1.25, 'flat (≤ 1.25×)'));
+
+  for (const label of Object.keys(b.search.at)) {
+    const at = b.search.at[label];
+    for (const [kind, r] of Object.entries(at.kinds)) {
+      add('search', `search ${kind} at ${label} (${at.turns} turns) p50 / p99`, `${ms(p50(r.fts))} / ${ms(p99(r.fts))}`,
+        `LIKE ${ms(p50(r.like))}`, within(p99(r.fts), 15, 'p99 ≤ 15 ms'));
+    }
+    const rare = at.kinds.rare;
+    const speedup = p50(rare.like) / p50(rare.fts);
+    add('search', `  rare: LIKE scan p50 / FTS p50 at ${label}`, times(speedup), '', atLeast(speedup, 50, '≥ 50× faster than LIKE'));
+  }
+  const r = b.resume;
+  add('resume', `resume 10k-turn session (last ${r.turns} turns), first after open`, ms(r.first_resume_ms), `open ${ms(r.open_ms)}`,
+    within(r.first_resume_ms, 100, '≤ 100 ms'));
+  add('resume', `  reopen + resume p50 / warm resume p50`, `${ms(p50(r.reopen_and_resume_ms))} / ${ms(p50(r.ms))}`, '',
+    within(p50(r.reopen_and_resume_ms), 100, '≤ 100 ms'));
+  for (const [window, c] of Object.entries(b.search.context)) {
+    add('context', `context assembly, 10k-turn session, ${Number(window).toLocaleString('en')}-token window p50 / p99`,
+      `${ms(p50(c.ms))} / ${ms(p99(c.ms))}`, `${c.turns_read} turns read, ${c.messages} messages`, within(p50(c.ms), 5, 'p50 ≤ 5 ms'));
+  }
+  if (cold) {
+    add('cold start', 'app + worker + wasm, gzip', mb(cold.bytes.code_gzip), `raw ${mb(cold.bytes.code_raw)}`,
+      within(cold.bytes.code_gzip, 1.5 * 1048576, '≤ 1.5 MB'));
+    const shell = cold.render.map((x) => x.shell);
+    add('cold start', 'time to first render (app shell), median of fresh loads', ms(p50(shell)),
+      `FCP ${ms(p50(cold.render.map((x) => x.fcp)))}, archive ready ${ms(p50(cold.render.map((x) => x.ready)))}`, { goal: '(no goal)', ratio: null, met: null });
+  }
+  add('memory', `wasm memory after opening + browsing ${r.turns_total} turns`, mb(r.memory_after_browse), `at start ${mb(r.memory_at_start)}`,
+    within(r.memory_after_browse, 64 * 1048576, '< 64 MB'));
+  return rows;
+}
+
+function printTable(rows) {
+  const fmtRatio = (r) => (r.ratio === null || r.ratio === undefined ? '' : times(r.ratio));
+  const verdict = (r) => (r.met === true ? 'met' : r.met === false ? 'MISSED' : '');
+  const cols = [
+    ['figure', (r) => r.name],
+    ['measured', (r) => r.value],
+    ['beside', (r) => r.peer ?? ''],
+    ['goal', (r) => r.goal ?? ''],
+    ['ratio', fmtRatio],
+    ['', verdict],
+  ];
+  const widths = cols.map(([h, f]) => Math.max(h.length, ...rows.map((r) => String(f(r)).length)));
+  const line = (cells) => '| ' + cells.map((c, i) => String(c).padEnd(widths[i])).join(' | ') + ' |';
+  console.log(line(cols.map(([h]) => h)));
+  console.log('|' + widths.map((w) => '-'.repeat(w + 2)).join('|') + '|');
+  for (const r of rows) console.log(line(cols.map(([, f]) => f(r))));
+}
+
+// --- main -------------------------------------------------------------------------------------------------
+const started = Date.now();
+const browser = await browserPhases();
+let cold = null;
+if (!args['no-cold']) {
+  console.error('bench: cold start …');
+  cold = { bytes: wireBytes(), render: await firstRender(QUICK ? 1 : 5) };
+}
+const rows = buildRows(browser, cold);
+const machine = { cpus: cpus().length, cpu: cpus()[0]?.model, memory_gb: Math.round(totalmem() / 2 ** 30), kernel: release() };
+console.log(`\nCowork bench — Chromium ${browser.version}, SQLite ${browser.resume.sqlite}, ${machine.cpus} × ${machine.cpu}, ${machine.memory_gb} GiB` +
+  `, journal_mode=${browser.append.journal_mode}, ran ${((Date.now() - started) / 1000).toFixed(0)} s${QUICK ? ' (QUICK)' : ''}\n`);
+printTable(rows);
+mkdirSync(dirname(OUT), { recursive: true });
+writeFileSync(OUT, JSON.stringify({ when: new Date().toISOString(), machine, chromium: browser.version, quick: QUICK, rows, raw: { ...browser, cold } }, null, 1));
+console.log(`\nJSON: ${OUT}`);
+process.exit(0);

@@ -1,0 +1,171 @@
+// The benchmark's dedicated worker: the real store (wasm, OPFS sahpool) and its peers measured side by
+// side in the same run. Each phase starts from a fresh worker (fresh wasm memory).
+import init, * as w from './pkg/cowork_bench.js';
+
+const log = (msg) => postMessage({ log: msg });
+const SEED = 42;
+
+self.onmessage = async (e) => {
+  const { name, options } = e.data;
+  try {
+    await init();
+    await w.install_opfs();
+    postMessage({ result: await PHASES[name](options) });
+  } catch (err) {
+    postMessage({ error: String(err?.stack ?? err) });
+  }
+};
+
+// --- peers --------------------------------------------------------------------------------------------
+
+/** The raw floor: an OPFS sync-access-handle write + flush of the same bytes, appended to one file. */
+async function openFloor() {
+  const root = await navigator.storage.getDirectory();
+  await root.removeEntry('bench-floor.bin').catch(() => {});
+  const handle = await (await root.getFileHandle('bench-floor.bin', { create: true })).createSyncAccessHandle();
+  let at = 0;
+  return {
+    write(bytes) {
+      const t = performance.now();
+      handle.write(bytes, { at });
+      handle.flush();
+      const ms = performance.now() - t;
+      at += bytes.byteLength;
+      return ms;
+    },
+    close: () => handle.close(),
+  };
+}
+
+function idbOpen(name) {
+  return new Promise((ok, fail) => {
+    const del = indexedDB.deleteDatabase(name);
+    del.onerror = () => fail(del.error);
+    del.onsuccess = () => {
+      const req = indexedDB.open(name, 1);
+      req.onupgradeneeded = () => {
+        req.result.createObjectStore('turns', { autoIncrement: true });
+        req.result.createObjectStore('conversations', { keyPath: 'id' });
+      };
+      req.onsuccess = () => ok(req.result);
+      req.onerror = () => fail(req.error);
+    };
+  });
+}
+
+/** One put in its own readwrite transaction; resolves to the ms until the transaction completed. */
+function idbPut(db, store, value, durability) {
+  return new Promise((ok, fail) => {
+    const t = performance.now();
+    const tx = db.transaction([store], 'readwrite', { durability });
+    tx.objectStore(store).put(value);
+    tx.oncomplete = () => ok(performance.now() - t);
+    tx.onerror = () => fail(tx.error);
+    tx.onabort = () => fail(tx.error ?? new Error('aborted'));
+  });
+}
+
+// --- phases -------------------------------------------------------------------------------------------
+
+const PHASES = {
+  /** Durable append at 1k and 10k turns beside the floor, strict IndexedDB and the whole-conversation put. */
+  async append({ iterations = 200, sizes = [1000, 10000], pragmas = [] }) {
+    w.remove_archive('append.db');
+    const bench = new w.Bench('append.db', SEED);
+    const applied = pragmas.map((p) => [p, bench.exec(p)]);
+    const floor = await openFloor();
+    const db = await idbOpen('cowork-bench');
+    const encoder = new TextEncoder();
+    const out = { journal_mode: bench.exec('PRAGMA journal_mode'), page_size: bench.exec('PRAGMA page_size'), applied, sizes: {} };
+    let seeded = 0;
+    for (const size of sizes) {
+      if (seeded === 0) bench.seed_session(size);
+      else bench.grow_current(size - seeded);
+      seeded = size;
+      // The chat-app peer keeps the same conversation as one array and puts it whole per message.
+      const conversation = { id: 'c', title: 'bench', messages: JSON.parse(w.records(size, SEED + 1)) };
+      const r = { store: [], floor: [], idb_strict: [], idb_whole: [] };
+      for (let i = 0; i < iterations; i++) {
+        const record = bench.prepare_turn();
+        r.store.push(bench.append_prepared());
+        r.floor.push(floor.write(encoder.encode(record)));
+        r.idb_strict.push(await idbPut(db, 'turns', JSON.parse(record), 'strict'));
+        conversation.messages.push(JSON.parse(record));
+        r.idb_whole.push(await idbPut(db, 'conversations', conversation, 'default'));
+        conversation.messages.pop(); // stays at `size` turns
+      }
+      out.sizes[size] = r;
+      log(`append at ${size} turns done`);
+    }
+    floor.close();
+    db.close();
+    bench.close();
+    w.remove_archive('append.db');
+    return out;
+  },
+
+  /** Builds the archive: 10 sessions of 10k turns; searches at 10k and 100k; context assembly at 100k. */
+  async search({ sessions = 10, perSession = 10000, queries, reps = 15, likeReps = 2, contextReps = 40, windows }) {
+    w.remove_archive('archive.db');
+    const bench = new w.Bench('archive.db', SEED);
+    const out = { seed_ms: [], at: {} };
+    const measure = (label) => {
+      const kinds = {};
+      for (const [kind, list] of queries) {
+        const fts = [], like = [], hits = [], likeRows = [];
+        for (let r = 0; r < reps; r++) for (const q of list) { const [ms, n] = bench.search(q); fts.push(ms); if (r === 0) hits.push(n); }
+        for (let r = 0; r < likeReps; r++) for (const q of list) { const [ms, n] = bench.like(q); like.push(ms); if (r === 0) likeRows.push(n); }
+        kinds[kind] = { fts, like, hits, like_rows: likeRows };
+      }
+      out.at[label] = { turns: bench.turn_total(), bytes: bench.archive_bytes(), kinds };
+      log(`search at ${label} done`);
+    };
+    for (let s = 0; s < sessions; s++) {
+      out.seed_ms.push(bench.seed_session(perSession));
+      if (s === 0) measure('10k');
+      log(`seeded ${(s + 1) * perSession} turns`);
+    }
+    measure('100k');
+    out.context = {};
+    for (const window of windows) {
+      const ms = [];
+      let info;
+      for (let r = 0; r < contextReps; r++) {
+        const [t, read, messages, tokens] = bench.context(0, window);
+        ms.push(t);
+        info = { turns_read: read, messages, estimated_tokens: tokens };
+      }
+      out.context[window] = { ms, ...info };
+    }
+    bench.close();
+    return out;
+  },
+
+  /** A fresh worker opens the 100k archive, resumes a 10k-turn session, browses; wasm memory after. */
+  async resume({ reps = 20, pages = 10 }) {
+    const memory_at_start = w.wasm_memory_bytes();
+    const t = performance.now();
+    const bench = new w.Bench('archive.db', SEED);
+    const open_ms = performance.now() - t;
+    bench.adopt_sessions();
+    const first = bench.resume(0, 50);
+    const ms = [first[0]];
+    for (let r = 1; r < reps; r++) ms.push(bench.resume(0, 50)[0]);
+    const reopen = [];
+    for (let r = 0; r < 5; r++) reopen.push(bench.reopen() + bench.resume(0, 50)[0]);
+    const browse_ms = bench.browse(pages);
+    const out = {
+      open_ms, first_resume_ms: first[0], turns: first[1], ms, reopen_and_resume_ms: reopen, browse_ms,
+      memory_at_start, memory_after_browse: w.wasm_memory_bytes(), turns_total: bench.turn_total(),
+      sqlite: w.sqlite_version(),
+    };
+    bench.close();
+    return out;
+  },
+
+  async cleanup() {
+    w.remove_archive('archive.db');
+    w.remove_archive('append.db');
+    return true;
+  },
+};
