@@ -88,7 +88,7 @@ export async function replyDone(page) {
 
 /** Types `text` into the composer and presses Enter. */
 export async function send(page, text) {
-  const box = page.getByLabel('Message');
+  const box = page.getByLabel('Message', { exact: true });
   await box.fill(text);
   await box.press('Enter');
 }

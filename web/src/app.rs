@@ -1,7 +1,8 @@
 //! The app shell: header, sidebar and main pane, with the storage worker's state always visible.
 
 use crate::chat::{
-    ApprovalDialog, ChatState, Conversation, DeleteDialog, SearchDialog, SessionAction, SettingsDialog, Sidebar,
+    ApprovalDialog, ChatState, Conversation, DeleteDialog, SearchDialog, SessionAction, SessionPanel, SettingsDialog,
+    Sidebar,
 };
 use crate::protocol::{Backend, ReadyInfo};
 use leptos::prelude::*;
@@ -38,12 +39,19 @@ pub fn App(
         chat.search_open.set(false);
         actions::open_session(client, chat, id, Some(turn))
     });
-    // Ctrl/Cmd+K opens search from anywhere.
+    // Ctrl/Cmd+K opens search from anywhere; Esc closes whatever dialog or menu is open, wherever the
+    // focus is (the approval dialog answers Esc itself, as "Deny").
     let keys = window_event_listener(leptos::ev::keydown, move |ev| {
         if (ev.ctrl_key() || ev.meta_key()) && ev.key().eq_ignore_ascii_case("k") {
             ev.prevent_default();
             chat.hits.set(Vec::new());
             chat.search_open.set(true);
+        } else if ev.key() == "Escape" {
+            chat.search_open.set(false);
+            chat.settings_open.set(false);
+            chat.storage_open.set(false);
+            chat.menu.set(None);
+            chat.confirm_delete.set(None);
         }
     });
     on_cleanup(move || keys.remove());
@@ -66,6 +74,14 @@ pub fn App(
         chat.show_archived.track();
         actions::reload_sessions(client, chat);
     });
+    // The panel follows the open session and is read again after each reply.
+    Effect::new(move |_| {
+        let (open, current, busy) = (chat.panel_open.get(), chat.current.get(), chat.busy.get());
+        chat.sessions_stale.track();
+        if open && !busy {
+            actions::load_details(client, chat, current);
+        }
+    });
     let on_save = Callback::new(move |settings: crate::settings::Settings| actions::save_settings(chat, settings));
     actions::load_settings(chat);
     view! {
@@ -86,6 +102,9 @@ pub fn App(
                     title="Search every session (Ctrl+K)">"Search"</button>
                 <button class="header-button" on:click=move |_| actions::export_all(client, chat)
                     title="Download every session as a JSON Lines file">"Export"</button>
+                <button class="header-button" aria-pressed=move || chat.panel_open.get().to_string()
+                    title="The session's state register and how the last request used the context window"
+                    on:click=move |_| chat.panel_open.update(|o| *o = !*o)>"Session"</button>
                 <button class="header-button" on:click=move |_| chat.settings_open.set(true)>"Settings"</button>
             </header>
             <StorageBanner state=storage />
@@ -94,6 +113,7 @@ pub fn App(
                 <Conversation state=chat on_send=on_send on_stop=on_stop on_retry=on_retry on_action=on_action
                     on_cancel_task=Callback::new(move |id: String| actions::cancel_task(client, chat, id))
                     on_more=Callback::new(move |older: bool| actions::load_more(client, chat, older)) />
+                <SessionPanel state=chat />
             </div>
             <ApprovalDialog state=chat on_answer=on_answer />
             <DeleteDialog state=chat on_action=on_action />
@@ -442,6 +462,19 @@ mod actions {
         });
     }
 
+    pub fn load_details(c: Client, chat: ChatState, session_id: Option<String>) {
+        let Some(session_id) = session_id else {
+            chat.details.set(None);
+            return;
+        };
+        let Some(client) = client(c) else { return };
+        spawn_local(async move {
+            if let Ok(Reply::Details { session, manifest }) = client.call(Op::SessionDetails { session_id }).await {
+                chat.details.set(Some((session, manifest)));
+            }
+        });
+    }
+
     pub fn cancel_task(c: Client, chat: ChatState, task_id: String) {
         let Some(client) = client(c) else { return };
         let orchestrator_url = chat.settings.get_untracked().model_settings().orchestrator_url;
@@ -657,6 +690,7 @@ mod actions {
     pub fn open_session(_: Client, _: ChatState, _: String, _: Option<i64>) {}
     pub fn reload_sessions(_: Client, _: ChatState) {}
     pub fn cancel_task(_: Client, _: ChatState, _: String) {}
+    pub fn load_details(_: Client, _: ChatState, _: Option<String>) {}
     pub fn load_more(_: Client, _: ChatState, _: bool) {}
     pub fn session_action(_: Client, _: ChatState, _: crate::chat::SessionAction) {}
     pub fn import(_: Client, _: ChatState, _: String) {}

@@ -61,6 +61,10 @@ pub struct ChatState {
     pub stick_to_end: RwSignal<bool>,
     /// A page of older or newer turns is being loaded.
     pub loading_more: RwSignal<bool>,
+    /// The session panel (state register and context meter) is shown.
+    pub panel_open: RwSignal<bool>,
+    /// The open session as last read, and the manifest of its last model request.
+    pub details: RwSignal<Option<(Session, Option<cowork_core::ContextManifest>)>>,
 }
 
 /// A delegated task as the checklist card shows it.
@@ -108,6 +112,8 @@ impl ChatState {
             tasks: RwSignal::new(Vec::new()),
             stick_to_end: RwSignal::new(true),
             loading_more: RwSignal::new(false),
+            panel_open: RwSignal::new(false),
+            details: RwSignal::new(None),
         }
     }
 }
@@ -491,6 +497,110 @@ pub fn Conversation(
                 </Show>
             </form>
         </main>
+    }
+}
+
+/// The session panel: what the model is told about the session (its state register) and how the last
+/// request used the context window.
+#[component]
+pub fn SessionPanel(state: ChatState) -> impl IntoView {
+    let body = move || {
+        let Some((session, manifest)) = state.details.get() else {
+            return view! { <p class="muted">"Open a session to see its state and context."</p> }.into_any();
+        };
+        let register: cowork_core::state::SessionState =
+            serde_json::from_value(session.state.clone()).unwrap_or_default();
+        let list = |items: Vec<String>, empty: &'static str| {
+            if items.is_empty() {
+                view! { <p class="muted">{empty}</p> }.into_any()
+            } else {
+                view! { <ul>{items.into_iter().map(|i| view! { <li>{i}</li> }).collect::<Vec<_>>()}</ul> }.into_any()
+            }
+        };
+        let files = register.files_touched.iter().map(|f| format!("{} — {} (turn {})", f.path, f.action.as_str(), f.turn)).collect();
+        let tasks = register.open_tasks.iter().map(|t| format!("{} ({})", t.goal, t.status)).collect();
+        let meter = manifest.map(|m| context_meter(&m, session.turn_count));
+        view! {
+            <section class="panel-section">
+                <h3>"Context of the last request"</h3>
+                {match meter {
+                    Some(m) => view! {
+                        <div class="meter" role="meter" aria-label="Context window used"
+                            aria-valuemin="0" aria-valuemax=m.budget aria-valuenow=m.used>
+                            <div class="meter-fill" style=format!("width: {}%", m.percent)></div>
+                        </div>
+                        <p class="meter-text">{m.tokens}</p>
+                        <p class="meter-text">{m.turns}</p>
+                    }.into_any(),
+                    None => view! { <p class="muted">"No model request yet."</p> }.into_any(),
+                }}
+                <p class="muted">{format!(
+                    "{} · {} · {} turns · {} tokens used so far",
+                    session.workspace, if session.model.is_empty() { "demo" } else { &session.model }, session.turn_count,
+                    compact(session.prompt_tokens + session.completion_tokens)
+                )}</p>
+            </section>
+            <section class="panel-section">
+                <h3>"Current focus"</h3>
+                {list(if register.current_focus.is_empty() { vec![] } else { vec![register.current_focus.clone()] }, "Nothing yet.")}
+                <h3>"Files touched"</h3>
+                {list(files, "None yet.")}
+                <h3>"Key decisions"</h3>
+                {list(register.key_decisions.clone(), "None yet.")}
+                <h3>"Errors resolved"</h3>
+                {list(register.errors_resolved.clone(), "None yet.")}
+                <h3>"Open tasks"</h3>
+                {list(tasks, "None.")}
+            </section>
+        }
+        .into_any()
+    };
+    view! {
+        <Show when=move || state.panel_open.get()>
+            <aside class="session-panel" aria-label="Session state">
+                <header class="panel-head">
+                    <h2>"Session"</h2>
+                    <button class="panel-close" aria-label="Close the session panel" on:click=move |_| state.panel_open.set(false)>"×"</button>
+                </header>
+                {body}
+            </aside>
+        </Show>
+    }
+}
+
+/// The context meter's figures, in words.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Meter {
+    pub used: i64,
+    pub budget: i64,
+    pub percent: i64,
+    pub tokens: String,
+    pub turns: String,
+}
+
+pub fn context_meter(m: &cowork_core::ContextManifest, turn_count: i64) -> Meter {
+    let percent = if m.budget_tokens > 0 { (m.estimated_tokens * 100 / m.budget_tokens).clamp(0, 100) } else { 0 };
+    let sent = m.turn_numbers.len() as i64;
+    let archived = (turn_count - sent).max(0);
+    let mut turns = format!("{sent} turns in the window; {archived} only in the archive (the model can search them)");
+    if !m.trimmed_turns.is_empty() {
+        turns.push_str(&format!("; {} shortened", m.trimmed_turns.len()));
+    }
+    Meter {
+        used: m.estimated_tokens,
+        budget: m.budget_tokens,
+        percent,
+        tokens: format!("{} of {} tokens ({percent}%)", compact(m.estimated_tokens), compact(m.budget_tokens)),
+        turns,
+    }
+}
+
+/// 950 → "950", 12_300 → "12.3k", 2_000_000 → "2M".
+pub fn compact(n: i64) -> String {
+    match n {
+        ..=999 => n.to_string(),
+        1_000..=999_999 => format!("{:.1}k", n as f64 / 1e3).replace(".0k", "k"),
+        _ => format!("{:.1}M", n as f64 / 1e6).replace(".0M", "M"),
     }
 }
 
@@ -967,6 +1077,26 @@ mod tests {
         let mut w = turns(1..=10);
         merge_page(&mut w, turns(8..=12), false, VISIBLE_TURNS);
         assert_eq!(numbers(&w), (1, 12, 12));
+    }
+
+    #[test]
+    fn the_context_meter_says_what_was_sent_and_what_stayed_in_the_archive() {
+        let m = cowork_core::ContextManifest {
+            session_id: "s".into(),
+            turn_numbers: (41..=100).collect(),
+            trimmed_turns: vec![50],
+            state_version: 3,
+            estimated_tokens: 12_345,
+            budget_tokens: 100_000,
+            usage: serde_json::Value::Null,
+            created_at: 0,
+        };
+        let meter = context_meter(&m, 101);
+        assert_eq!(meter.percent, 12);
+        assert_eq!(meter.tokens, "12.3k of 100k tokens (12%)");
+        assert_eq!(meter.turns, "60 turns in the window; 41 only in the archive (the model can search them); 1 shortened");
+        assert_eq!(compact(950), "950");
+        assert_eq!(compact(2_000_000), "2M");
     }
 
     #[test]

@@ -113,6 +113,8 @@ pub enum Op {
     DeleteSession {
         session_id: String,
     },
+    /// The session (with its state register) and the manifest of its last model request.
+    SessionDetails { session_id: String },
     /// Asks the orchestrator to cancel a delegated task (answered at once, out of turn; the task's own
     /// events then report it cancelled).
     CancelTask {
@@ -238,6 +240,10 @@ pub enum Reply {
     Sent {
         session_id: String,
         outcome: String,
+    },
+    Details {
+        session: Session,
+        manifest: Option<cowork_core::ContextManifest>,
     },
     Done,
 }

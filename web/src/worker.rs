@@ -447,6 +447,10 @@ pub async fn handle(
             emit(Event::SessionsChanged { deleted: None });
             Reply::Done
         }),
+        Op::SessionDetails { session_id } => store.get_session(&session_id).and_then(|session| {
+            let manifest = store.manifests(&session_id, 1)?.into_iter().next();
+            Ok(Reply::Details { session, manifest })
+        }),
         Op::DeleteSession { session_id } => store.delete_session(&session_id).map(|()| {
             emit(Event::SessionsChanged { deleted: Some(session_id) });
             Reply::Done

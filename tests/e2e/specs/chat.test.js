@@ -21,7 +21,7 @@ test('a message gets a streamed reply that survives a reload', async () => {
   const reply = page.locator('.turn[data-role="assistant"] .turn-text').last();
   await reply.filter({ hasText: 'You said' }).waitFor({ timeout: 20_000 });
   await replyDone(page);
-  assert.equal(await page.getByLabel('Message').inputValue(), '', 'the draft is cleared once saved');
+  assert.equal(await page.getByLabel('Message', { exact: true }).inputValue(), '', 'the draft is cleared once saved');
   const session = page.locator('.session.active .session-title');
   await session.filter({ hasText: 'We use JWT for auth.' }).waitFor();
 
@@ -242,7 +242,7 @@ test('an unreachable endpoint says what to check, keeps the message, and the app
   await notice.waitFor({ timeout: 30_000 });
   assert.match(await notice.innerText(), /unreachable|reach/i);
   await page.locator('.turn[data-role="user"]', { hasText: 'this message must not be lost' }).waitFor();
-  assert.equal(await page.getByLabel('Message').inputValue(), '', 'the message was saved, so the draft is cleared');
+  assert.equal(await page.getByLabel('Message', { exact: true }).inputValue(), '', 'the message was saved, so the draft is cleared');
   await replyDone(page);
   // Back to the demo model: the same session continues.
   await page.getByRole('button', { name: 'Settings' }).click();

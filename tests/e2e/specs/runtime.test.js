@@ -137,10 +137,10 @@ test('a full storage quota gives a clear error, keeps the draft and every earlie
   const cdp = await browser.context.newCDPSession(page);
   await cdp.send('Storage.overrideQuotaForOrigin', { origin: new URL(server.url).origin, quotaSize: usage + 64 * 1024 });
   const big = `quota-check big ${'x'.repeat(2 * 1024 * 1024)}`;
-  await page.getByLabel('Message').fill(big);
-  await page.getByLabel('Message').press('Enter');
+  await page.getByLabel('Message', { exact: true }).fill(big);
+  await page.getByLabel('Message', { exact: true }).press('Enter');
   await page.locator('.notice', { hasText: 'storage for this site is full' }).waitFor({ timeout: 30_000 });
-  assert.equal((await page.getByLabel('Message').inputValue()).length, big.length, 'the draft is kept');
+  assert.equal((await page.getByLabel('Message', { exact: true }).inputValue()).length, big.length, 'the draft is kept');
   // Space again: the earlier turns are all there and the archive is sound.
   await cdp.send('Storage.overrideQuotaForOrigin', { origin: new URL(server.url).origin });
   await page.reload();
@@ -173,7 +173,7 @@ test('offline: the app opens from the service worker, lists, reads and searches;
     await page.keyboard.press('Escape');
     await send(page, 'this waits for the network');
     await page.locator('.notice', { hasText: 'offline' }).waitFor();
-    assert.equal(await page.getByLabel('Message').inputValue(), 'this waits for the network');
+    assert.equal(await page.getByLabel('Message', { exact: true }).inputValue(), 'this waits for the network');
     assert.equal(await page.locator('.turn').count(), 2, 'nothing was sent or saved');
   } finally {
     await browser.context.setOffline(false);
