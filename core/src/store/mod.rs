@@ -12,7 +12,7 @@ mod schema;
 mod sources;
 
 pub use export::{ImportSummary, FORMAT_VERSION};
-pub use query::Terms;
+pub use query::{Terms, MAX_TERMS};
 pub use sources::SessionTurns;
 pub use schema::LATEST as SCHEMA_VERSION;
 
