@@ -184,6 +184,8 @@ impl Store {
         let mut summary = ImportSummary::default();
         let mut in_file: HashSet<String> = HashSet::new();
         let mut task_sessions: HashMap<String, String> = HashMap::new();
+        // Per session in the file: its own turns are numbered after this (0, or a fork's fork turn).
+        let mut own_turns_after: HashMap<String, i64> = HashMap::new();
         let tx = self.conn.transaction().context("starting the import")?;
         let err = |line: usize, message: String| Error::Import { line, message };
         for (n, line) in &lines {
@@ -196,6 +198,17 @@ impl Store {
                     if !in_file.insert(s.id.clone()) {
                         return Err(err(n, format!("session {} appears twice", s.id)));
                     }
+                    // A fork shows its parent's turns up to `fork_turn`, then its own: fork pointers that
+                    // could hide turns are refused (found by fuzzing, see `fuzz/`).
+                    match (&s.parent_session_id, s.fork_turn) {
+                        (None, None) => {}
+                        (Some(p), Some(f)) if p != &s.id && f >= 1 => {}
+                        (Some(p), _) if p == &s.id => return Err(err(n, format!("session {} is a fork of itself", s.id))),
+                        (Some(_), Some(f)) => return Err(err(n, format!("session {} is a fork at turn {f}, but a fork keeps at least turn 1 of its parent", s.id))),
+                        (Some(p), None) => return Err(err(n, format!("session {} is a fork of {p} without a fork turn", s.id))),
+                        (None, Some(f)) => return Err(err(n, format!("session {} has a fork turn ({f}) but no parent", s.id))),
+                    }
+                    own_turns_after.insert(s.id.clone(), s.fork_turn.unwrap_or(0));
                     if skip(&s.id) {
                         summary.sessions_skipped += 1;
                         continue;
@@ -224,6 +237,12 @@ impl Store {
                 Line::Turn(t) => {
                     if !known(&t.session_id, &in_file) {
                         return Err(err(n, format!("turn {} belongs to session {}, which is not declared before it", t.turn_number, t.session_id)));
+                    }
+                    // Reading a session shows turns 1.. (a fork: after its fork turn); others would be hidden.
+                    let after = own_turns_after.get(&t.session_id).copied().unwrap_or(0);
+                    if t.turn_number <= after {
+                        let first = after + 1;
+                        return Err(err(n, format!("turn {} of session {} would be hidden: its turns are numbered from {first}", t.turn_number, t.session_id)));
                     }
                     if skip(&t.session_id) {
                         continue;
@@ -517,4 +536,73 @@ fn openai_message(m: &serde_json::Value) -> std::result::Result<NewTurn, String>
         status: TurnStatus::Complete,
         metadata: serde_json::Value::Null,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: &str = r#"{"type":"header","format":"cowork-archive","version":1}"#;
+
+    fn session_line(id: &str, parent: Option<&str>, fork_turn: Option<i64>, state: &str) -> String {
+        format!(
+            r#"{{"type":"session","id":"{id}","workspace":"w","title":"t","model":"","system_prompt":"","created_at":1,"last_active_at":2,"turn_count":0,"prompt_tokens":0,"completion_tokens":0,"state":{state},"parent_session_id":{},"fork_turn":{},"is_archived":false}}"#,
+            parent.map_or("null".to_owned(), |p| format!("{p:?}")),
+            fork_turn.map_or("null".to_owned(), |f| f.to_string()),
+        )
+    }
+
+    fn turn_line(session: &str, number: i64, metadata: &str) -> String {
+        format!(
+            r#"{{"type":"turn","session_id":"{session}","turn_number":{number},"role":"user","content":"turn {number}","tool_calls":[],"tool_call_id":null,"tool_name":null,"token_count":1,"status":"complete","created_at":3,"metadata":{metadata}}}"#
+        )
+    }
+
+    /// A whole file: the header, `lines`, and an end line with the right counts.
+    fn file(lines: &[String]) -> String {
+        let count = |kind: &str| lines.iter().filter(|l| l.starts_with(&format!(r#"{{"type":"{kind}""#))).count();
+        let end = format!(r#"{{"type":"end","sessions":{},"turns":{}}}"#, count("session"), count("turn"));
+        [HEADER.to_owned()].iter().chain(lines).chain([&end]).cloned().collect::<Vec<_>>().join("\n")
+    }
+
+    /// `lines` must be refused with an error naming line `line` (1-based, the header is line 1) whose
+    /// message contains `says`, and nothing may be imported.
+    fn check_refused(lines: &[String], line: usize, says: &str) {
+        let text = file(lines);
+        let mut store = Store::open_in_memory().unwrap();
+        match store.import_jsonl(&text) {
+            Err(Error::Import { line: got, message }) => {
+                assert_eq!(got, line, "{message}\nfile:\n{text}");
+                assert!(message.contains(says), "{message:?} should say {says:?}; file:\n{text}");
+            }
+            other => panic!("expected an import error at line {line}, got {other:?}; file:\n{text}"),
+        }
+        assert_eq!(store.stats().unwrap().turns, 0, "nothing imported");
+        assert_eq!(store.stats().unwrap().sessions, 0, "nothing imported");
+    }
+
+    /// Found by fuzzing (`fuzz/fuzz_targets/jsonl_import.rs`): turn numbers and fork pointers that the
+    /// archive stores but reading the session never shows (turn 0, a fork's own turn at or before its
+    /// fork turn, a fork pointer to itself or half a fork pointer) used to be imported silently.
+    #[test]
+    fn an_import_that_would_hide_turns_is_refused() {
+        let parent = session_line("p", None, None, "{}");
+        let turn = |s: &str, n: i64| turn_line(s, n, "null");
+        check_refused(&[parent.clone(), turn("p", 0)], 3, "turn 0 of session p would be hidden");
+        check_refused(&[parent.clone(), turn("p", -4)], 3, "would be hidden");
+        let fork = session_line("f", Some("p"), Some(2), "{}");
+        check_refused(&[parent.clone(), turn("p", 1), turn("p", 2), fork.clone(), turn("f", 2)], 6, "numbered from 3");
+        check_refused(&[session_line("s", Some("s"), Some(1), "{}"), turn("s", 2)], 2, "a fork of itself");
+        check_refused(&[session_line("s", None, Some(3), "{}"), turn("s", 1)], 2, "no parent");
+        check_refused(&[parent.clone(), session_line("f", Some("p"), None, "{}")], 3, "without a fork turn");
+        check_refused(&[parent.clone(), session_line("f", Some("p"), Some(0), "{}")], 3, "fork at turn 0");
+
+        // The same shapes with visible numbers import, and every turn shows.
+        let ok = file(&[parent, turn("p", 1), turn("p", 2), fork, turn("f", 3), turn("f", 4)]);
+        let mut store = Store::open_in_memory().unwrap();
+        assert_eq!(store.import_jsonl(&ok).unwrap().turns_added, 4);
+        let shown = |sid: &str| store.turns_range(sid, 1, 100).unwrap().iter().map(|t| (t.session_id.clone(), t.turn_number)).collect::<Vec<_>>();
+        assert_eq!(shown("p"), [("p".into(), 1), ("p".into(), 2)]);
+        assert_eq!(shown("f"), [("p".into(), 1), ("p".into(), 2), ("f".into(), 3), ("f".into(), 4)]);
+    }
 }
