@@ -605,4 +605,49 @@ mod tests {
         assert_eq!(shown("p"), [("p".into(), 1), ("p".into(), 2)]);
         assert_eq!(shown("f"), [("p".into(), 1), ("p".into(), 2), ("f".into(), 3), ("f".into(), 4)]);
     }
+
+    /// Found by fuzzing: serde_json's default float parsing can be one unit in the last place off, so
+    /// a number in a turn's metadata, a session's state or a manifest's usage came back different from
+    /// what was saved (and export → import → export changed the file). `float_roundtrip` fixes it.
+    #[test]
+    fn json_numbers_in_metadata_and_state_come_back_exactly() {
+        let numbers = [5.357830195732913e-76, 1.603964615428183e143, 9.643915712060552e-234, 0.1, 1e-7, f64::MAX, f64::MIN_POSITIVE, -0.0];
+        let value = serde_json::json!({ "numbers": numbers, "cost_usd": 1.603964615428183e143 });
+        let bits = |v: &serde_json::Value| -> Vec<u64> {
+            v["numbers"].as_array().unwrap().iter().map(|n| n.as_f64().unwrap().to_bits()).collect()
+        };
+        let expected: Vec<u64> = numbers.iter().map(|n| n.to_bits()).collect();
+
+        // Saved and read back through the store.
+        let mut store = Store::open_in_memory().unwrap();
+        let sid = store.create_session(&crate::store::NewSession::new("w")).unwrap().id;
+        store.update_state(&sid, &value).unwrap();
+        let mut turn = NewTurn::user("hello");
+        turn.metadata = value.clone();
+        store.append_turn(&sid, &turn).unwrap();
+        assert_eq!(bits(&store.get_session(&sid).unwrap().state), expected, "session state");
+        assert_eq!(bits(&store.last_turns(&sid, 1).unwrap()[0].metadata), expected, "turn metadata");
+
+        // Imported from a file, exported, imported again: the same numbers and the same file.
+        let text = file(&[session_line("s", None, None, &value.to_string()), turn_line("s", 1, &value.to_string())]);
+        let mut first = Store::open_in_memory().unwrap();
+        first.import_jsonl(&text).unwrap();
+        assert_eq!(bits(&first.get_session("s").unwrap().state), expected, "imported state");
+        assert_eq!(bits(&first.turns_range("s", 1, 1).unwrap()[0].metadata), expected, "imported metadata");
+        let exported = first.export_jsonl(None).unwrap();
+        let mut second = Store::open_in_memory().unwrap();
+        second.import_jsonl(&exported).unwrap();
+        assert_eq!(second.export_jsonl(None).unwrap(), exported, "export → import → export is identical");
+
+        // A number as a file writes it is exported as written, however often it goes round: it used to
+        // drift by one unit in the last place on each import (979.8078511817087 → …88 → …89).
+        let written = "979.8078511817087";
+        let mut text = file(&[session_line("s", None, None, &format!(r#"{{"elapsed_ms":{written}}}"#))]);
+        for round in 1..=3 {
+            let mut store = Store::open_in_memory().unwrap();
+            store.import_jsonl(&text).unwrap();
+            text = store.export_jsonl(None).unwrap();
+            assert!(text.contains(&format!(r#""elapsed_ms":{written}"#)), "round {round}: {text}");
+        }
+    }
 }
