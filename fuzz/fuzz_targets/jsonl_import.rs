@@ -10,9 +10,9 @@
 
 use cowork_core::store::{SessionFilter, Store};
 use cowork_core::Error;
+use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 use std::collections::HashMap;
-use libfuzzer_sys::fuzz_target;
 
 fn fresh() -> Store {
     Store::open_in_memory().expect("open an in-memory archive")

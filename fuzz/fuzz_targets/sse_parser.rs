@@ -42,10 +42,8 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let (cut_bytes, stream) = rest.split_at(2 * n_cuts);
-    let mut cuts: Vec<usize> = cut_bytes
-        .chunks_exact(2)
-        .map(|c| usize::from(u16::from_le_bytes([c[0], c[1]])) % (stream.len() + 1))
-        .collect();
+    let mut cuts: Vec<usize> =
+        cut_bytes.chunks_exact(2).map(|c| usize::from(u16::from_le_bytes([c[0], c[1]])) % (stream.len() + 1)).collect();
     cuts.sort_unstable();
 
     let whole = feed(*cap, [stream]);

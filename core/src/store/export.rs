@@ -200,13 +200,16 @@ impl Store {
                     }
                     // A fork shows its parent's turns up to `fork_turn`, then its own: fork pointers that
                     // could hide turns are refused (found by fuzzing, see `fuzz/`).
-                    match (&s.parent_session_id, s.fork_turn) {
-                        (None, None) => {}
-                        (Some(p), Some(f)) if p != &s.id && f >= 1 => {}
-                        (Some(p), _) if p == &s.id => return Err(err(n, format!("session {} is a fork of itself", s.id))),
-                        (Some(_), Some(f)) => return Err(err(n, format!("session {} is a fork at turn {f}, but a fork keeps at least turn 1 of its parent", s.id))),
-                        (Some(p), None) => return Err(err(n, format!("session {} is a fork of {p} without a fork turn", s.id))),
-                        (None, Some(f)) => return Err(err(n, format!("session {} has a fork turn ({f}) but no parent", s.id))),
+                    let refused = match (&s.parent_session_id, s.fork_turn) {
+                        (None, None) => None,
+                        (Some(p), _) if p == &s.id => Some("is a fork of itself".to_owned()),
+                        (Some(_), Some(f)) if f < 1 => Some(format!("is a fork at turn {f}, before any turn")),
+                        (Some(_), Some(_)) => None,
+                        (Some(p), None) => Some(format!("is a fork of {p} without a fork turn")),
+                        (None, Some(f)) => Some(format!("has a fork turn ({f}) but no parent")),
+                    };
+                    if let Some(why) = refused {
+                        return Err(err(n, format!("session {} {why}", s.id)));
                     }
                     own_turns_after.insert(s.id.clone(), s.fork_turn.unwrap_or(0));
                     if skip(&s.id) {
@@ -239,10 +242,11 @@ impl Store {
                         return Err(err(n, format!("turn {} belongs to session {}, which is not declared before it", t.turn_number, t.session_id)));
                     }
                     // Reading a session shows turns 1.. (a fork: after its fork turn); others would be hidden.
-                    let after = own_turns_after.get(&t.session_id).copied().unwrap_or(0);
-                    if t.turn_number <= after {
-                        let first = after + 1;
-                        return Err(err(n, format!("turn {} of session {} would be hidden: its turns are numbered from {first}", t.turn_number, t.session_id)));
+                    let first = own_turns_after.get(&t.session_id).copied().unwrap_or(0) + 1;
+                    if t.turn_number < first {
+                        let (number, sid) = (t.turn_number, &t.session_id);
+                        let why = format!("turn {number} of session {sid} would be hidden: its turns start at {first}");
+                        return Err(err(n, why));
                     }
                     if skip(&t.session_id) {
                         continue;
@@ -591,17 +595,24 @@ mod tests {
         check_refused(&[parent.clone(), turn("p", 0)], 3, "turn 0 of session p would be hidden");
         check_refused(&[parent.clone(), turn("p", -4)], 3, "would be hidden");
         let fork = session_line("f", Some("p"), Some(2), "{}");
-        check_refused(&[parent.clone(), turn("p", 1), turn("p", 2), fork.clone(), turn("f", 2)], 6, "numbered from 3");
+        check_refused(&[parent.clone(), turn("p", 1), turn("p", 2), fork.clone(), turn("f", 2)], 6, "start at 3");
         check_refused(&[session_line("s", Some("s"), Some(1), "{}"), turn("s", 2)], 2, "a fork of itself");
         check_refused(&[session_line("s", None, Some(3), "{}"), turn("s", 1)], 2, "no parent");
         check_refused(&[parent.clone(), session_line("f", Some("p"), None, "{}")], 3, "without a fork turn");
-        check_refused(&[parent.clone(), session_line("f", Some("p"), Some(0), "{}")], 3, "fork at turn 0");
+        check_refused(&[parent.clone(), session_line("f", Some("p"), Some(0), "{}")], 3, "a fork at turn 0");
 
         // The same shapes with visible numbers import, and every turn shows.
         let ok = file(&[parent, turn("p", 1), turn("p", 2), fork, turn("f", 3), turn("f", 4)]);
         let mut store = Store::open_in_memory().unwrap();
         assert_eq!(store.import_jsonl(&ok).unwrap().turns_added, 4);
-        let shown = |sid: &str| store.turns_range(sid, 1, 100).unwrap().iter().map(|t| (t.session_id.clone(), t.turn_number)).collect::<Vec<_>>();
+        let shown = |sid: &str| {
+            store
+                .turns_range(sid, 1, 100)
+                .unwrap()
+                .iter()
+                .map(|t| (t.session_id.clone(), t.turn_number))
+                .collect::<Vec<_>>()
+        };
         assert_eq!(shown("p"), [("p".into(), 1), ("p".into(), 2)]);
         assert_eq!(shown("f"), [("p".into(), 1), ("p".into(), 2), ("f".into(), 3), ("f".into(), 4)]);
     }
@@ -611,7 +622,16 @@ mod tests {
     /// what was saved (and export → import → export changed the file). `float_roundtrip` fixes it.
     #[test]
     fn json_numbers_in_metadata_and_state_come_back_exactly() {
-        let numbers = [5.357830195732913e-76, 1.603964615428183e143, 9.643915712060552e-234, 0.1, 1e-7, f64::MAX, f64::MIN_POSITIVE, -0.0];
+        let numbers = [
+            5.357830195732913e-76,
+            1.603964615428183e143,
+            9.643915712060552e-234,
+            0.1,
+            1e-7,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            -0.0,
+        ];
         let value = serde_json::json!({ "numbers": numbers, "cost_usd": 1.603964615428183e143 });
         let bits = |v: &serde_json::Value| -> Vec<u64> {
             v["numbers"].as_array().unwrap().iter().map(|n| n.as_f64().unwrap().to_bits()).collect()
