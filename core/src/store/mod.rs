@@ -12,9 +12,9 @@ mod schema;
 mod sources;
 
 pub use export::{ImportSummary, FORMAT_VERSION};
-pub use query::Terms;
-pub use schema::LATEST as SCHEMA_VERSION;
+pub use query::{Terms, MAX_TERMS};
 pub use sources::SessionTurns;
+pub use schema::LATEST as SCHEMA_VERSION;
 
 use crate::error::{Context, Error, Result};
 use crate::tokens::estimate_tokens;
