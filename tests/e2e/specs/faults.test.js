@@ -20,7 +20,9 @@ after(async () => {
 /** Kills the page's renderer process, as a crash would (no pagehide, no unload). */
 async function crash(page) {
   const cdp = await page.context().newCDPSession(page);
-  await cdp.send('Page.crash').catch(() => {}); // the session dies with the page
+  const crashed = new Promise((ok) => page.once('crash', ok));
+  cdp.send('Page.crash').catch(() => {}); // never answered: the session dies with the page
+  await Promise.race([crashed, new Promise((ok) => setTimeout(ok, 5_000))]);
   await page.close().catch(() => {});
 }
 
@@ -29,6 +31,7 @@ test(`killing the tab mid-write ${CRASHES} times loses no acknowledged message a
   await ready(page);
   await page.getByRole('button', { name: '+ New session' }).click();
   const acked = [];
+  const started = Date.now();
   // A seeded generator, so a failing run can be replayed with the same timings.
   let seed = Number(process.env.COWORK_FAULT_SEED ?? 20261123);
   const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
@@ -44,6 +47,7 @@ test(`killing the tab mid-write ${CRASHES} times loses no acknowledged message a
     acked.push(text);
     await page.waitForTimeout(Math.floor(random() * 600));
     await crash(page);
+    if (process.env.COWORK_FAULT_LOG) console.log(`crash ${i} at ${Date.now() - started} ms`);
   }
   page = await openPage(browser.context, server.url);
   await ready(page);
