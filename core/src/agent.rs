@@ -374,7 +374,7 @@ async fn run<T: Transport, H: ToolHost>(
             };
             let duration_ms = transport.now_ms() - started;
             let mut result = NewTurn::tool_result(call.id.clone(), call.name.clone(), outcome.content);
-            result.metadata = json!({"success": outcome.success});
+            result.metadata = json!({"success": outcome.success, "duration_ms": duration_ms});
             let exec = NewToolExecution {
                 tool_name: call.name.clone(),
                 arguments: call.arguments.clone(),

@@ -56,6 +56,7 @@ pub fn App(
     });
     on_cleanup(move || keys.remove());
     let on_new = Callback::new(move |_: ()| {
+        chat.sidebar_open.set(false);
         chat.current.set(None);
         chat.turns.set(Vec::new());
         chat.notice.set(None);
@@ -105,7 +106,7 @@ pub fn App(
                 <button class="header-button" aria-pressed=move || chat.panel_open.get().to_string()
                     title="The session's state register and how the last request used the context window"
                     on:click=move |_| chat.panel_open.update(|o| *o = !*o)>"Session"</button>
-                <button class="header-button" on:click=move |_| chat.settings_open.set(true)>"Settings"</button>
+                <button class="header-button" on:click=move |_| { chat.connection.set(None); chat.settings_open.set(true) }>"Settings"</button>
             </header>
             <StorageBanner state=storage />
             <div class="app-body">
@@ -117,7 +118,8 @@ pub fn App(
             </div>
             <ApprovalDialog state=chat on_answer=on_answer />
             <DeleteDialog state=chat on_action=on_action />
-            <SettingsDialog state=chat on_save=on_save />
+            <SettingsDialog state=chat on_save=on_save
+                on_test=Callback::new(move |s: crate::settings::Settings| actions::test_connection(client, chat, s)) />
             <SearchDialog state=chat on_query=on_query on_open=on_hit />
             <StorageDialog state=chat storage=storage
                 on_export=Callback::new(move |_: ()| actions::export_all(client, chat))
@@ -475,6 +477,19 @@ mod actions {
         });
     }
 
+    pub fn test_connection(c: Client, chat: ChatState, settings: crate::settings::Settings) {
+        let Some(client) = client(c) else { return };
+        chat.connection.set(Some("Testing…".into()));
+        spawn_local(async move {
+            let text = match client.call(Op::TestConnection { model: settings.model_settings() }).await {
+                Ok(Reply::Text { text }) => text,
+                Ok(_) => "No answer.".into(),
+                Err(e) => e.to_string(),
+            };
+            chat.connection.set(Some(text));
+        });
+    }
+
     pub fn cancel_task(c: Client, chat: ChatState, task_id: String) {
         let Some(client) = client(c) else { return };
         let orchestrator_url = chat.settings.get_untracked().model_settings().orchestrator_url;
@@ -690,6 +705,7 @@ mod actions {
     pub fn open_session(_: Client, _: ChatState, _: String, _: Option<i64>) {}
     pub fn reload_sessions(_: Client, _: ChatState) {}
     pub fn cancel_task(_: Client, _: ChatState, _: String) {}
+    pub fn test_connection(_: Client, _: ChatState, _: crate::settings::Settings) {}
     pub fn load_details(_: Client, _: ChatState, _: Option<String>) {}
     pub fn load_more(_: Client, _: ChatState, _: bool) {}
     pub fn session_action(_: Client, _: ChatState, _: crate::chat::SessionAction) {}

@@ -63,6 +63,8 @@ pub struct ChatState {
     pub loading_more: RwSignal<bool>,
     /// The session panel (state register and context meter) is shown.
     pub panel_open: RwSignal<bool>,
+    /// What "Test connection" found ("Connected: …", or what to fix).
+    pub connection: RwSignal<Option<String>>,
     /// The open session as last read, and the manifest of its last model request.
     pub details: RwSignal<Option<(Session, Option<cowork_core::ContextManifest>)>>,
 }
@@ -114,6 +116,7 @@ impl ChatState {
             loading_more: RwSignal::new(false),
             panel_open: RwSignal::new(false),
             details: RwSignal::new(None),
+            connection: RwSignal::new(None),
         }
     }
 }
@@ -253,7 +256,10 @@ fn SessionRow(
             </Show>
             <button class="session-menu-button" aria-label=format!("Actions for {label}") aria-haspopup="menu"
                 aria-expanded=move || menu_open().to_string()
-                on:click=move |_| state.menu.update(|m| *m = if menu_open() { None } else { Some(id.get_value()) })>"⋯"</button>
+                on:click=move |_| {
+                    let next = if menu_open() { None } else { Some(id.get_value()) };
+                    state.menu.set(next)
+                }>"⋯"</button>
             <Show when=menu_open>
                 <div class="session-menu" role="menu"
                     on:keydown=move |ev: web_sys::KeyboardEvent| if ev.key() == "Escape" { state.menu.set(None) }>
@@ -300,6 +306,34 @@ pub fn DeleteDialog(state: ChatState, on_action: Callback<SessionAction>) -> imp
                 </div>
             }
         })
+    }
+}
+
+/// 40 → "40 ms", 1_250 → "1.2 s", 95_000 → "1 min 35 s".
+pub fn duration_text(ms: i64) -> String {
+    match ms.max(0) {
+        ms @ 0..=999 => format!("{ms} ms"),
+        ms @ 1_000..=59_999 => format!("{:.1} s", ms as f64 / 1000.0),
+        ms => format!("{} min {} s", ms / 60_000, ms % 60_000 / 1000),
+    }
+}
+
+/// Where the user fixes what an error message describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fix {
+    Settings,
+    Storage,
+}
+
+/// The action offered beside an error: Settings for the endpoint, key, model or URL; Storage for space.
+pub fn fix_for(message: &str) -> Option<Fix> {
+    let m = message.to_lowercase();
+    if m.contains("storage for this site is full") {
+        Some(Fix::Storage)
+    } else if m.contains("in settings") || m.contains("api key") || m.contains("base url") || m.contains("cors") {
+        Some(Fix::Settings)
+    } else {
+        None
     }
 }
 
@@ -368,9 +402,15 @@ fn TurnView(turn: Turn, state: ChatState, on_action: Callback<SessionAction>) ->
         .collect();
     let body = if turn.role == Role::Tool {
         let name = turn.tool_name.clone().unwrap_or_else(|| "tool".into());
+        let failed = turn.metadata.get("success").and_then(|v| v.as_bool()) == Some(false);
+        let took = turn.metadata.get("duration_ms").and_then(|v| v.as_i64()).map(duration_text);
         view! {
-            <details class="tool-result">
-                <summary>{format!("Result of {name}")}</summary>
+            <details class="tool-result" class:failed=failed>
+                <summary>
+                    {format!("Result of {name}")}
+                    {took.map(|t| view! { <span class="tool-meta">{format!(" · {t}")}</span> })}
+                    {failed.then(|| view! { <span class="badge error">"failed"</span> })}
+                </summary>
                 <pre>{turn.content.clone()}</pre>
             </details>
         }
@@ -476,7 +516,21 @@ pub fn Conversation(
                     <button class="retry" on:click=move |_| on_retry.run(())>"Retry"</button>
                 </div>
             </Show>
-            {move || state.notice.get().map(|n| view! { <div class="notice" role="alert">{n}</div> })}
+            {move || state.notice.get().map(|n| {
+                let fix = fix_for(&n).map(|f| {
+                    let label = match f {
+                        Fix::Settings => "Open Settings",
+                        Fix::Storage => "Open Storage",
+                    };
+                    view! {
+                        <button class="notice-fix" on:click=move |_| match f {
+                            Fix::Settings => state.settings_open.set(true),
+                            Fix::Storage => state.storage_open.set(true),
+                        }>{label}</button>
+                    }
+                });
+                view! { <div class="notice" role="alert"><span>{n}</span>{fix}</div> }
+            })}
             <form class="composer" on:submit=move |ev| { ev.prevent_default(); on_send.run(()); }>
                 <label class="visually-hidden" for="composer-input">"Message"</label>
                 <textarea
@@ -930,7 +984,12 @@ pub fn ApprovalDialog(state: ChatState, on_answer: Callback<(String, bool)>) -> 
 
 /// The Settings dialog: model endpoint, API key, budget, orchestrator. Saved only when valid.
 #[component]
-pub fn SettingsDialog(state: ChatState, on_save: Callback<Settings>) -> impl IntoView {
+pub fn SettingsDialog(
+    state: ChatState,
+    on_save: Callback<Settings>,
+    /// "Test connection" with the values in the form (not yet saved).
+    on_test: Callback<Settings>,
+) -> impl IntoView {
     let draft = RwSignal::new(state.settings.get_untracked());
     let errors = RwSignal::new(Vec::new());
     Effect::new(move |_| {
@@ -983,6 +1042,16 @@ pub fn SettingsDialog(state: ChatState, on_save: Callback<Settings>) -> impl Int
             errors.set(problems);
         }
     };
+    let test = move |_| {
+        let d = draft.get_untracked();
+        let problems = validate(&d);
+        if problems.is_empty() {
+            errors.set(Vec::new());
+            on_test.run(d);
+        } else {
+            errors.set(problems);
+        }
+    };
     view! {
         <Show when=move || state.settings_open.get()>
             <div class="overlay">
@@ -1003,7 +1072,9 @@ pub fn SettingsDialog(state: ChatState, on_save: Callback<Settings>) -> impl Int
                     {number("Context window (tokens)", "context_window", |s| s.context_window, |s, v| s.context_window = v)}
                     {number("Output reserve (tokens)", "output_reserve", |s| s.output_reserve, |s, v| s.output_reserve = v)}
                     {text("Orchestrator URL (empty: no delegation)", "orchestrator_url", |s| s.orchestrator_url.clone(), |s, v| s.orchestrator_url = v, "url")}
+                    <p class="connection-result" role="status">{move || state.connection.get()}</p>
                     <div class="dialog-actions">
+                        <button class="secondary test-connection" on:click=test>"Test connection"</button>
                         <button class="secondary" on:click=move |_| state.settings_open.set(false)>"Cancel"</button>
                         <button class="primary" on:click=save>"Save"</button>
                     </div>
@@ -1097,6 +1168,22 @@ mod tests {
         assert_eq!(meter.turns, "60 turns in the window; 41 only in the archive (the model can search them); 1 shortened");
         assert_eq!(compact(950), "950");
         assert_eq!(compact(2_000_000), "2M");
+    }
+
+    #[test]
+    fn errors_offer_the_place_that_fixes_them() {
+        let auth = "The model endpoint rejected the API key (HTTP 401: bad key). Check the API key in Settings; Cowork does not retry this.";
+        assert_eq!(fix_for(auth), Some(Fix::Settings));
+        assert_eq!(fix_for("Could not reach the model endpoint (refused). Check your connection, the base URL in Settings"), Some(Fix::Settings));
+        assert_eq!(fix_for("the browser's storage for this site is full. Nothing saved earlier is affected"), Some(Fix::Storage));
+        assert_eq!(fix_for("Reply interrupted: you pressed Stop"), None);
+    }
+
+    #[test]
+    fn durations_read_naturally() {
+        assert_eq!(duration_text(40), "40 ms");
+        assert_eq!(duration_text(1_250), "1.2 s");
+        assert_eq!(duration_text(95_000), "1 min 35 s");
     }
 
     #[test]

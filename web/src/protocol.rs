@@ -113,6 +113,9 @@ pub enum Op {
     DeleteSession {
         session_id: String,
     },
+    /// Sends the smallest request to the model endpoint and says whether it answers (Settings' "Test
+    /// connection"; needs no archive, answered by the tab's own worker).
+    TestConnection { model: ModelSettings },
     /// The session (with its state register) and the manifest of its last model request.
     SessionDetails { session_id: String },
     /// Asks the orchestrator to cancel a delegated task (answered at once, out of turn; the task's own
@@ -136,7 +139,7 @@ pub enum Op {
 impl Op {
     /// Operations answered at once, even while another request (a streaming reply) is being served.
     pub fn is_out_of_turn(&self) -> bool {
-        matches!(self, Op::Stop | Op::Approve { .. } | Op::Release | Op::CancelTask { .. })
+        matches!(self, Op::Stop | Op::Approve { .. } | Op::Release | Op::CancelTask { .. } | Op::TestConnection { .. })
     }
 }
 

@@ -187,6 +187,13 @@ impl Hub {
             });
             return;
         }
+        if let Op::TestConnection { model } = &req.op {
+            let (id, config) = (req.id, provider_config(model));
+            wasm_bindgen_futures::spawn_local(async move {
+                post(&WorkerMessage::Response { id, result: test_connection(config).await });
+            });
+            return;
+        }
         let role = self.role.borrow().clone();
         match role {
             Role::Owner => self.serve(Origin::Local, req),
@@ -455,7 +462,9 @@ pub async fn handle(
             emit(Event::SessionsChanged { deleted: Some(session_id) });
             Reply::Done
         }),
-        Op::Stop | Op::Approve { .. } | Op::Release | Op::CancelTask { .. } => Ok(Reply::Done),
+        Op::Stop | Op::Approve { .. } | Op::Release | Op::CancelTask { .. } | Op::TestConnection { .. } => {
+            Ok(Reply::Done)
+        }
         Op::SendMessage { session_id, workspace, text, model, key } => {
             return send(store, transport, tools, emit, session_id, workspace, Some((text, key)), model).await;
         }
@@ -464,6 +473,54 @@ pub async fn handle(
         }
     };
     r.map_err(|e| e.to_string())
+}
+
+fn provider_config(model: &ModelSettings) -> ProviderConfig {
+    ProviderConfig {
+        kind: ProviderKind::parse(&model.kind).unwrap_or(ProviderKind::OpenAi),
+        base_url: model.base_url.clone(),
+        model: model.model.clone(),
+        api_key: model.api_key.clone(),
+        max_output_tokens: None,
+    }
+}
+
+/// One tiny request ("ping", one output token): an answer means the URL, key and model work.
+async fn test_connection(mut config: ProviderConfig) -> Result<Reply, String> {
+    use cowork_core::agent::ResponseBody;
+    use cowork_core::provider::{build_request, classify_http_error, cors_error, network_error};
+    config.max_output_tokens = Some(1);
+    let ping = cowork_core::context::ContextMessage {
+        role: cowork_core::Role::User,
+        content: "ping".into(),
+        tool_calls: Vec::new(),
+        tool_call_id: None,
+        name: None,
+    };
+    let request = build_request(&config, &[ping], &[]);
+    let transport = FetchTransport::default();
+    match transport.send(&request).await {
+        Ok(response) if (200..300).contains(&response.status) => {
+            transport.abort(); // the answer itself is not needed
+            Ok(Reply::Text { text: format!("Connected: {} answered as {}.", config.base_url, config.model) })
+        }
+        Ok(mut response) => {
+            let mut body = Vec::new();
+            while let Some(Ok(chunk)) = response.body.chunk().await {
+                body.extend(chunk);
+                if body.len() > 16 * 1024 {
+                    break;
+                }
+            }
+            let retry_after = response.headers.iter().find(|(k, _)| k == "retry-after").map(|(_, v)| v.as_str());
+            Err(classify_http_error(response.status, retry_after, &String::from_utf8_lossy(&body)).message().to_owned())
+        }
+        Err(cowork_core::agent::TransportError::Cors(_)) => {
+            let origin = js_sys::global().unchecked_into::<web_sys::WorkerGlobalScope>().location().origin();
+            Err(cors_error(&config.base_url, &origin).message().to_owned())
+        }
+        Err(e) => Err(network_error(&format!("{e:?}")).message().to_owned()),
+    }
 }
 
 /// Appends a turn, unless a turn with the same client key was saved already (a request sent twice).
@@ -511,13 +568,7 @@ async fn send(
         store.set_model(&session_id, &model.model).map_err(|e| e.to_string())?;
     }
     let settings = AgentSettings {
-        provider: ProviderConfig {
-            kind: ProviderKind::parse(&model.kind).unwrap_or(ProviderKind::OpenAi),
-            base_url: model.base_url,
-            model: model.model,
-            api_key: model.api_key,
-            max_output_tokens: None,
-        },
+        provider: provider_config(&model),
         context: ContextSettings {
             context_window: model.context_window,
             output_reserve: model.output_reserve,

@@ -44,6 +44,11 @@ test('a back-reference shows the archive search and its answer', async () => {
   await send(page, 'What did we decide earlier about zebra_crossing?');
   await page.locator('.tool-call', { hasText: 'Searched the archive for' }).waitFor({ timeout: 20_000 });
   await page.locator('.turn[data-role="assistant"]', { hasText: 'conversation_recall returned' }).waitFor({ timeout: 20_000 });
+  // The tool card: what ran, how long it took, and (opened) what it returned — the archived words.
+  const card = page.locator('.tool-result', { hasText: 'Result of conversation_recall' });
+  assert.match(await card.locator('summary').innerText(), /Result of conversation_recall · \d+(\.\d)? (ms|s)/);
+  await card.locator('summary').click();
+  assert.match(await card.locator('pre').innerText(), /zebra_crossing/);
   assert.deepEqual(page.problems, []);
   await page.close();
 });
@@ -244,9 +249,15 @@ test('an unreachable endpoint says what to check, keeps the message, and the app
   await page.locator('.turn[data-role="user"]', { hasText: 'this message must not be lost' }).waitFor();
   assert.equal(await page.getByLabel('Message', { exact: true }).inputValue(), '', 'the message was saved, so the draft is cleared');
   await replyDone(page);
+  // The error offers the place that fixes it; "Test connection" checks the form before saving.
+  await notice.getByRole('button', { name: 'Open Settings' }).click();
+  await dialog.waitFor();
+  await dialog.getByRole('button', { name: 'Test connection' }).click();
+  await dialog.locator('.connection-result', { hasText: 'Could not reach the model endpoint' }).waitFor({ timeout: 20_000 });
   // Back to the demo model: the same session continues.
-  await page.getByRole('button', { name: 'Settings' }).click();
   await dialog.getByLabel('Base URL').fill(`${server.url}v1`);
+  await dialog.getByRole('button', { name: 'Test connection' }).click();
+  await dialog.locator('.connection-result', { hasText: 'Connected' }).waitFor({ timeout: 20_000 });
   await dialog.getByRole('button', { name: 'Save' }).click();
   await dialog.waitFor({ state: 'detached' });
   await send(page, 'and now it works');

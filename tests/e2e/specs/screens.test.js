@@ -33,7 +33,9 @@ for (const [label, width, height] of [['desktop', 1280, 800], ['phone', 390, 844
     await page.setViewportSize({ width, height });
     await ready(page);
     const phone = width < 700;
+    if (phone) await page.getByRole('button', { name: 'Sessions' }).click();
     await page.getByRole('button', { name: '+ New session' }).click();
+    assert.ok(!(await page.locator('.sidebar').isVisible()) || !phone, 'on a phone, New session shows the conversation');
     await send(page, 'Plan: keep the tokens in src/auth.py. Never use an ORM.');
     await page.locator('.turn[data-role="assistant"]').first().waitFor({ timeout: 20_000 });
     await replyDone(page);
@@ -64,7 +66,7 @@ for (const [label, width, height] of [['desktop', 1280, 800], ['phone', 390, 844
     await page.getByRole('menuitem', { name: 'Rename' }).waitFor();
     await shot(page, `${label}-sidebar-menu`);
     await page.keyboard.press('Escape');
-    await page.locator('.session-row').first().getByRole('button', { name: /^Actions for/ }).click();
+    await page.getByRole('menuitem', { name: 'Rename' }).waitFor({ state: 'detached' });
     if (phone) await page.getByRole('button', { name: 'Sessions' }).click();
 
     await page.keyboard.press('Control+k');
