@@ -101,7 +101,7 @@ pub fn App(
                 </button>
                 <button class="header-button" on:click=move |_| { chat.hits.set(Vec::new()); chat.search_open.set(true) }
                     title="Search every session (Ctrl+K)">"Search"</button>
-                <button class="header-button" on:click=move |_| actions::export_all(client, chat)
+                <button class="header-button export-button" on:click=move |_| actions::export_all(client, chat)
                     title="Download every session as a JSON Lines file">"Export"</button>
                 <button class="header-button" aria-pressed=move || chat.panel_open.get().to_string()
                     title="The session's state register and how the last request used the context window"
