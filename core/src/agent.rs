@@ -259,7 +259,8 @@ async fn run<T: Transport, H: ToolHost>(
         let mut parser = SseParser::new();
         let mut decoder = StreamDecoder::new(settings.provider.kind);
         let mut text = String::new();
-        let mut last_checkpoint = transport.now_ms();
+        // The first words are saved as soon as they arrive, then at most every CHECKPOINT_INTERVAL_MS.
+        let (mut last_checkpoint, mut saved_len) = (transport.now_ms(), 0);
         let mut aborted = None;
         while let Some(chunk) = body.chunk().await {
             let bytes = match chunk {
@@ -276,9 +277,10 @@ async fn run<T: Transport, H: ToolHost>(
             for ev in parser.push(&bytes) {
                 feed(&mut decoder, &ev, n, &mut text, on_event);
             }
-            if transport.now_ms() - last_checkpoint >= CHECKPOINT_INTERVAL_MS {
+            let due = saved_len == 0 || transport.now_ms() - last_checkpoint >= CHECKPOINT_INTERVAL_MS;
+            if text.len() > saved_len && due {
                 store.checkpoint_turn(session_id, n, &text)?;
-                last_checkpoint = transport.now_ms();
+                (last_checkpoint, saved_len) = (transport.now_ms(), text.len());
             }
         }
         for ev in parser.finish() {

@@ -284,7 +284,7 @@ fn read_chosen_file(ev: leptos::ev::Event, then: Callback<String>) {
 #[cfg(target_arch = "wasm32")]
 mod actions {
     use super::Storage;
-    use crate::chat::{load_turns_op, turns_of, ChatState, SessionAction, DEFAULT_WORKSPACE};
+    use crate::chat::{load_turns_op, turns_of, ChatState, SessionAction};
     use crate::client::StorageClient;
     use crate::protocol::{Op, Reply};
     use leptos::prelude::*;
@@ -393,7 +393,8 @@ mod actions {
             let op = match (text, chat.current.get_untracked()) {
                 (Some(text), session_id) => {
                     let key = crate::protocol::random_key();
-                    Op::SendMessage { session_id, workspace: DEFAULT_WORKSPACE.into(), text, model, key }
+                    let workspace = chat.workspace.get_untracked();
+                    Op::SendMessage { session_id, workspace, text, model, key }
                 }
                 (None, Some(session_id)) => Op::Continue { session_id, model },
                 (None, None) => {

@@ -63,6 +63,8 @@ pub struct ChatState {
     pub loading_more: RwSignal<bool>,
     /// The session panel (state register and context meter) is shown.
     pub panel_open: RwSignal<bool>,
+    /// The workspace new sessions go to.
+    pub workspace: RwSignal<String>,
     /// What "Test connection" found ("Connected: …", or what to fix).
     pub connection: RwSignal<Option<String>>,
     /// The open session as last read, and the manifest of its last model request.
@@ -117,6 +119,7 @@ impl ChatState {
             panel_open: RwSignal::new(false),
             details: RwSignal::new(None),
             connection: RwSignal::new(None),
+            workspace: RwSignal::new(DEFAULT_WORKSPACE.to_owned()),
         }
     }
 }
@@ -168,6 +171,17 @@ pub fn Sidebar(
     view! {
         <nav class="sidebar" class:open=move || state.sidebar_open.get() aria-label="Sessions">
             <button class="new-session" on:click=move |_| on_new.run(())>"+ New session"</button>
+            <label class="workspace-field">
+                <span>"Workspace for new sessions"</span>
+                <input list="workspaces" prop:value=move || state.workspace.get()
+                    on:change=move |ev| {
+                        let w = event_target_value(&ev);
+                        state.workspace.set(if w.trim().is_empty() { DEFAULT_WORKSPACE.to_owned() } else { w.trim().to_owned() })
+                    } />
+                <datalist id="workspaces">
+                    {move || workspaces(&state.sessions.get()).into_iter().map(|w| view! { <option value=w></option> }).collect::<Vec<_>>()}
+                </datalist>
+            </label>
             <input class="session-filter" type="search" placeholder="Filter sessions" aria-label="Filter sessions"
                 prop:value=move || state.filter.get()
                 on:input=move |ev| state.filter.set(event_target_value(&ev)) />
@@ -210,8 +224,9 @@ fn SessionRow(
     let id = StoredValue::new(s.id.clone());
     let active = move || state.current.get().as_deref() == Some(id.get_value().as_str());
     let title = if s.title.is_empty() { "Untitled session".to_owned() } else { s.title.clone() };
+    let model = if s.model.is_empty() { "demo".to_owned() } else { s.model.clone() };
     let meta = format!(
-        "{} · {} turns · {}",
+        "{} · {model} · {} turns · {}",
         s.workspace,
         s.turn_count,
         relative_time(cowork_core::now_ms(), s.last_active_at)
@@ -335,6 +350,14 @@ pub fn fix_for(message: &str) -> Option<Fix> {
     } else {
         None
     }
+}
+
+/// The workspaces the sessions are in, sorted, each once.
+pub fn workspaces(sessions: &[Session]) -> Vec<String> {
+    let mut all: Vec<String> = sessions.iter().map(|s| s.workspace.clone()).collect();
+    all.sort();
+    all.dedup();
+    all
 }
 
 /// Whether a session matches the sidebar filter (title, workspace or model; any case).
@@ -496,7 +519,7 @@ pub fn Conversation(
     };
     view! {
         <main class="conversation">
-            <div class="turns" aria-live="polite" node_ref=list on:scroll=on_scroll>
+            <div class="turns" aria-live="polite" node_ref=list on:scroll=on_scroll on:click=copy_code>
                 <Show when=move || state.turns.get().is_empty()>
                     <div class="welcome">
                         <h2>"A workspace that never forgets"</h2>
@@ -571,7 +594,11 @@ pub fn SessionPanel(state: ChatState) -> impl IntoView {
                 view! { <ul>{items.into_iter().map(|i| view! { <li>{i}</li> }).collect::<Vec<_>>()}</ul> }.into_any()
             }
         };
-        let files = register.files_touched.iter().map(|f| format!("{} — {} (turn {})", f.path, f.action.as_str(), f.turn)).collect();
+        let files = register
+            .files_touched
+            .iter()
+            .map(|f| format!("{} — {} (turn {})", f.path, f.action.as_str(), f.turn))
+            .collect();
         let tasks = register.open_tasks.iter().map(|t| format!("{} ({})", t.goal, t.status)).collect();
         let meter = manifest.map(|m| context_meter(&m, session.turn_count));
         view! {
@@ -656,6 +683,26 @@ pub fn compact(n: i64) -> String {
         1_000..=999_999 => format!("{:.1}k", n as f64 / 1e3).replace(".0k", "k"),
         _ => format!("{:.1}M", n as f64 / 1e6).replace(".0M", "M"),
     }
+}
+
+/// A click on a code block's Copy button copies the block's text.
+fn copy_code(ev: web_sys::MouseEvent) {
+    #[cfg(target_arch = "wasm32")]
+    {
+        use wasm_bindgen::JsCast;
+        let Some(button) = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok()) else { return };
+        if !button.class_list().contains("copy-code") {
+            return;
+        }
+        let code = button.next_element_sibling().and_then(|pre| pre.text_content()).unwrap_or_default();
+        let copied = window().navigator().clipboard().write_text(&code);
+        leptos::task::spawn_local(async move {
+            let done = wasm_bindgen_futures::JsFuture::from(copied).await.is_ok();
+            button.set_text_content(Some(if done { "Copied" } else { "Copy failed" }));
+        });
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    let _ = ev;
 }
 
 /// Delegated tasks as live checklists: goal, status, each step as it goes, and Cancel while running.
@@ -1165,7 +1212,10 @@ mod tests {
         let meter = context_meter(&m, 101);
         assert_eq!(meter.percent, 12);
         assert_eq!(meter.tokens, "12.3k of 100k tokens (12%)");
-        assert_eq!(meter.turns, "60 turns in the window; 41 only in the archive (the model can search them); 1 shortened");
+        assert_eq!(
+            meter.turns,
+            "60 turns in the window; 41 only in the archive (the model can search them); 1 shortened"
+        );
         assert_eq!(compact(950), "950");
         assert_eq!(compact(2_000_000), "2M");
     }
@@ -1174,8 +1224,14 @@ mod tests {
     fn errors_offer_the_place_that_fixes_them() {
         let auth = "The model endpoint rejected the API key (HTTP 401: bad key). Check the API key in Settings; Cowork does not retry this.";
         assert_eq!(fix_for(auth), Some(Fix::Settings));
-        assert_eq!(fix_for("Could not reach the model endpoint (refused). Check your connection, the base URL in Settings"), Some(Fix::Settings));
-        assert_eq!(fix_for("the browser's storage for this site is full. Nothing saved earlier is affected"), Some(Fix::Storage));
+        assert_eq!(
+            fix_for("Could not reach the model endpoint (refused). Check your connection, the base URL in Settings"),
+            Some(Fix::Settings)
+        );
+        assert_eq!(
+            fix_for("the browser's storage for this site is full. Nothing saved earlier is affected"),
+            Some(Fix::Storage)
+        );
         assert_eq!(fix_for("Reply interrupted: you pressed Stop"), None);
     }
 

@@ -8,7 +8,25 @@ use pulldown_cmark::{html, CowStr, Event, LinkType, Options, Parser, Tag, TagEnd
 /// Renders `text` to safe HTML for a message bubble.
 pub fn render(text: &str) -> String {
     let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
-    let events = Parser::new_ext(text, options).map(|event| match event {
+    let events = Parser::new_ext(text, options).flat_map(|event| match event {
+        // A code block gets a Copy button (our own constant markup; the chat wires its click).
+        Event::Start(Tag::CodeBlock(kind)) => {
+            vec![Event::Html(CowStr::Borrowed(COPY_BUTTON)), Event::Start(Tag::CodeBlock(kind))]
+        }
+        Event::End(TagEnd::CodeBlock) => vec![Event::End(TagEnd::CodeBlock), Event::Html(CowStr::Borrowed("</div>"))],
+        other => vec![safe(other)],
+    });
+    let mut out = String::with_capacity(text.len() + text.len() / 4);
+    html::push_html(&mut out, events);
+    out
+}
+
+/// Opens the wrapper of a code block, with its Copy button.
+const COPY_BUTTON: &str = "<div class=\"code-block\"><button type=\"button\" class=\"copy-code\">Copy</button>";
+
+/// One event of the message made harmless.
+fn safe(event: Event<'_>) -> Event<'_> {
+    match event {
         // Raw HTML is displayed, never interpreted.
         Event::Html(raw) | Event::InlineHtml(raw) => Event::Text(raw),
         Event::Start(Tag::Link { link_type, dest_url, title, id }) => {
@@ -20,10 +38,7 @@ pub fn render(text: &str) -> String {
         }
         Event::End(TagEnd::Image) => Event::End(TagEnd::Link),
         other => other,
-    });
-    let mut out = String::with_capacity(text.len() + text.len() / 4);
-    html::push_html(&mut out, events);
-    out
+    }
 }
 
 fn safe_url(url: CowStr<'_>) -> CowStr<'_> {
@@ -48,7 +63,10 @@ mod tests {
     #[test]
     fn markdown_renders() {
         check("**bold** and `code`", "<p><strong>bold</strong> and <code>code</code></p>");
-        check("```rust\nfn main() {}\n```", "<pre><code class=\"language-rust\">fn main() {}\n</code></pre>");
+        check(
+            "```rust\nfn main() {}\n```",
+            "<div class=\"code-block\"><button type=\"button\" class=\"copy-code\">Copy</button>\n<pre><code class=\"language-rust\">fn main() {}\n</code></pre>\n</div>",
+        );
         check("- [x] done", "<ul>\n<li><input disabled=\"\" type=\"checkbox\" checked=\"\"/>\ndone</li>\n</ul>");
         check(
             "[docs](https://example.test/a?b=1&c=2)",

@@ -115,9 +115,13 @@ pub enum Op {
     },
     /// Sends the smallest request to the model endpoint and says whether it answers (Settings' "Test
     /// connection"; needs no archive, answered by the tab's own worker).
-    TestConnection { model: ModelSettings },
+    TestConnection {
+        model: ModelSettings,
+    },
     /// The session (with its state register) and the manifest of its last model request.
-    SessionDetails { session_id: String },
+    SessionDetails {
+        session_id: String,
+    },
     /// Asks the orchestrator to cancel a delegated task (answered at once, out of turn; the task's own
     /// events then report it cancelled).
     CancelTask {

@@ -96,6 +96,8 @@ struct Hub {
     archive: Archive,
     transport: FetchTransport,
     tools: WorkerTools,
+    /// The page went away while a request was being served: release when it ends.
+    releasing: std::cell::Cell<bool>,
 }
 
 /// Runs the worker: take part in the owner election, say `Ready`, serve or forward requests.
@@ -116,6 +118,7 @@ pub async fn run() {
         archive: Rc::new(RefCell::new(None)),
         transport: FetchTransport::default(),
         tools: WorkerTools::default(),
+        releasing: std::cell::Cell::new(false),
     });
     let from_ui = {
         let hub = hub.clone();
@@ -294,13 +297,19 @@ impl Hub {
 
     /// The page is going away: close the archive and release its files, then end this worker (which
     /// releases the lock). Runs between two tasks, so no transaction is ever cut in half.
+    ///
+    /// While a reply streams, the archive is in use: the model call is aborted instead, so the reply's
+    /// text so far is saved as an interrupted turn, and the release follows when the request ends.
     fn release(&self) {
-        if let Ok(mut archive) = self.archive.try_borrow_mut() {
-            if let Some((store, opfs)) = archive.take() {
-                drop(store);
-                if let Some(opfs) = opfs {
-                    let _ = opfs.pause();
-                }
+        let Ok(mut archive) = self.archive.try_borrow_mut() else {
+            self.releasing.set(true);
+            self.transport.abort();
+            return;
+        };
+        if let Some((store, opfs)) = archive.take() {
+            drop(store);
+            if let Some(opfs) = opfs {
+                let _ = opfs.pause();
             }
         }
         let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
@@ -359,6 +368,9 @@ impl Hub {
                 Err(_) => Err("the archive is busy".to_owned()),
             };
             self.respond(&origin, WorkerMessage::Response { id, result });
+            if self.releasing.get() {
+                self.release();
+            }
         }
     }
 }

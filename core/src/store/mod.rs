@@ -13,8 +13,8 @@ mod sources;
 
 pub use export::{ImportSummary, FORMAT_VERSION};
 pub use query::{Terms, MAX_TERMS};
-pub use sources::SessionTurns;
 pub use schema::LATEST as SCHEMA_VERSION;
+pub use sources::SessionTurns;
 
 use crate::error::{Context, Error, Result};
 use crate::tokens::estimate_tokens;

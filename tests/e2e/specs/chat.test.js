@@ -76,6 +76,28 @@ test('Stop keeps the partial reply as an interrupted turn', async () => {
   await page.close();
 });
 
+test('a reload during streaming leaves an interrupted turn with its partial text; Retry completes the reply', async () => {
+  const page = await openPage(browser.context, server.url);
+  await ready(page);
+  await page.getByRole('button', { name: '+ New session' }).click();
+  await send(page, 'reload-mid-stream: tell me about sessions, tokens and cookies at length [[fault:slow]]');
+  await page.locator('.turn[data-role="assistant"] .turn-text', { hasText: 'Demo model here' }).waitFor({ timeout: 20_000 });
+  await page.reload();
+  await ready(page);
+  await page.locator('.session', { hasText: 'reload-mid-stream' }).first().click();
+  const cut = page.locator('.turn[data-role="assistant"]', { has: page.locator('.badge.interrupted') });
+  await cut.waitFor({ timeout: 20_000 });
+  const partial = await cut.locator('.turn-text').innerText();
+  assert.ok(partial.startsWith('Demo model here'), `the streamed part was saved: ${partial}`);
+  assert.ok(!partial.includes('real endpoint for real answers'), 'and only that part');
+  await page.getByRole('button', { name: 'Retry' }).click();
+  await page.locator('.turn[data-role="assistant"] .turn-text', { hasText: 'real endpoint for real answers' }).waitFor({ timeout: 30_000 });
+  await replyDone(page);
+  assert.equal(await page.getByRole('button', { name: 'Retry' }).count(), 0, 'nothing left to retry');
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});
+
 test('delegation asks for approval, then the result comes back into the conversation', async () => {
   const page = await openPage(browser.context, server.url);
   await ready(page);

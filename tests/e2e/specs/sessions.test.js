@@ -136,3 +136,19 @@ test('export, then import into a fresh browser, brings back every session and tu
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a new session goes to the workspace chosen in the sidebar', async () => {
+  const page = await openPage(browser.context, server.url);
+  await ready(page);
+  const field = page.getByLabel('Workspace for new sessions');
+  await field.fill('billing-service');
+  await field.press('Tab');
+  await page.getByRole('button', { name: '+ New session' }).click();
+  await exchange(page, 'workspace-check where does this go');
+  const meta = row(page, 'workspace-check').locator('.session-meta');
+  assert.match(await meta.innerText(), /^billing-service · demo · 2 turns · just now/);
+  await page.getByLabel('Filter sessions').fill('billing');
+  await page.waitForFunction(() => [...document.querySelectorAll('.session-row')].every((r) => r.innerText.includes('billing-service')));
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});
