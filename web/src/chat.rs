@@ -324,6 +324,21 @@ pub fn DeleteDialog(state: ChatState, on_action: Callback<SessionAction>) -> imp
     }
 }
 
+/// How much of a turn's text is shown before "Show all".
+pub const DISPLAY_CHARS: usize = 20_000;
+
+/// The first `limit` bytes of `text`, cut at a character boundary.
+pub fn clip_for_display(text: &str, limit: usize) -> &str {
+    if text.len() <= limit {
+        return text;
+    }
+    let mut end = limit;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
 /// 40 → "40 ms", 1_250 → "1.2 s", 95_000 → "1 min 35 s".
 pub fn duration_text(ms: i64) -> String {
     match ms.max(0) {
@@ -403,9 +418,23 @@ fn TurnView(turn: Turn, state: ChatState, on_action: Callback<SessionAction>) ->
     let role = turn.role.as_str();
     let status = turn.status;
     let stored = turn.content.clone();
+    // Very long content (a 10 MB tool output, a pasted log) is shown clipped until "Show all".
+    let expanded = RwSignal::new(false);
+    let long = turn.content.len() > DISPLAY_CHARS;
+    let size = turn.content.len();
     let text = move || match state.streaming.get() {
         Some((s, text)) if s == n => text,
-        _ => stored.clone(),
+        _ if expanded.get() => stored.clone(),
+        _ => clip_for_display(&stored, DISPLAY_CHARS).to_owned(),
+    };
+    let show_all = move || {
+        (long && !expanded.get()).then(|| {
+            view! {
+                <button class="show-all" on:click=move |_| expanded.set(true)>
+                    {format!("Show all ({})", human_bytes(size as f64))}
+                </button>
+            }
+        })
     };
     let calls: Vec<_> = turn
         .tool_calls
@@ -434,15 +463,20 @@ fn TurnView(turn: Turn, state: ChatState, on_action: Callback<SessionAction>) ->
                     {took.map(|t| view! { <span class="tool-meta">{format!(" · {t}")}</span> })}
                     {failed.then(|| view! { <span class="badge error">"failed"</span> })}
                 </summary>
-                <pre>{turn.content.clone()}</pre>
+                <pre>{text}</pre>
+                {show_all}
             </details>
         }
         .into_any()
     } else if turn.role == Role::Assistant {
         // Sanitised Markdown (see crate::markdown): message text never becomes markup of its own.
-        view! { <div class="turn-text markdown" inner_html=move || crate::markdown::render(&text())></div> }.into_any()
+        view! {
+            <div class="turn-text markdown" inner_html=move || crate::markdown::render(&text())></div>
+            {show_all}
+        }
+        .into_any()
     } else {
-        view! { <div class="turn-text">{text}</div> }.into_any()
+        view! { <div class="turn-text">{text}</div> {show_all} }.into_any()
     };
     let badge = match status {
         TurnStatus::Complete => None,
@@ -1233,6 +1267,13 @@ mod tests {
             Some(Fix::Storage)
         );
         assert_eq!(fix_for("Reply interrupted: you pressed Stop"), None);
+    }
+
+    #[test]
+    fn long_text_is_clipped_at_a_character_boundary() {
+        assert_eq!(clip_for_display("short", 10), "short");
+        assert_eq!(clip_for_display("ééé", 3), "é", "never half a character");
+        assert_eq!(clip_for_display(&"x".repeat(30_000), DISPLAY_CHARS).len(), DISPLAY_CHARS);
     }
 
     #[test]

@@ -367,6 +367,15 @@ impl Hub {
                 },
                 Err(_) => Err("the archive is busy".to_owned()),
             };
+            // Cut short because this page is closing: say so (the user did not press Stop).
+            let result = match result {
+                Ok(Reply::Sent { session_id, outcome })
+                    if self.releasing.get() && outcome.starts_with("interrupted") =>
+                {
+                    Ok(Reply::Sent { session_id, outcome: CLOSED_MID_REPLY.to_owned() })
+                }
+                other => other,
+            };
             self.respond(&origin, WorkerMessage::Response { id, result });
             if self.releasing.get() {
                 self.release();
@@ -535,6 +544,9 @@ async fn test_connection(mut config: ProviderConfig) -> Result<Reply, String> {
     }
 }
 
+/// What a reply cut short by its owner tab closing ends with.
+const CLOSED_MID_REPLY: &str = "interrupted: the tab that was running this reply closed; Retry continues it";
+
 /// Appends a turn, unless a turn with the same client key was saved already (a request sent twice).
 fn append_once(store: &mut Store, session_id: &str, turn: &NewTurn) -> cowork_core::Result<cowork_core::Turn> {
     if let Some(key) = turn.metadata.get("client_key").and_then(|k| k.as_str()) {
@@ -562,7 +574,7 @@ async fn send(
     if let Some((_, key)) = &message {
         if let Some(earlier) = store.find_recent_by_client_key(key).map_err(|e| e.to_string())? {
             emit(Event::TurnAppended { turn: earlier.clone() });
-            let outcome = "interrupted: the tab that was running this reply closed; Retry continues it".to_owned();
+            let outcome = CLOSED_MID_REPLY.to_owned();
             return Ok(Reply::Sent { session_id: earlier.session_id, outcome });
         }
     }

@@ -98,6 +98,24 @@ test('a reload during streaming leaves an interrupted turn with its partial text
   await page.close();
 });
 
+test('a 1 MB message is stored whole, shown clipped, and "Show all" shows every character', async () => {
+  const page = await openPage(browser.context, server.url);
+  await ready(page);
+  await page.getByRole('button', { name: '+ New session' }).click();
+  const big = `big-paste ${'0123456789abcdef'.repeat(65_536)} END-OF-PASTE`;
+  await send(page, big);
+  const turn = page.locator('.turn[data-role="user"]', { hasText: 'big-paste' });
+  await turn.waitFor({ timeout: 30_000 });
+  await replyDone(page);
+  const shown = await turn.locator('.turn-text').evaluate((e) => e.textContent.length);
+  assert.ok(shown < 100_000, `clipped on screen (${shown} chars)`);
+  await turn.getByRole('button', { name: /^Show all \(1(\.0)? MB\)$/ }).click();
+  await turn.locator('.turn-text', { hasText: 'END-OF-PASTE' }).waitFor();
+  assert.equal(await turn.locator('.turn-text').evaluate((e) => e.textContent.length), big.length, 'every character');
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});
+
 test('delegation asks for approval, then the result comes back into the conversation', async () => {
   const page = await openPage(browser.context, server.url);
   await ready(page);

@@ -1,6 +1,6 @@
 // The browser runtime: several tabs on one archive, reloads in the middle of writes, a full quota,
 // offline use from the service worker, and a browser context where OPFS is refused.
-import { test, before, after } from 'node:test';
+import { test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   startServer, launchBrowser, openPage, ready, replyDone, send, exportArchive, checkArchive,
@@ -14,6 +14,10 @@ before(async () => {
 after(async () => {
   await browser?.close();
   await server?.stop();
+});
+// A failed test must not leave a tab behind that owns the archive for the next one.
+afterEach(async () => {
+  for (const page of browser.context.pages()) await page.close().catch(() => {});
 });
 
 const assistantTurns = (page) => page.locator('.turn[data-role="assistant"]');
