@@ -619,8 +619,7 @@ pub fn SessionPanel(state: ChatState) -> impl IntoView {
         let Some((session, manifest)) = state.details.get() else {
             return view! { <p class="muted">"Open a session to see its state and context."</p> }.into_any();
         };
-        let register: cowork_core::state::SessionState =
-            serde_json::from_value(session.state.clone()).unwrap_or_default();
+        let register = cowork_core::state::SessionState::from_json(&session.state);
         let list = |items: Vec<String>, empty: &'static str| {
             if items.is_empty() {
                 view! { <p class="muted">{empty}</p> }.into_any()
@@ -741,7 +740,7 @@ fn copy_code(ev: web_sys::MouseEvent) {
 
 /// Delegated tasks as live checklists: goal, status, each step as it goes, and Cancel while running.
 #[component]
-fn TaskCards(state: ChatState, on_cancel: Callback<String>) -> impl IntoView {
+pub fn TaskCards(state: ChatState, on_cancel: Callback<String>) -> impl IntoView {
     view! {
         <For
             each=move || state.tasks.get()

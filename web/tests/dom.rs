@@ -80,3 +80,133 @@ async fn the_app_says_clearly_when_storage_cannot_start() {
     assert!(banner.contains("Reload"), "the banner says what to do: {banner}");
     assert!(el.query_selector("h1.brand").unwrap().is_some(), "the shell still renders");
 }
+
+fn session(turns: i64, state: serde_json::Value) -> cowork_core::Session {
+    serde_json::from_value(serde_json::json!({
+        "id": "s1", "workspace": "backend", "title": "Auth work", "model": "demo", "system_prompt": "",
+        "created_at": 0, "last_active_at": 0, "turn_count": turns, "prompt_tokens": 900, "completion_tokens": 100,
+        "state": state, "parent_session_id": null, "fork_turn": null, "is_archived": false
+    }))
+    .unwrap()
+}
+
+fn text(el: &web_sys::HtmlElement) -> String {
+    el.text_content().unwrap_or_default()
+}
+
+#[wasm_bindgen_test]
+async fn the_session_panel_shows_the_register_and_the_context_meter() {
+    use cowork_web::chat::{ChatState, SessionPanel};
+    let el = host();
+    let chat = ChatState::new();
+    let _mounted = leptos::mount::mount_to(el.clone(), move || view! { <SessionPanel state=chat /> });
+    sleep(0).await;
+    assert!(el.query_selector(".session-panel").unwrap().is_none(), "closed until asked for");
+    chat.panel_open.set(true);
+    sleep(0).await;
+    assert!(text(&el).contains("Open a session"), "{}", text(&el));
+    let state = serde_json::json!({
+        "current_focus": "rotate refresh tokens",
+        "files_touched": [{"path": "src/auth.py", "action": "edit", "turn": 7}],
+        "key_decisions": ["Never use an ORM. (turn 1)"],
+        "errors_resolved": [], "open_tasks": [], "version": 4
+    });
+    let manifest = cowork_core::ContextManifest {
+        session_id: "s1".into(),
+        turn_numbers: (3..=12).collect(),
+        trimmed_turns: vec![],
+        state_version: 4,
+        estimated_tokens: 3_000,
+        budget_tokens: 12_000,
+        usage: serde_json::Value::Null,
+        created_at: 0,
+    };
+    chat.details.set(Some((session(12, state), Some(manifest))));
+    sleep(0).await;
+    let t = text(&el);
+    for expected in [
+        "rotate refresh tokens",
+        "src/auth.py — edit (turn 7)",
+        "Never use an ORM. (turn 1)",
+        "3k of 12k tokens (25%)",
+        "10 turns in the window; 2 only in the archive",
+        "backend · demo · 12 turns · 1k tokens used so far",
+    ] {
+        assert!(t.contains(expected), "the panel shows {expected:?}: {t}");
+    }
+    let meter = el.query_selector("[role=meter]").unwrap().expect("a meter");
+    assert_eq!(meter.get_attribute("aria-valuenow").as_deref(), Some("3000"));
+}
+
+#[wasm_bindgen_test]
+async fn a_delegated_task_ticks_off_its_steps_and_can_be_cancelled_only_while_it_runs() {
+    use cowork_core::orchestrator::ChecklistItem;
+    use cowork_web::chat::{ChatState, LiveTask, TaskCards};
+    let el = host();
+    let chat = ChatState::new();
+    let cancelled = RwSignal::new(Vec::<String>::new());
+    let on_cancel = Callback::new(move |id: String| cancelled.update(|c| c.push(id)));
+    let _mounted = leptos::mount::mount_to(el.clone(), move || view! { <TaskCards state=chat on_cancel=on_cancel /> });
+    let item = |label: &str, status: &str| ChecklistItem { label: label.into(), status: status.into(), detail: None };
+    let task = |status: &str, steps: Vec<ChecklistItem>| LiveTask {
+        task_id: "t1".into(),
+        goal: "add refresh tokens".into(),
+        status: status.into(),
+        checklist: steps,
+    };
+    chat.tasks.set(vec![task(
+        "executing",
+        vec![item("Analyze", "completed"), item("Implement", "running"), item("Test", "pending")],
+    )]);
+    sleep(0).await;
+    let marks: Vec<String> = (0..3)
+        .map(|i| {
+            let q = format!(".task-step:nth-child({}) .mark", i + 1);
+            el.query_selector(&q).unwrap().unwrap().text_content().unwrap()
+        })
+        .collect();
+    assert_eq!(marks, ["✓", "●", "○"]);
+    assert!(text(&el).contains("Delegated: add refresh tokens"));
+    let cancel: web_sys::HtmlElement =
+        el.query_selector(".task-cancel").unwrap().expect("Cancel while running").unchecked_into();
+    cancel.click();
+    assert_eq!(cancelled.get_untracked(), ["t1"]);
+    chat.tasks.set(vec![task("cancelled", vec![item("Analyze", "completed"), item("Implement", "cancelled")])]);
+    sleep(0).await;
+    assert!(el.query_selector(".task-cancel").unwrap().is_none(), "no Cancel once the task is over");
+    assert_eq!(
+        el.query_selector(".task-card").unwrap().unwrap().get_attribute("data-status").as_deref(),
+        Some("cancelled")
+    );
+}
+
+#[wasm_bindgen_test]
+async fn deleting_a_session_asks_first_and_cancel_keeps_it() {
+    use cowork_web::chat::{ChatState, DeleteDialog, SessionAction};
+    let el = host();
+    let chat = ChatState::new();
+    let actions = RwSignal::new(Vec::<SessionAction>::new());
+    let on_action = Callback::new(move |a: SessionAction| actions.update(|v| v.push(a)));
+    let _mounted =
+        leptos::mount::mount_to(el.clone(), move || view! { <DeleteDialog state=chat on_action=on_action /> });
+    chat.confirm_delete.set(Some(session(42, serde_json::json!({}))));
+    sleep(0).await;
+    assert!(text(&el).contains("Delete \u{201c}Auth work\u{201d}?"), "{}", text(&el));
+    assert!(text(&el).contains("Its 42 turns are removed"));
+    let button = |label: &str| -> web_sys::HtmlElement {
+        let all = el.query_selector_all("button").unwrap();
+        (0..all.length())
+            .filter_map(|i| all.item(i))
+            .map(|n| n.unchecked_into::<web_sys::HtmlElement>())
+            .find(|b| b.text_content().as_deref() == Some(label))
+            .unwrap_or_else(|| panic!("a {label} button"))
+    };
+    button("Cancel").click();
+    sleep(0).await;
+    assert!(el.query_selector(".dialog").unwrap().is_none());
+    assert!(actions.get_untracked().is_empty(), "Cancel deletes nothing");
+    chat.confirm_delete.set(Some(session(42, serde_json::json!({}))));
+    sleep(0).await;
+    button("Delete").click();
+    assert_eq!(actions.get_untracked(), [SessionAction::Delete { id: "s1".into(), confirmed: true }]);
+}
