@@ -273,12 +273,19 @@ fn SessionRow(
                 aria-expanded=move || menu_open().to_string()
                 on:click=move |_| {
                     let next = if menu_open() { None } else { Some(id.get_value()) };
-                    state.menu.set(next)
+                    let opening = next.is_some();
+                    state.menu.set(next);
+                    if opening {
+                        focus_later(".session-menu [role=menuitem]");
+                    }
                 }>"⋯"</button>
             <Show when=menu_open>
-                <div class="session-menu" role="menu"
-                    on:keydown=move |ev: web_sys::KeyboardEvent| if ev.key() == "Escape" { state.menu.set(None) }>
-                    <button role="menuitem" on:click=move |_| { state.menu.set(None); state.renaming.set(Some(id.get_value())) }>"Rename"</button>
+                <div class="session-menu" role="menu" on:keydown=menu_keys>
+                    <button role="menuitem" on:click=move |_| {
+                        state.menu.set(None);
+                        state.renaming.set(Some(id.get_value()));
+                        focus_later(".session-row input.rename");
+                    }>"Rename"</button>
                     <button role="menuitem" on:click=move |_| act(SessionAction::Fork { id: id.get_value(), at_turn: turns })>"Fork"</button>
                     <button role="menuitem" on:click=move |_| act(SessionAction::Export { id: id.get_value() })>"Export"</button>
                     <button role="menuitem" on:click=move |_| act(SessionAction::Archive { id: id.get_value(), archived: !archived })>
@@ -289,6 +296,43 @@ fn SessionRow(
             </Show>
         </li>
     }
+}
+
+/// Focuses the first element matching `selector` once the view has rendered it.
+fn focus_later(selector: &'static str) {
+    request_animation_frame(move || {
+        use wasm_bindgen::JsCast;
+        if let Some(el) = document().query_selector(selector).ok().flatten() {
+            let _ = el.unchecked_into::<web_sys::HtmlElement>().focus();
+        }
+    });
+}
+
+/// The session menu's keys: arrows and Home/End move between its items, Esc closes it.
+fn menu_keys(ev: web_sys::KeyboardEvent) {
+    #[cfg(target_arch = "wasm32")]
+    {
+        use wasm_bindgen::JsCast;
+        let Some(menu) = ev.current_target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) else { return };
+        let Ok(items) = menu.query_selector_all("[role=menuitem]") else { return };
+        let items: Vec<web_sys::HtmlElement> =
+            (0..items.length()).filter_map(|i| items.item(i)?.dyn_into().ok()).collect();
+        let active = document().active_element();
+        let at = items.iter().position(|i| active.as_ref().is_some_and(|a| a == i.unchecked_ref::<web_sys::Element>()));
+        let next = match (ev.key().as_str(), at) {
+            ("ArrowDown", Some(i)) => (i + 1) % items.len(),
+            ("ArrowUp", Some(i)) => (i + items.len() - 1) % items.len(),
+            ("ArrowDown" | "Home", None) | ("Home", _) => 0,
+            ("ArrowUp" | "End", None) | ("End", _) => items.len() - 1,
+            _ => return,
+        };
+        ev.prevent_default();
+        if let Some(item) = items.get(next) {
+            let _ = item.focus();
+        }
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    let _ = ev;
 }
 
 /// Asks before a session is deleted for good.

@@ -60,6 +60,18 @@ test('fork at a turn, rename, filter, archive and delete, each from the sidebar'
   await row(page, 'Forked: the first question only').waitFor();
   assert.equal(await row(page, 'not this').count(), 0);
 
+  // The menu works from the keyboard: it opens on its first item, arrows move, Esc closes it.
+  await row(page, 'Forked: the first question only').getByRole('button', { name: /^Actions for/ }).click();
+  const focused = () => page.evaluate(() => document.activeElement?.textContent);
+  await page.waitForFunction(() => document.activeElement?.textContent === 'Rename', null, { timeout: 5_000 });
+  await page.keyboard.press('ArrowDown');
+  assert.equal(await focused(), 'Fork');
+  await page.keyboard.press('ArrowUp');
+  await page.keyboard.press('ArrowUp');
+  assert.equal(await focused(), 'Delete…');
+  await page.keyboard.press('Escape');
+  await page.getByRole('menu').waitFor({ state: 'detached' });
+
   // The filter narrows the list.
   await page.getByLabel('Filter sessions').fill('forked');
   await page.waitForFunction(() => document.querySelectorAll('.session-row').length === 1);
