@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { before, after } from 'node:test';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const DIST = process.env.COWORK_DIST ?? join(root, 'dist');
@@ -42,6 +43,23 @@ export async function startServer({ dist = DIST, lifetimeSecs = 600 } = {}) {
         setTimeout(() => child.kill('SIGKILL'), 3000).unref();
       }),
   };
+}
+
+/**
+ * For a spec file: starts a dev server and a browser before its tests and stops both after them.
+ * Returns `{ server, browser }`, filled in once the tests run.
+ */
+export function useServerAndBrowser() {
+  const app = {};
+  before(async () => {
+    app.server = await startServer();
+    app.browser = await launchBrowser();
+  });
+  after(async () => {
+    await app.browser?.close();
+    await app.server?.stop();
+  });
+  return app;
 }
 
 /** Launches headless Chromium with a fresh profile; resolves to { context, close }. `args`: extra flags. */

@@ -847,14 +847,7 @@ pub fn apply_event(state: ChatState, request: u64, event: &Event) {
             if turn.role == Role::User {
                 state.draft.set(String::new()); // saved: the draft has done its job
             }
-            if state.current.get_untracked().as_deref() == Some(turn.session_id.as_str()) {
-                state.turns.update(|turns| {
-                    turns.retain(|t| t.turn_number != turn.turn_number);
-                    turns.push(turn.clone());
-                    let excess = turns.len().saturating_sub(VISIBLE_TURNS);
-                    turns.drain(..excess);
-                });
-            }
+            show_turn(state, turn);
         }
         Event::Delta { turn_number, text } => state.streaming.update(|s| match s {
             Some((n, acc)) if n == turn_number => acc.push_str(text),
@@ -887,6 +880,19 @@ pub fn apply_event(state: ChatState, request: u64, event: &Event) {
     }
 }
 
+/// Puts a saved (or updated) turn of the open session into the window, in order, keeping it bounded.
+fn show_turn(state: ChatState, turn: &Turn) {
+    if state.current.get_untracked().as_deref() == Some(turn.session_id.as_str()) {
+        state.turns.update(|turns| {
+            turns.retain(|t| t.turn_number != turn.turn_number);
+            turns.push(turn.clone());
+            turns.sort_by_key(|t| t.turn_number);
+            let excess = turns.len().saturating_sub(VISIBLE_TURNS);
+            turns.drain(..excess);
+        });
+    }
+}
+
 /// The session list is out of date; a deleted session that is open closes.
 fn sessions_changed(state: ChatState, event: &Event) {
     if let Event::SessionsChanged { deleted: Some(id) } = event {
@@ -909,15 +915,7 @@ fn apply_change(state: ChatState, event: &Event) {
             }
         }),
         Event::TurnAppended { turn } => {
-            if state.current.get_untracked().as_deref() == Some(turn.session_id.as_str()) {
-                state.turns.update(|turns| {
-                    turns.retain(|t| t.turn_number != turn.turn_number);
-                    turns.push(turn.clone());
-                    turns.sort_by_key(|t| t.turn_number);
-                    let excess = turns.len().saturating_sub(VISIBLE_TURNS);
-                    turns.drain(..excess);
-                });
-            }
+            show_turn(state, turn);
             state.sessions.update(|s| {
                 if let Some(i) = s.iter().position(|x| x.id == turn.session_id) {
                     let mut session = s.remove(i);

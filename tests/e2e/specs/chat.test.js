@@ -1,21 +1,13 @@
 // Chatting with the demo model in the real app: the reply streams in, everything is saved on OPFS,
 // and a reload brings the conversation back; Stop keeps the partial reply.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, launchBrowser, openPage, ready, replyDone, send } from '../harness.js';
+import { useServerAndBrowser, openPage, ready, replyDone, send } from '../harness.js';
 
-let server, browser;
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+const app = useServerAndBrowser();
 
 test('a message gets a streamed reply that survives a reload', async () => {
-  const page = await openPage(browser.context, server.url);
+  const page = await openPage(app.browser.context, app.server.url);
   await ready(page);
   await send(page, 'We use JWT for auth. Please review src/auth.py');
   const reply = page.locator('.turn[data-role="assistant"] .turn-text').last();
@@ -35,7 +27,7 @@ test('a message gets a streamed reply that survives a reload', async () => {
 });
 
 test('a back-reference shows the archive search and its answer', async () => {
-  const page = await openPage(browser.context, server.url);
+  const page = await openPage(app.browser.context, app.server.url);
   await ready(page);
   await page.getByRole('button', { name: '+ New session' }).click();
   await send(page, 'The cookie is named zebra_crossing.');
@@ -54,7 +46,7 @@ test('a back-reference shows the archive search and its answer', async () => {
 });
 
 test('Stop keeps the partial reply as an interrupted turn', async () => {
-  const page = await openPage(browser.context, server.url);
+  const page = await openPage(app.browser.context, app.server.url);
   await ready(page);
   await page.getByRole('button', { name: '+ New session' }).click();
   await send(page, 'Tell me a long story about tokens, sessions, cookies and everything else [[fault:slow]]');
@@ -77,7 +69,7 @@ test('Stop keeps the partial reply as an interrupted turn', async () => {
 });
 
 test('a reload during streaming leaves an interrupted turn with its partial text; Retry completes the reply', async () => {
-  const page = await openPage(browser.context, server.url);
+  const page = await openPage(app.browser.context, app.server.url);
   await ready(page);
   await page.getByRole('button', { name: '+ New session' }).click();
   await send(page, 'reload-mid-stream: tell me about sessions, tokens and cookies at length [[fault:slow]]');
@@ -99,7 +91,7 @@ test('a reload during streaming leaves an interrupted turn with its partial text
 });
 
 test('a 1 MB message is stored whole, shown clipped, and "Show all" shows every character', async () => {
-  const page = await openPage(browser.context, server.url);
+  const page = await openPage(app.browser.context, app.server.url);
   await ready(page);
   await page.getByRole('button', { name: '+ New session' }).click();
   const big = `big-paste ${'0123456789abcdef'.repeat(65_536)} END-OF-PASTE`;
@@ -117,7 +109,7 @@ test('a 1 MB message is stored whole, shown clipped, and "Show all" shows every 
 });
 
 test('delegation asks for approval, then the result comes back into the conversation', async () => {
-  const page = await openPage(browser.context, server.url);
+  const page = await openPage(app.browser.context, app.server.url);
   await ready(page);
   await page.getByRole('button', { name: '+ New session' }).click();
   await send(page, 'Please delegate: add refresh tokens in src/auth.py');
@@ -156,7 +148,7 @@ test('delegation asks for approval, then the result comes back into the conversa
 });
 
 test('a delegated task can be cancelled from its checklist, and the model is told', async () => {
-  const page = await openPage(browser.context, server.url);
+  const page = await openPage(app.browser.context, app.server.url);
   await ready(page);
   await page.getByRole('button', { name: '+ New session' }).click();
   await send(page, 'delegate: a slow migration of the billing module');
@@ -177,14 +169,14 @@ test('a delegated task can be cancelled from its checklist, and the model is tol
 });
 
 test('settings are validated, kept across reloads, and the key stays out of the archive', async () => {
-  const page = await openPage(browser.context, server.url);
+  const page = await openPage(app.browser.context, app.server.url);
   await ready(page);
   await page.getByRole('button', { name: 'Settings' }).click();
   const dialog = page.getByRole('dialog', { name: 'Settings' });
   await dialog.getByLabel('Base URL').fill('api.example.test/v1');
   await dialog.getByRole('button', { name: 'Save' }).click();
   await dialog.locator('.field-error', { hasText: 'starting with https://' }).waitFor();
-  await dialog.getByLabel('Base URL').fill(`${server.url}v1`);
+  await dialog.getByLabel('Base URL').fill(`${app.server.url}v1`);
   await dialog.getByLabel('Model').fill('demo-large');
   await dialog.getByLabel(/API key/).fill('sk-never-in-the-archive');
   await dialog.getByRole('button', { name: 'Save' }).click();
@@ -200,7 +192,7 @@ test('settings are validated, kept across reloads, and the key stays out of the 
 });
 
 test('Ctrl+K finds a word in any session and opens the session at that turn', async () => {
-  const page = await openPage(browser.context, server.url);
+  const page = await openPage(app.browser.context, app.server.url);
   await ready(page);
   await page.getByRole('button', { name: '+ New session' }).click();
   await send(page, 'The flamingo_gateway lives in infra/edge.tf');
@@ -222,7 +214,7 @@ test('Ctrl+K finds a word in any session and opens the session at that turn', as
 });
 
 test('at phone width the session list opens from the header', async () => {
-  const page = await openPage(browser.context, server.url);
+  const page = await openPage(app.browser.context, app.server.url);
   await page.setViewportSize({ width: 390, height: 844 });
   await ready(page);
   const list = page.locator('nav.sidebar');
@@ -236,7 +228,7 @@ test('at phone width the session list opens from the header', async () => {
 });
 
 test('Export downloads the whole archive as JSON Lines, without the API key', async () => {
-  const page = await openPage(browser.context, server.url);
+  const page = await openPage(app.browser.context, app.server.url);
   await ready(page);
   await page.getByRole('button', { name: '+ New session' }).click();
   await send(page, 'remember the okapi_protocol for the export');
@@ -257,7 +249,7 @@ test('Export downloads the whole archive as JSON Lines, without the API key', as
 });
 
 test('HTML and script in messages are shown as text, never run', async () => {
-  const page = await openPage(browser.context, server.url);
+  const page = await openPage(app.browser.context, app.server.url);
   await ready(page);
   await page.getByRole('button', { name: '+ New session' }).click();
   await page.evaluate(() => { window.__pwned = false; });
@@ -273,7 +265,7 @@ test('HTML and script in messages are shown as text, never run', async () => {
 });
 
 test('an unreachable endpoint says what to check, keeps the message, and the app stays usable', async () => {
-  const page = await openPage(browser.context, server.url);
+  const page = await openPage(app.browser.context, app.server.url);
   await ready(page);
   await page.getByRole('button', { name: 'Settings' }).click();
   const dialog = page.getByRole('dialog', { name: 'Settings' });
@@ -295,7 +287,7 @@ test('an unreachable endpoint says what to check, keeps the message, and the app
   await dialog.getByRole('button', { name: 'Test connection' }).click();
   await dialog.locator('.connection-result', { hasText: 'Could not reach the model endpoint' }).waitFor({ timeout: 20_000 });
   // Back to the demo model: the same session continues.
-  await dialog.getByLabel('Base URL').fill(`${server.url}v1`);
+  await dialog.getByLabel('Base URL').fill(`${app.server.url}v1`);
   await dialog.getByRole('button', { name: 'Test connection' }).click();
   await dialog.locator('.connection-result', { hasText: 'Connected' }).waitFor({ timeout: 20_000 });
   await dialog.getByRole('button', { name: 'Save' }).click();

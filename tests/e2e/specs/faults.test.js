@@ -1,21 +1,13 @@
 // Fault injection: the tab's renderer (and with it the storage worker) is killed at random moments
 // while a reply is being written, 50 times. After each crash a new tab opens the archive: every
 // acknowledged message is there, once, and SQLite's integrity check says "ok".
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, launchBrowser, openPage, ready, send, exportArchive, checkArchive } from '../harness.js';
+import { useServerAndBrowser, openPage, ready, send, exportArchive, checkArchive } from '../harness.js';
 
 const CRASHES = Number(process.env.COWORK_CRASHES ?? 50);
 
-let server, browser;
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+const app = useServerAndBrowser();
 
 /** Kills the page's renderer process, as a crash would (no pagehide, no unload). */
 async function crash(page) {
@@ -27,7 +19,7 @@ async function crash(page) {
 }
 
 test(`killing the tab mid-write ${CRASHES} times loses no acknowledged message and leaves a sound archive`, async () => {
-  let page = await openPage(browser.context, server.url);
+  let page = await openPage(app.browser.context, app.server.url);
   await ready(page);
   await page.getByRole('button', { name: '+ New session' }).click();
   const acked = [];
@@ -37,7 +29,7 @@ test(`killing the tab mid-write ${CRASHES} times loses no acknowledged message a
   const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
   for (let i = 0; i < CRASHES; i++) {
     if (i > 0) {
-      page = await openPage(browser.context, server.url);
+      page = await openPage(app.browser.context, app.server.url);
       await ready(page);
       await page.locator('.session', { hasText: 'crash 0 ' }).first().click();
     }
@@ -49,7 +41,7 @@ test(`killing the tab mid-write ${CRASHES} times loses no acknowledged message a
     await crash(page);
     if (process.env.COWORK_FAULT_LOG) console.log(`crash ${i} at ${Date.now() - started} ms`);
   }
-  page = await openPage(browser.context, server.url);
+  page = await openPage(app.browser.context, app.server.url);
   await ready(page);
   const lines = await exportArchive(page);
   const session = lines.find((l) => l.type === 'session' && l.title === acked[0]);

@@ -6,20 +6,17 @@ import { randomUUID } from 'node:crypto';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer, launchBrowser, openPage, ready, replyDone, send, exportArchive } from '../harness.js';
+import { useServerAndBrowser, openPage, ready, replyDone, send, exportArchive } from '../harness.js';
 
 const TURNS = 10_000;
 const BOUND = 200; // web/src/chat.rs VISIBLE_TURNS
 
-let server, browser, dir;
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
+let dir;
+const app = useServerAndBrowser();
+before(() => {
   dir = mkdtempSync(join(tmpdir(), 'cowork-long-'));
 });
-after(async () => {
-  await browser?.close();
-  await server?.stop();
+after(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -51,7 +48,7 @@ function longArchive(sample, n) {
 const turnNumbers = (page) => page.locator('.turn').evaluateAll((els) => els.map((e) => Number(e.dataset.turn)));
 
 test('a 10,000-turn session opens at its end and scrolls to its start in a bounded window', async () => {
-  const page = await openPage(browser.context, server.url);
+  const page = await openPage(app.browser.context, app.server.url);
   await ready(page);
   await page.getByRole('button', { name: '+ New session' }).click();
   await send(page, 'long-seed a message to copy the export shape from');

@@ -1,23 +1,15 @@
 // The browser runtime: several tabs on one archive, reloads in the middle of writes, a full quota,
 // offline use from the service worker, and a browser context where OPFS is refused.
-import { test, before, after, afterEach } from 'node:test';
+import { test, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  startServer, launchBrowser, openPage, ready, replyDone, send, exportArchive, checkArchive,
+  useServerAndBrowser, startServer, launchBrowser, openPage, ready, replyDone, send, exportArchive, checkArchive,
 } from '../harness.js';
 
-let server, browser;
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+const app = useServerAndBrowser();
 // A failed test must not leave a tab behind that owns the archive for the next one.
 afterEach(async () => {
-  for (const page of browser.context.pages()) await page.close().catch(() => {});
+  for (const page of app.browser.context.pages()) await page.close().catch(() => {});
 });
 
 const assistantTurns = (page) => page.locator('.turn[data-role="assistant"]');
@@ -41,9 +33,9 @@ function userTurns(lines, first) {
 }
 
 test('two tabs write alternately to one archive; the owner closes mid-reply and the other takes over', async () => {
-  const a = await openPage(browser.context, server.url);
+  const a = await openPage(app.browser.context, app.server.url);
   await ready(a);
-  const b = await openPage(browser.context, server.url);
+  const b = await openPage(app.browser.context, app.server.url);
   await ready(b);
   await a.getByRole('button', { name: '+ New session' }).click();
   const sent = [];
@@ -82,7 +74,7 @@ test('two tabs write alternately to one archive; the owner closes mid-reply and 
   await replyDone(b);
 
   // A third tab joins the new owner; they keep writing alternately.
-  const c = await openPage(browser.context, server.url);
+  const c = await openPage(app.browser.context, app.server.url);
   await ready(c);
   await c.locator('.session', { hasText: first }).click();
   for (let i = 1; i <= 5; i++) {
@@ -109,7 +101,7 @@ test('two tabs write alternately to one archive; the owner closes mid-reply and 
 });
 
 test('reloading in the middle of writes, 20 times, loses no acknowledged message', async () => {
-  const page = await openPage(browser.context, server.url);
+  const page = await openPage(app.browser.context, app.server.url);
   await ready(page);
   await page.getByRole('button', { name: '+ New session' }).click();
   const acked = [];
@@ -133,20 +125,20 @@ test('reloading in the middle of writes, 20 times, loses no acknowledged message
 });
 
 test('a full storage quota gives a clear error, keeps the draft and every earlier turn', async () => {
-  const page = await openPage(browser.context, server.url);
+  const page = await openPage(app.browser.context, app.server.url);
   await ready(page);
   await page.getByRole('button', { name: '+ New session' }).click();
   await exchange(page, 'quota-check saved before the disk fills', 1);
   const usage = await page.evaluate(async () => (await navigator.storage.estimate()).usage);
-  const cdp = await browser.context.newCDPSession(page);
-  await cdp.send('Storage.overrideQuotaForOrigin', { origin: new URL(server.url).origin, quotaSize: usage + 64 * 1024 });
+  const cdp = await app.browser.context.newCDPSession(page);
+  await cdp.send('Storage.overrideQuotaForOrigin', { origin: new URL(app.server.url).origin, quotaSize: usage + 64 * 1024 });
   const big = `quota-check big ${'x'.repeat(2 * 1024 * 1024)}`;
   await page.getByLabel('Message', { exact: true }).fill(big);
   await page.getByLabel('Message', { exact: true }).press('Enter');
   await page.locator('.notice', { hasText: 'storage for this site is full' }).waitFor({ timeout: 30_000 });
   assert.equal((await page.getByLabel('Message', { exact: true }).inputValue()).length, big.length, 'the draft is kept');
   // Space again: the earlier turns are all there and the archive is sound.
-  await cdp.send('Storage.overrideQuotaForOrigin', { origin: new URL(server.url).origin });
+  await cdp.send('Storage.overrideQuotaForOrigin', { origin: new URL(app.server.url).origin });
   await page.reload();
   await ready(page);
   await page.locator('.session', { hasText: 'quota-check saved' }).first().click();
@@ -159,13 +151,13 @@ test('a full storage quota gives a clear error, keeps the draft and every earlie
 
 test('offline: the app opens from the service worker, lists, reads and searches; sending says offline', async () => {
   const own = await startServer();
-  const page = await openPage(browser.context, own.url);
+  const page = await openPage(app.browser.context, own.url);
   await ready(page);
   await page.getByRole('button', { name: '+ New session' }).click();
   await exchange(page, 'offline-proof the capybara_ledger lives in src/ledger.rs', 1);
   await page.evaluate(() => navigator.serviceWorker.ready.then(() => true));
   await own.stop();
-  await browser.context.setOffline(true);
+  await app.browser.context.setOffline(true);
   try {
     await page.goto(own.url);
     await ready(page);
@@ -180,7 +172,7 @@ test('offline: the app opens from the service worker, lists, reads and searches;
     assert.equal(await page.getByLabel('Message', { exact: true }).inputValue(), 'this waits for the network');
     assert.equal(await page.locator('.turn').count(), 2, 'nothing was sent or saved');
   } finally {
-    await browser.context.setOffline(false);
+    await app.browser.context.setOffline(false);
   }
   await page.close();
 });
@@ -188,7 +180,7 @@ test('offline: the app opens from the service worker, lists, reads and searches;
 test('where OPFS is refused, a banner says so and the app works in memory', async () => {
   const insecure = await launchBrowser({ args: ['--host-resolver-rules=MAP cowork.test 127.0.0.1'] });
   try {
-    const url = server.url.replace('127.0.0.1', 'cowork.test');
+    const url = app.server.url.replace('127.0.0.1', 'cowork.test');
     const page = await openPage(insecure.context, url);
     await ready(page);
     await page.locator('.banner.warning', { hasText: 'Not saved' }).waitFor();

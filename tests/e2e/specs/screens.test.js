@@ -1,24 +1,18 @@
 // Screenshots of the main screens at desktop (1280×800) and phone (390×844) width, saved under
 // tests/e2e/screenshots/ for a person to look at; the test asserts each screen's key parts are visible
 // and nothing overflows the viewport sideways.
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startServer, launchBrowser, openPage, ready, replyDone, send } from '../harness.js';
+import { useServerAndBrowser, openPage, ready, replyDone, send } from '../harness.js';
 
 const OUT = join(dirname(fileURLToPath(import.meta.url)), '..', 'screenshots');
 
-let server, browser;
-before(async () => {
+const app = useServerAndBrowser();
+before(() => {
   mkdirSync(OUT, { recursive: true });
-  server = await startServer();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await server?.stop();
 });
 
 async function shot(page, name) {
@@ -29,7 +23,7 @@ async function shot(page, name) {
 
 for (const [label, width, height] of [['desktop', 1280, 800], ['phone', 390, 844]]) {
   test(`the main screens at ${label} width (${width}×${height})`, async () => {
-    const page = await openPage(browser.context, server.url);
+    const page = await openPage(app.browser.context, app.server.url);
     await page.setViewportSize({ width, height });
     await ready(page);
     const phone = width < 700;

@@ -1,21 +1,13 @@
 // Managing sessions through the UI: fork at a turn, rename, filter, archive, delete (after a
 // confirmation), and an export → import round trip that brings back exactly what was exported.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer, launchBrowser, openPage, ready, replyDone, send, exportArchive } from '../harness.js';
+import { useServerAndBrowser, launchBrowser, openPage, ready, replyDone, send, exportArchive } from '../harness.js';
 
-let server, browser;
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+const app = useServerAndBrowser();
 
 async function exchange(page, text) {
   await send(page, text);
@@ -31,7 +23,7 @@ async function menu(page, title, item) {
 }
 
 test('fork at a turn, rename, filter, archive and delete, each from the sidebar', async () => {
-  const page = await openPage(browser.context, server.url);
+  const page = await openPage(app.browser.context, app.server.url);
   await ready(page);
   await page.getByRole('button', { name: '+ New session' }).click();
   await exchange(page, 'sessions-ui original first question');
@@ -101,13 +93,14 @@ test('fork at a turn, rename, filter, archive and delete, each from the sidebar'
   await page.locator('.turn[data-role="user"]', { hasText: 'sessions-ui original first question' }).waitFor();
   await page.reload();
   await ready(page);
+  await row(page, 'Forked').waitFor(); // the list arrives just after the archive is ready
   assert.equal(await page.locator('.session-row').count(), 1, 'the deletion is saved');
   assert.deepEqual(page.problems, []);
   await page.close();
 });
 
 test('export, then import into a fresh browser, brings back every session and turn', async () => {
-  const page = await openPage(browser.context, server.url);
+  const page = await openPage(app.browser.context, app.server.url);
   await ready(page);
   await page.getByRole('button', { name: '+ New session' }).click();
   await exchange(page, 'round-trip alpha <b>kept verbatim</b> é 🚀');
@@ -121,7 +114,7 @@ test('export, then import into a fresh browser, brings back every session and tu
   writeFileSync(file, exported.map((l) => JSON.stringify(l)).join('\n') + '\n');
   const fresh = await launchBrowser();
   try {
-    const other = await openPage(fresh.context, server.url);
+    const other = await openPage(fresh.context, app.server.url);
     await ready(other);
     await other.locator('.storage-usage').click();
     await other.getByLabel('Import an exported archive (JSON Lines)').setInputFiles(file);
@@ -150,7 +143,7 @@ test('export, then import into a fresh browser, brings back every session and tu
 });
 
 test('a new session goes to the workspace chosen in the sidebar', async () => {
-  const page = await openPage(browser.context, server.url);
+  const page = await openPage(app.browser.context, app.server.url);
   await ready(page);
   const field = page.getByLabel('Workspace for new sessions');
   await field.fill('billing-service');

@@ -1,20 +1,12 @@
 // The served app renders its shell and opens the archive on OPFS, with no console errors.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, launchBrowser, openPage } from '../harness.js';
+import { useServerAndBrowser, openPage } from '../harness.js';
 
-let server, browser;
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+const app = useServerAndBrowser();
 
 test('the shell renders and storage becomes ready on OPFS', async () => {
-  const page = await openPage(browser.context, server.url);
+  const page = await openPage(app.browser.context, app.server.url);
   await page.locator('h1.brand').waitFor();
   assert.equal(await page.title(), 'Cowork');
   const status = page.locator('.storage-status[data-state="ready"]');
@@ -29,7 +21,7 @@ test('the shell renders and storage becomes ready on OPFS', async () => {
 });
 
 test('a second load finds the same archive and still shows no errors', async () => {
-  const page = await openPage(browser.context, server.url);
+  const page = await openPage(app.browser.context, app.server.url);
   await page.locator('.storage-status[data-state="ready"]').waitFor({ timeout: 30_000 });
   assert.deepEqual(page.problems, []);
   await page.close();
