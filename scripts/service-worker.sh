@@ -5,7 +5,8 @@ set -eu
 : "${TRUNK_STAGING_DIR:?run by Trunk as a post_build hook}"
 template="$(pwd)/web/pwa/sw.js"
 cd "$TRUNK_STAGING_DIR"
-files=$(find . -type f ! -name sw.js | sed 's|^\./||' | LC_ALL=C sort)
+# The app's files only: the embedding module and its example (embed/, examples/) are for other pages.
+files=$(find . -type f ! -name sw.js ! -path './embed/*' ! -path './examples/*' | sed 's|^\./||' | LC_ALL=C sort)
 # shellcheck disable=SC2086 # file names come from the build and have no spaces
 version=$(cat $files | sha256sum | cut -c1-16)
 list=$(printf "'./%s', " $files)

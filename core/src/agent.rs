@@ -9,7 +9,7 @@
 //! I/O is injected: [`Transport`] performs HTTP (fetch in the browser, a plain client in tests),
 //! [`ToolHost`] runs tools and asks for approval, and [`AgentEvent`]s go to an observer (the UI).
 
-use crate::context::{assemble_context, ContextSettings};
+use crate::context::{assemble_context, AssembledContext, ContextSettings};
 use crate::delegate::{delegate, Delegation};
 use crate::prompt::{self, ApprovalPolicy, PromptOptions, DELEGATE_TOOL, RECALL_TOOL};
 use crate::provider::{
@@ -107,7 +107,8 @@ impl ToolHost for NoTools {
 /// What the UI sees while the loop runs.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentEvent {
-    /// A turn was committed (an assistant turn starts empty and `interrupted`, then streams).
+    /// A turn was committed (an assistant turn starts empty and `interrupted`, streams, and is sent
+    /// again once complete, or failed).
     TurnAppended {
         turn: crate::Turn,
     },
@@ -224,24 +225,13 @@ async fn run<T: Transport, H: ToolHost>(
     on_event: &mut dyn FnMut(AgentEvent),
 ) -> Result<Outcome> {
     let model = settings.provider.model.clone();
-    let mut calibration = match store.calibration(&model)? {
-        Some((ratio, samples)) => Calibration { chars_per_token: ratio, samples: samples as u32 },
-        None => Calibration::default(),
-    };
-    let mut definitions: Vec<Value> =
-        prompt::builtin_tools(&settings.prompt).into_iter().map(|t| t.definition).collect();
-    definitions.extend(tools.definitions());
+    let mut calibration = calibration_of(store, &model)?;
+    let definitions = tool_definitions(tools, settings);
     let system = prompt::system_prompt(&settings.prompt);
 
     for _ in 0..settings.max_iterations.max(1) {
         // Assemble the request from the archive.
-        let session = store.get_session(session_id)?;
-        let state = SessionState::from_json(&session.state);
-        let context = ContextSettings { chars_per_token: calibration.ratio(), ..settings.context };
-        let assembled = {
-            let source = SessionTurns::new(store, session_id)?;
-            assemble_context(&context, &system, &state, &source)?
-        };
+        let assembled = assemble(store, settings, &system, calibration.ratio(), session_id)?;
         let mut manifest = assembled.manifest.clone();
         manifest.created_at = crate::now_ms();
         let manifest_id = store.record_manifest(&manifest)?;
@@ -300,7 +290,8 @@ async fn run<T: Transport, H: ToolHost>(
                 }
                 let mut error_turn = NewTurn::assistant(partial).with_status(TurnStatus::Error);
                 error_turn.metadata = json!({"error": failure.message, "raw": failure.raw, "model": model});
-                store.finalize_turn(session_id, n, &error_turn)?;
+                let failed = store.finalize_turn(session_id, n, &error_turn)?;
+                on_event(AgentEvent::TurnAppended { turn: failed });
                 return Err(Error::Invalid(format!("the model's reply could not be read: {}", failure.message)));
             }
         };
@@ -311,6 +302,7 @@ async fn run<T: Transport, H: ToolHost>(
             message.usage.map(|u| json!({"prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens}));
         final_turn.metadata = json!({"model": model, "finish_reason": message.finish_reason, "usage": usage});
         let stored = store.finalize_turn(session_id, n, &final_turn)?;
+        on_event(AgentEvent::TurnAppended { turn: stored.clone() });
         if let Some(u) = message.usage {
             store.add_usage(session_id, u.prompt_tokens, u.completion_tokens)?;
             store.set_manifest_usage(
@@ -396,6 +388,44 @@ async fn run<T: Transport, H: ToolHost>(
         }
     }
     Ok(Outcome::IterationLimit)
+}
+
+/// The tools the loop offers the model, in the OpenAI function format: the built-in ones
+/// (`conversation_recall`, and `delegate_task` when delegation is on) and the host's.
+pub fn tool_definitions<H: ToolHost>(tools: &H, settings: &AgentSettings) -> Vec<Value> {
+    let mut definitions: Vec<Value> =
+        prompt::builtin_tools(&settings.prompt).into_iter().map(|t| t.definition).collect();
+    definitions.extend(tools.definitions());
+    definitions
+}
+
+/// The context the loop would send next for `session_id`, assembled exactly as the loop does (system
+/// prompt, state register, recent turns within the budget, the model's calibrated token estimate).
+/// Reads only: nothing is sent or recorded.
+pub fn next_context(store: &Store, settings: &AgentSettings, session_id: &str) -> Result<AssembledContext> {
+    let ratio = calibration_of(store, &settings.provider.model)?.ratio();
+    assemble(store, settings, &prompt::system_prompt(&settings.prompt), ratio, session_id)
+}
+
+fn calibration_of(store: &Store, model: &str) -> Result<Calibration> {
+    Ok(match store.calibration(model)? {
+        Some((ratio, samples)) => Calibration { chars_per_token: ratio, samples: samples as u32 },
+        None => Calibration::default(),
+    })
+}
+
+fn assemble(
+    store: &Store,
+    settings: &AgentSettings,
+    system: &str,
+    chars_per_token: f64,
+    session_id: &str,
+) -> Result<AssembledContext> {
+    let session = store.get_session(session_id)?;
+    let state = SessionState::from_json(&session.state);
+    let context = ContextSettings { chars_per_token, ..settings.context };
+    let source = SessionTurns::new(store, session_id)?;
+    assemble_context(&context, system, &state, &source)
 }
 
 /// Whether a tool of this name was offered to the model.

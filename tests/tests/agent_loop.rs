@@ -1,7 +1,9 @@
 //! The agent loop end to end on the native side: the real store, real HTTP to the dev server's
 //! scripted model, every failure mode of spec §7.
 
-use cowork_core::agent::{send_message, AgentEvent, AgentSettings, NoTools, Outcome, ToolHost, ToolOutcome};
+use cowork_core::agent::{
+    next_context, send_message, tool_definitions, AgentEvent, AgentSettings, NoTools, Outcome, ToolHost, ToolOutcome,
+};
 use cowork_core::context::ContextSettings;
 use cowork_core::delegate::deliver_pending_tasks;
 use cowork_core::prompt::{ApprovalPolicy, PromptOptions};
@@ -233,6 +235,39 @@ async fn host_tools_run_after_approval_and_feed_the_state_register() {
     let exec = &g.store.tool_executions(Some(&g.session), "write_file", 1).unwrap()[0];
     assert_eq!(exec.approval, Approval::Denied);
     assert!(exec.result.contains("declined"), "{}", exec.result);
+}
+
+#[tokio::test]
+async fn the_next_context_is_what_the_loop_would_send_and_complete_replies_are_reported() {
+    let mut f = fixture().await;
+    let files = Files { approve: true };
+    f.send(&files, "write file src/app.rs: fn main() {}").await.unwrap();
+    // Each assistant turn is reported when it starts (empty) and again once complete.
+    let complete: Vec<i64> = f
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::TurnAppended { turn }
+                if turn.role == Role::Assistant && turn.status == TurnStatus::Complete =>
+            {
+                Some(turn.turn_number)
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(complete, [2, 4]);
+    let last = f.store.manifests(&f.session, 1).unwrap().remove(0);
+    assert_eq!(last.turn_numbers, [1, 2, 3], "the loop's last request");
+    let next = next_context(&f.store, &f.settings, &f.session).unwrap();
+    assert_eq!(next.manifest.turn_numbers, [1, 2, 3, 4], "the next one adds the reply");
+    assert_eq!(next.messages[0].role, Role::System);
+    assert!(next.messages[0].content.contains("src/app.rs"), "the state register is in the system prompt");
+    assert_eq!(next.messages.len(), 5);
+    let names: Vec<String> = tool_definitions(&files, &f.settings)
+        .iter()
+        .map(|d| d["function"]["name"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(names, ["conversation_recall", "write_file"]);
 }
 
 /// Approves (or not) every delegation; no tools of its own.

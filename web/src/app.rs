@@ -24,11 +24,17 @@ pub fn App(
     /// URL of the storage worker script.
     #[prop(into, default = WORKER_URL.to_string())]
     worker_url: String,
+    /// A storage client to use instead of starting a worker (the embedding API's archive).
+    #[prop(optional)]
+    client: Storage,
+    /// Model settings to start with instead of the ones saved in this browser (an embedding page's).
+    #[prop(default = None)]
+    settings: Option<crate::settings::Settings>,
 ) -> impl IntoView {
     let (storage, set_storage) = signal(StorageState::Connecting);
     let chat = ChatState::new();
     // The client lives as long as the app; components reach it through context.
-    let client = StoredValue::new_local(start_storage(worker_url, set_storage, chat));
+    let client = StoredValue::new_local(start_storage(worker_url, client, set_storage, chat));
     provide_context(client);
     let on_open = Callback::new(move |id: String| {
         chat.sidebar_open.set(false);
@@ -84,7 +90,10 @@ pub fn App(
         }
     });
     let on_save = Callback::new(move |settings: crate::settings::Settings| actions::save_settings(chat, settings));
-    actions::load_settings(chat);
+    match settings {
+        Some(s) => chat.settings.set(s),
+        None => actions::load_settings(chat),
+    }
     view! {
         <div class="app">
             <header class="app-header">
@@ -136,9 +145,14 @@ pub type Storage = Option<crate::client::StorageClient>;
 pub type Storage = Option<()>;
 
 #[cfg(target_arch = "wasm32")]
-fn start_storage(worker_url: String, set_storage: WriteSignal<StorageState>, chat: ChatState) -> Storage {
+fn start_storage(
+    worker_url: String,
+    given: Storage,
+    set_storage: WriteSignal<StorageState>,
+    chat: ChatState,
+) -> Storage {
     use crate::client::StorageClient;
-    match StorageClient::spawn(&worker_url) {
+    match given.map(Ok).unwrap_or_else(|| StorageClient::spawn(&worker_url)) {
         Ok(client) => {
             client.subscribe(move |id, event| crate::chat::apply_event(chat, id, event));
             let waiting = client.clone();
@@ -164,7 +178,7 @@ fn start_storage(worker_url: String, set_storage: WriteSignal<StorageState>, cha
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-fn start_storage(_worker_url: String, set_storage: WriteSignal<StorageState>, _chat: ChatState) -> Storage {
+fn start_storage(_: String, _: Storage, set_storage: WriteSignal<StorageState>, _chat: ChatState) -> Storage {
     set_storage.set(StorageState::Failed("storage needs a browser".into()));
     None
 }
@@ -330,7 +344,7 @@ mod actions {
                 // Let the list render, then bring the hit into view.
                 leptos::task::tick().await;
                 let selector = format!(".turn[data-turn=\"{n}\"]");
-                if let Some(el) = document().query_selector(&selector).ok().flatten() {
+                if let Some(el) = crate::dom::query(&selector) {
                     el.scroll_into_view();
                 }
             }
@@ -394,9 +408,9 @@ mod actions {
                 (Some(text), session_id) => {
                     let key = crate::protocol::random_key();
                     let workspace = chat.workspace.get_untracked();
-                    Op::SendMessage { session_id, workspace, text, model, key }
+                    Op::SendMessage { session_id, workspace, text, model, key, host: client.host_options() }
                 }
-                (None, Some(session_id)) => Op::Continue { session_id, model },
+                (None, Some(session_id)) => Op::Continue { session_id, model, host: client.host_options() },
                 (None, None) => {
                     chat.busy.set(false);
                     return;
@@ -444,12 +458,9 @@ mod actions {
                     // Anchor: a turn that stays in the window; after the change it is put back where it was.
                     let anchor =
                         chat.turns.with_untracked(|w| if older { w.first() } else { w.last() }.map(|t| t.turn_number));
-                    let list = document().query_selector(".turns").ok().flatten();
+                    let list = crate::dom::query(".turns");
                     let top_of = |n: i64| {
-                        document()
-                            .query_selector(&format!(".turn[data-turn=\"{n}\"]"))
-                            .ok()
-                            .flatten()
+                        crate::dom::query(&format!(".turn[data-turn=\"{n}\"]"))
                             .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
                             .map(|e| e.offset_top())
                     };

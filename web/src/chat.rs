@@ -302,7 +302,7 @@ fn SessionRow(
 fn focus_later(selector: &'static str) {
     request_animation_frame(move || {
         use wasm_bindgen::JsCast;
-        if let Some(el) = document().query_selector(selector).ok().flatten() {
+        if let Some(el) = crate::dom::query(selector) {
             let _ = el.unchecked_into::<web_sys::HtmlElement>().focus();
         }
     });
@@ -317,7 +317,7 @@ fn menu_keys(ev: web_sys::KeyboardEvent) {
         let Ok(items) = menu.query_selector_all("[role=menuitem]") else { return };
         let items: Vec<web_sys::HtmlElement> =
             (0..items.length()).filter_map(|i| items.item(i)?.dyn_into().ok()).collect();
-        let active = document().active_element();
+        let active = crate::dom::active_element();
         let at = items.iter().position(|i| active.as_ref().is_some_and(|a| a == i.unchecked_ref::<web_sys::Element>()));
         let next = match (ev.key().as_str(), at) {
             ("ArrowDown", Some(i)) => (i + 1) % items.len(),
@@ -849,7 +849,7 @@ pub fn apply_event(state: ChatState, request: u64, event: &Event) {
             }
             show_turn(state, turn);
         }
-        Event::Delta { turn_number, text } => state.streaming.update(|s| match s {
+        Event::Delta { turn_number, text, .. } => state.streaming.update(|s| match s {
             Some((n, acc)) if n == turn_number => acc.push_str(text),
             _ => *s = Some((*turn_number, text.clone())),
         }),
@@ -877,6 +877,8 @@ pub fn apply_event(state: ChatState, request: u64, event: &Event) {
         }
         Event::Error { message } => state.notice.set(Some(message.clone())),
         Event::SessionsChanged { .. } => sessions_changed(state, event),
+        // Answered by the storage client's tool runner (client.rs); the tool card shows the call.
+        Event::ToolRequested { .. } => {}
     }
 }
 

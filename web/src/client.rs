@@ -6,10 +6,12 @@
 //! When the page goes away (`pagehide`), the worker is told to release the archive at once, so a
 //! reload or another tab can open it without waiting.
 
-use crate::protocol::{Event, Op, ReadyInfo, Reply, Request, WorkerMessage};
+use crate::protocol::{Event, HostOptions, Op, ReadyInfo, Reply, Request, WorkerMessage};
 use futures_channel::oneshot;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use web_sys::{ErrorEvent, MessageEvent, PageTransitionEvent, Worker, WorkerOptions, WorkerType};
@@ -39,6 +41,22 @@ type Pending = HashMap<u64, oneshot::Sender<Result<Reply, StorageError>>>;
 /// A progress listener: the request id and the event.
 type Listener = Rc<dyn Fn(u64, &Event)>;
 
+/// What a page's tool handler returned.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolAnswer {
+    pub content: String,
+    pub success: bool,
+}
+
+/// The page's own tools (registered through the embedding API): offered with every message sent
+/// through this client, and run here when the model calls one.
+pub trait ToolRunner {
+    /// The tools and instructions to send with a request.
+    fn host_options(&self) -> HostOptions;
+    /// Runs one call (`arguments` is the model's JSON text).
+    fn run(&self, call_id: String, name: String, arguments: String) -> Pin<Box<dyn Future<Output = ToolAnswer>>>;
+}
+
 struct Inner {
     script_url: String,
     worker: RefCell<Option<Worker>>,
@@ -47,16 +65,24 @@ struct Inner {
     next_id: Cell<u64>,
     ready: RefCell<Option<Result<ReadyInfo, StorageError>>>,
     waiting_for_ready: RefCell<Vec<oneshot::Sender<Result<ReadyInfo, StorageError>>>>,
-    listeners: RefCell<Vec<Listener>>,
+    /// Each listener with the handle it belongs to (see [`StorageClient::share`]).
+    listeners: RefCell<Vec<(u64, Listener)>>,
+    /// Which handle sent each unanswered request: its events go to that handle's listeners only.
+    requesters: RefCell<HashMap<u64, u64>>,
+    next_handle: Cell<u64>,
+    tools: RefCell<Option<Rc<dyn ToolRunner>>>,
     on_message: RefCell<Option<Closure<dyn FnMut(MessageEvent)>>>,
     on_error: RefCell<Option<Closure<dyn FnMut(ErrorEvent)>>>,
     _on_pagehide: RefCell<Option<Closure<dyn FnMut(PageTransitionEvent)>>>,
 }
 
-/// A handle on the storage worker; cheap to clone.
+/// A handle on the storage worker; cheap to clone (clones are the same handle).
 #[derive(Clone)]
 pub struct StorageClient {
     inner: Rc<Inner>,
+    /// Which handle this is: the progress events of a request go to the listeners of the handle that
+    /// sent it; changes made elsewhere (request id 0) go to every handle.
+    handle: u64,
 }
 
 impl StorageClient {
@@ -71,6 +97,9 @@ impl StorageClient {
             ready: RefCell::new(None),
             waiting_for_ready: RefCell::new(Vec::new()),
             listeners: RefCell::new(Vec::new()),
+            requesters: RefCell::new(HashMap::new()),
+            next_handle: Cell::new(1),
+            tools: RefCell::new(None),
             on_message: RefCell::new(None),
             on_error: RefCell::new(None),
             _on_pagehide: RefCell::new(None),
@@ -103,7 +132,31 @@ impl StorageClient {
         }
         *inner._on_pagehide.borrow_mut() = Some(on_pagehide);
         inner.start()?;
-        Ok(StorageClient { inner })
+        Ok(StorageClient { inner, handle: 0 })
+    }
+
+    /// Another handle on the same worker, with its own progress events (a UI mounted beside the
+    /// embedding API's archive, say): each sees the events of its own requests and every change.
+    pub fn share(&self) -> StorageClient {
+        let handle = self.inner.next_handle.get();
+        self.inner.next_handle.set(handle + 1);
+        StorageClient { inner: self.inner.clone(), handle }
+    }
+
+    /// Runs the page's tools when the model calls them (one runner per worker, for every handle).
+    pub fn set_tool_runner(&self, runner: Option<Rc<dyn ToolRunner>>) {
+        *self.inner.tools.borrow_mut() = runner;
+    }
+
+    /// Closes the archive and ends the worker now (what `pagehide` does); later calls fail.
+    pub fn release(&self) {
+        let _ = self.inner.post(&Request { id: 0, op: Op::Release });
+    }
+
+    /// The page's tools and instructions, to send with a message.
+    pub fn host_options(&self) -> HostOptions {
+        let runner = self.inner.tools.borrow().clone();
+        runner.map(|r| r.host_options()).unwrap_or_default()
     }
 
     /// Resolves once the worker has opened the archive (or failed to).
@@ -119,7 +172,7 @@ impl StorageClient {
     /// Calls `f` with every progress event and the id of the request it belongs to (0: a change made
     /// elsewhere, e.g. by another tab).
     pub fn subscribe(&self, f: impl Fn(u64, &Event) + 'static) {
-        self.inner.listeners.borrow_mut().push(Rc::new(f));
+        self.inner.listeners.borrow_mut().push((self.handle, Rc::new(f)));
     }
 
     /// Performs one operation in the worker.
@@ -129,15 +182,52 @@ impl StorageClient {
         self.inner.next_id.set(id + 1);
         let (tx, rx) = oneshot::channel();
         self.inner.pending.borrow_mut().insert(id, tx);
+        self.inner.requesters.borrow_mut().insert(id, self.handle);
         if let Err(e) = self.inner.post(&Request { id, op }) {
             self.inner.pending.borrow_mut().remove(&id);
+            self.inner.requesters.borrow_mut().remove(&id);
             return Err(e);
         }
         rx.await.unwrap_or_else(|_| Err(StorageError::Unavailable("the storage worker went away".into())))
     }
 }
 
+impl Drop for Inner {
+    /// The last handle is gone (a mounted UI was removed): close the archive and end the worker, so
+    /// nothing keeps holding the archive's files or the owner lock.
+    fn drop(&mut self) {
+        let _ = self.post(&Request { id: 0, op: Op::Release });
+        if let Some(worker) = self.worker.borrow().as_ref() {
+            worker.set_onmessage(None);
+            worker.set_onerror(None);
+        }
+        if let (Some(window), Some(f)) = (web_sys::window(), self._on_pagehide.borrow().as_ref()) {
+            let _ = window.remove_event_listener_with_callback("pagehide", f.as_ref().unchecked_ref());
+        }
+    }
+}
+
 impl Inner {
+    /// Runs a page tool the model called and sends its answer back (out of turn, so it is delivered
+    /// while the reply that asked for it is still being served).
+    fn run_tool(self: &Rc<Self>, call_id: String, name: String, arguments: String) {
+        let runner = self.tools.borrow().clone();
+        let inner = self.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            let answer = match runner {
+                Some(r) => r.run(call_id.clone(), name, arguments).await,
+                None => ToolAnswer {
+                    content: format!("Error: no handler for the tool {name:?} in this page."),
+                    success: false,
+                },
+            };
+            let id = inner.next_id.get();
+            inner.next_id.set(id + 1);
+            let op = Op::ToolResult { call_id, content: answer.content, success: answer.success };
+            let _ = inner.post(&Request { id, op });
+        });
+    }
+
     /// Starts a worker and wires its messages here.
     fn start(&self) -> Result<(), StorageError> {
         let opts = WorkerOptions::new();
@@ -178,6 +268,7 @@ impl Inner {
         for (_, tx) in self.pending.borrow_mut().drain() {
             let _ = tx.send(Err(StorageError::Unavailable(message.clone())));
         }
+        self.requesters.borrow_mut().clear();
         if restart {
             self.restarts.set(self.restarts.get() + 1);
             *self.ready.borrow_mut() = None;
@@ -189,17 +280,28 @@ impl Inner {
         }
     }
 
-    fn receive(&self, text: &str) {
+    fn receive(self: &Rc<Self>, text: &str) {
         match serde_json::from_str::<WorkerMessage>(text) {
             Ok(WorkerMessage::Ready(info)) => self.set_ready(Ok(info)),
             Ok(WorkerMessage::Failed { message }) => self.fail_all(StorageError::Unavailable(message)),
             Ok(WorkerMessage::Response { id, result }) => {
+                self.requesters.borrow_mut().remove(&id);
                 if let Some(tx) = self.pending.borrow_mut().remove(&id) {
                     let _ = tx.send(result.map_err(StorageError::Failed));
                 }
             }
+            Ok(WorkerMessage::Event { id: _, event: Event::ToolRequested { call_id, name, arguments } }) => {
+                self.run_tool(call_id, name, arguments);
+            }
             Ok(WorkerMessage::Event { id, event }) => {
-                let listeners: Vec<_> = self.listeners.borrow().clone();
+                let to = if id == 0 { None } else { self.requesters.borrow().get(&id).copied() };
+                let listeners: Vec<Listener> = self
+                    .listeners
+                    .borrow()
+                    .iter()
+                    .filter(|(handle, _)| to.is_none_or(|h| h == *handle))
+                    .map(|(_, f)| f.clone())
+                    .collect();
                 listeners.iter().for_each(|f| f(id, &event));
             }
             Err(e) => web_sys::console::error_1(&format!("unreadable message from the storage worker: {e}").into()),

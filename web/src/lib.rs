@@ -9,6 +9,7 @@ pub mod app;
 pub mod chat;
 #[cfg(target_arch = "wasm32")]
 pub mod client;
+pub mod dom;
 #[cfg(all(target_arch = "wasm32", feature = "worker"))]
 pub mod fetch;
 pub mod markdown;

@@ -8,7 +8,9 @@
 //! both ends are built from the same commit, so there is no version skew to guard against, and a
 //! hand-written copy of every type would only be a place for the two to drift apart.
 
-use cowork_core::{NewTurn, SearchHit, SearchQuery, Session, StorageStats, Turn};
+use cowork_core::context::ContextMessage;
+use cowork_core::prompt::ApprovalPolicy;
+use cowork_core::{ContextManifest, NewTurn, SearchHit, SearchQuery, Session, StorageStats, TaskRecord, Turn};
 use serde::{Deserialize, Serialize};
 
 /// Where the archive lives, as the worker reports it.
@@ -54,6 +56,9 @@ pub enum Op {
     },
     CreateSession {
         workspace: String,
+        /// Empty: the first user message names the session.
+        #[serde(default)]
+        title: String,
     },
     AppendTurn {
         session_id: String,
@@ -79,11 +84,33 @@ pub enum Op {
         text: String,
         model: ModelSettings,
         key: String,
+        #[serde(default)]
+        host: HostOptions,
     },
     /// Runs the agent loop again from the session's end (Retry/Continue after an interrupted reply).
     Continue {
         session_id: String,
         model: ModelSettings,
+        #[serde(default)]
+        host: HostOptions,
+    },
+    /// The session, its last `last_turns` turns and its unfinished delegated tasks (to resume it).
+    Resume {
+        session_id: String,
+        last_turns: usize,
+    },
+    /// Runs `conversation_recall` with the model's JSON arguments; answers with the text the model
+    /// would get.
+    Recall {
+        session_id: String,
+        arguments: String,
+    },
+    /// The context the agent loop would send next for the session (nothing is sent or recorded).
+    AssembleContext {
+        session_id: String,
+        model: ModelSettings,
+        #[serde(default)]
+        host: HostOptions,
     },
     /// The whole archive as JSON Lines (sessions, turns, tool runs, tasks, manifests; never settings).
     ExportAll,
@@ -135,6 +162,13 @@ pub enum Op {
         call_id: String,
         approved: bool,
     },
+    /// What the page's tool handler returned for an [`Event::ToolRequested`] (answered at once, out
+    /// of turn).
+    ToolResult {
+        call_id: String,
+        content: String,
+        success: bool,
+    },
     /// The page is going away (`pagehide`): close the archive and release the OPFS files and the
     /// owner lock now, so a reload or another tab can open it at once. Not answered.
     Release,
@@ -143,7 +177,15 @@ pub enum Op {
 impl Op {
     /// Operations answered at once, even while another request (a streaming reply) is being served.
     pub fn is_out_of_turn(&self) -> bool {
-        matches!(self, Op::Stop | Op::Approve { .. } | Op::Release | Op::CancelTask { .. } | Op::TestConnection { .. })
+        matches!(
+            self,
+            Op::Stop
+                | Op::Approve { .. }
+                | Op::ToolResult { .. }
+                | Op::Release
+                | Op::CancelTask { .. }
+                | Op::TestConnection { .. }
+        )
     }
 }
 
@@ -161,6 +203,40 @@ pub struct ModelSettings {
     pub orchestrator_url: String,
 }
 
+/// A tool whose handler lives in the page (registered through the embedding API): the worker offers
+/// it to the model and asks the page to run each call ([`Event::ToolRequested`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostToolSpec {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// JSON Schema of the arguments.
+    pub parameters: serde_json::Value,
+    pub approval: ApprovalPolicy,
+    /// What the tool does to the files its arguments name (for the state register's
+    /// `files_touched`); tools named like `read_file` or `write_file` are known without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_action: Option<cowork_core::state::FileAction>,
+}
+
+impl HostToolSpec {
+    /// The definition in the OpenAI function format (what the agent loop offers the model).
+    pub fn definition(&self) -> serde_json::Value {
+        serde_json::json!({
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        })
+    }
+}
+
+/// What the page adds to a model request: its tools and extra instructions for the system prompt.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct HostOptions {
+    pub tools: Vec<HostToolSpec>,
+    pub instructions: String,
+}
+
 /// Longest turn content carried in an event; the full text is read from the archive.
 pub const EVENT_CONTENT_CHARS: usize = 100_000;
 
@@ -176,15 +252,21 @@ pub enum Event {
         turn: Turn,
     },
     Delta {
+        #[serde(default)]
+        session_id: String,
         turn_number: i64,
         text: String,
     },
     ToolStarted {
+        #[serde(default)]
+        session_id: String,
         turn_number: i64,
         name: String,
         arguments: String,
     },
     ToolFinished {
+        #[serde(default)]
+        session_id: String,
         turn_number: i64,
         name: String,
         success: bool,
@@ -197,6 +279,8 @@ pub enum Event {
     },
     /// A delegated task moved on: the whole checklist so far (small: one line per subtask).
     TaskProgress {
+        #[serde(default)]
+        session_id: String,
         task_id: String,
         event_type: String,
         status: String,
@@ -205,6 +289,12 @@ pub enum Event {
     },
     /// The model wants to run a tool that needs the user's approval; answer with [`Op::Approve`].
     ApprovalNeeded {
+        call_id: String,
+        name: String,
+        arguments: String,
+    },
+    /// The model called one of the page's tools: run it and answer with [`Op::ToolResult`].
+    ToolRequested {
         call_id: String,
         name: String,
         arguments: String,
@@ -250,7 +340,20 @@ pub enum Reply {
     },
     Details {
         session: Session,
-        manifest: Option<cowork_core::ContextManifest>,
+        manifest: Option<ContextManifest>,
+    },
+    Resumed {
+        session: Session,
+        turns: Vec<Turn>,
+        pending_tasks: Vec<TaskRecord>,
+    },
+    Context {
+        messages: Vec<ContextMessage>,
+        manifest: ContextManifest,
+        /// Turns of the session left out of the window (only in the archive).
+        archived_turns: i64,
+        /// The tool definitions offered with it (OpenAI function format).
+        tools: Vec<serde_json::Value>,
     },
     Done,
 }

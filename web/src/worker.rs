@@ -13,7 +13,8 @@
 
 use crate::fetch::FetchTransport;
 use crate::protocol::{
-    Backend, Event, ModelSettings, Op, PeerMessage, ReadyInfo, Reply, Request, WorkerMessage, EVENT_CONTENT_CHARS,
+    Backend, Event, HostOptions, HostToolSpec, ModelSettings, Op, PeerMessage, ReadyInfo, Reply, Request,
+    WorkerMessage, EVENT_CONTENT_CHARS,
 };
 use cowork_core::agent::{
     continue_session, send_turn, AgentEvent, AgentSettings, Outcome, ToolHost, ToolOutcome, Transport,
@@ -104,7 +105,10 @@ struct Hub {
 pub async fn run() {
     let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
     let tab = crate::protocol::random_key();
-    let locks = lock_manager();
+    // `?storage=memory` (the embedding API's `openArchive({ storage: "memory" })`): a private archive
+    // that lives as long as this worker, shared with nobody.
+    let memory = scope.location().search().contains("storage=memory");
+    let locks = if memory { None } else { lock_manager() };
     // Without Web Locks (e.g. an insecure context, where OPFS is refused as well) each tab keeps its own
     // archive, and there is nobody to talk to.
     let channel = locks.as_ref().and_then(|_| BroadcastChannel::new(CHANNEL_NAME).ok());
@@ -133,7 +137,7 @@ pub async fn run() {
     scope.set_onmessage(Some(from_ui.as_ref().unchecked_ref()));
     from_ui.forget(); // lives as long as the worker
     let Some(locks) = locks else {
-        hub.become_owner(false).await;
+        hub.become_owner(if memory { Open::Memory } else { Open::Private }).await;
         return;
     };
     if let Some(channel) = &hub.channel {
@@ -152,7 +156,7 @@ pub async fn run() {
     let granted = {
         let hub = hub.clone();
         Closure::once_into_js(move |_lock: JsValue| -> js_sys::Promise {
-            wasm_bindgen_futures::spawn_local(async move { hub.become_owner(true).await });
+            wasm_bindgen_futures::spawn_local(async move { hub.become_owner(Open::Shared).await });
             // Never settles: the lock is held for as long as this worker lives.
             js_sys::Promise::new(&mut |_, _| {})
         })
@@ -259,10 +263,15 @@ impl Hub {
         match req.op {
             Op::Stop => {
                 self.transport.abort();
+                self.tools.cancel_waits();
                 self.respond(&origin, WorkerMessage::Response { id: req.id, result: Ok(Reply::Done) });
             }
             Op::Approve { call_id, approved } => {
                 self.tools.answer(&call_id, approved);
+                self.respond(&origin, WorkerMessage::Response { id: req.id, result: Ok(Reply::Done) });
+            }
+            Op::ToolResult { call_id, content, success } => {
+                self.tools.tool_result(&call_id, ToolOutcome { content, success });
                 self.respond(&origin, WorkerMessage::Response { id: req.id, result: Ok(Reply::Done) });
             }
             Op::Release if origin == Origin::Local => self.release(),
@@ -317,8 +326,15 @@ impl Hub {
     }
 
     /// Opens the archive and serves every request, this tab's and the forwarded ones, in order.
-    async fn become_owner(self: Rc<Self>, shared: bool) {
-        let (store, opfs, backend) = match open_archive(if shared { OPEN_ATTEMPTS } else { 1 }).await {
+    async fn become_owner(self: Rc<Self>, open: Open) {
+        let opened = match open {
+            Open::Shared => open_archive(OPEN_ATTEMPTS).await,
+            Open::Private => open_archive(1).await,
+            Open::Memory => Store::open_in_memory()
+                .map(|store| (store, None, Backend::Memory { reason: "an in-memory archive was asked for".into() }))
+                .map_err(|e| e.to_string()),
+        };
+        let (store, opfs, backend) = match opened {
             Ok(v) => v,
             Err(message) => {
                 post(&WorkerMessage::Failed { message });
@@ -384,6 +400,17 @@ impl Hub {
     }
 }
 
+/// How a worker opens its archive.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Open {
+    /// The OPFS archive, elected owner among the origin's tabs (retrying while a closing tab lets go).
+    Shared,
+    /// The OPFS archive with nobody to share it (no Web Locks), else memory.
+    Private,
+    /// Memory only, as asked.
+    Memory,
+}
+
 /// Opens the OPFS archive, trying again for a while when another tab (or the page this one replaces)
 /// still holds its files; without OPFS, an in-memory archive that says so.
 async fn open_archive(attempts: u32) -> Result<(Store, Option<Opfs>, Backend), String> {
@@ -433,9 +460,32 @@ pub async fn handle(
         Op::ListSessions { workspace, include_archived } => store
             .list_sessions(&SessionFilter { workspace, include_archived, ..Default::default() })
             .map(|sessions| Reply::Sessions { sessions }),
-        Op::CreateSession { workspace } => {
-            store.create_session(&NewSession::new(workspace)).map(|session| Reply::Session { session })
+        Op::CreateSession { workspace, title } => {
+            let new = NewSession { title: title.trim().to_owned(), ..NewSession::new(workspace) };
+            store.create_session(&new).map(|session| {
+                emit(Event::SessionCreated { session: session.clone() });
+                Reply::Session { session }
+            })
         }
+        Op::Resume { session_id, last_turns } => store.resume(&session_id, last_turns).map(|r| Reply::Resumed {
+            session: r.session,
+            turns: r.turns,
+            pending_tasks: r.pending_tasks,
+        }),
+        Op::Recall { session_id, arguments } => store
+            .get_session(&session_id)
+            .map(|_| Reply::Text { text: cowork_core::recall::run_recall(&*store, &session_id, &arguments) }),
+        Op::AssembleContext { session_id, model, host } => store.get_session(&session_id).and_then(|session| {
+            let settings = agent_settings(&model, &session.workspace, &host);
+            tools.offer(&host.tools);
+            let context = cowork_core::agent::next_context(store, &settings, &session_id)?;
+            Ok(Reply::Context {
+                messages: context.messages,
+                manifest: context.manifest,
+                archived_turns: context.archived_turns,
+                tools: cowork_core::agent::tool_definitions(tools, &settings),
+            })
+        }),
         Op::AppendTurn { session_id, turn } => append_once(store, &session_id, &turn).map(|turn| {
             emit(Event::TurnAppended { turn: turn.clone() });
             Reply::Turn { turn }
@@ -483,14 +533,18 @@ pub async fn handle(
             emit(Event::SessionsChanged { deleted: Some(session_id) });
             Reply::Done
         }),
-        Op::Stop | Op::Approve { .. } | Op::Release | Op::CancelTask { .. } | Op::TestConnection { .. } => {
-            Ok(Reply::Done)
+        Op::Stop
+        | Op::Approve { .. }
+        | Op::ToolResult { .. }
+        | Op::Release
+        | Op::CancelTask { .. }
+        | Op::TestConnection { .. } => Ok(Reply::Done),
+        Op::SendMessage { session_id, workspace, text, model, key, host } => {
+            let message = Some((text, key));
+            return send(store, transport, tools, emit, session_id, workspace, message, model, host).await;
         }
-        Op::SendMessage { session_id, workspace, text, model, key } => {
-            return send(store, transport, tools, emit, session_id, workspace, Some((text, key)), model).await;
-        }
-        Op::Continue { session_id, model } => {
-            return send(store, transport, tools, emit, Some(session_id), String::new(), None, model).await;
+        Op::Continue { session_id, model, host } => {
+            return send(store, transport, tools, emit, Some(session_id), String::new(), None, model, host).await;
         }
     };
     r.map_err(|e| e.to_string())
@@ -568,6 +622,7 @@ async fn send(
     // The message and its client key; `None`: continue from the session's end without a new message.
     message: Option<(String, String)>,
     model: ModelSettings,
+    host: HostOptions,
 ) -> Result<Reply, String> {
     // Sent before, to an owner that closed before answering: the message is saved; say so, and let the
     // user continue the reply rather than run it twice.
@@ -591,23 +646,9 @@ async fn send(
     if session.model != model.model {
         store.set_model(&session_id, &model.model).map_err(|e| e.to_string())?;
     }
-    let settings = AgentSettings {
-        provider: provider_config(&model),
-        context: ContextSettings {
-            context_window: model.context_window,
-            output_reserve: model.output_reserve,
-            ..ContextSettings::default()
-        },
-        prompt: PromptOptions {
-            workspace: session.workspace,
-            delegation: !model.orchestrator_url.is_empty(),
-            ..PromptOptions::default()
-        },
-        rules: ExtractionRules::default(),
-        max_iterations: MAX_ITERATIONS,
-        orchestrator_url: Some(model.orchestrator_url).filter(|u| !u.is_empty()),
-    };
-    let mut on_event = |e: AgentEvent| emit(wire_event(e));
+    let settings = agent_settings(&model, &session.workspace, &host);
+    tools.offer(&host.tools);
+    let mut on_event = |e: AgentEvent| emit(wire_event(e, &session_id));
     // Background (`wait: false`) tasks that have ended since: their results join the conversation first.
     if let Some(base) = &settings.orchestrator_url {
         let _ = cowork_core::delegate::deliver_pending_tasks(store, transport, base, &session_id, false, &mut on_event)
@@ -629,8 +670,33 @@ async fn send(
     Ok(Reply::Sent { session_id, outcome })
 }
 
+/// The agent loop's settings for a request: the user's model settings and what the page adds.
+fn agent_settings(model: &ModelSettings, workspace: &str, host: &HostOptions) -> AgentSettings {
+    AgentSettings {
+        provider: provider_config(model),
+        context: ContextSettings {
+            context_window: model.context_window,
+            output_reserve: model.output_reserve,
+            ..ContextSettings::default()
+        },
+        prompt: PromptOptions {
+            workspace: workspace.to_owned(),
+            delegation: !model.orchestrator_url.is_empty(),
+            extra_instructions: host.instructions.clone(),
+        },
+        rules: host
+            .tools
+            .iter()
+            .filter_map(|t| Some((t.name.clone(), t.file_action?)))
+            .fold(ExtractionRules::default(), |rules, (name, action)| rules.with_file_tool(name, action)),
+        max_iterations: MAX_ITERATIONS,
+        orchestrator_url: Some(model.orchestrator_url.clone()).filter(|u| !u.is_empty()),
+    }
+}
+
 /// The loop's events in their wire form.
-fn wire_event(e: AgentEvent) -> Event {
+fn wire_event(e: AgentEvent, session_id: &str) -> Event {
+    let session_id = session_id.to_owned();
     match e {
         AgentEvent::TurnAppended { mut turn } => {
             if turn.content.len() > EVENT_CONTENT_CHARS {
@@ -638,27 +704,31 @@ fn wire_event(e: AgentEvent) -> Event {
             }
             Event::TurnAppended { turn }
         }
-        AgentEvent::StreamDelta { turn_number, text } => Event::Delta { turn_number, text },
+        AgentEvent::StreamDelta { turn_number, text } => Event::Delta { session_id, turn_number, text },
         AgentEvent::ToolStarted { turn_number, call } => {
-            Event::ToolStarted { turn_number, name: call.name, arguments: call.arguments }
+            Event::ToolStarted { session_id, turn_number, name: call.name, arguments: call.arguments }
         }
         AgentEvent::ToolFinished { turn_number, tool_name, success, duration_ms } => {
-            Event::ToolFinished { turn_number, name: tool_name, success, duration_ms }
+            Event::ToolFinished { session_id, turn_number, name: tool_name, success, duration_ms }
         }
         AgentEvent::Retrying { attempt, wait_ms, reason } => Event::Retrying { attempt, wait_ms, reason },
         AgentEvent::TaskProgress { task_id, event_type, status, goal, checklist } => {
-            Event::TaskProgress { task_id, event_type, status, goal, checklist }
+            Event::TaskProgress { session_id, task_id, event_type, status, goal, checklist }
         }
         AgentEvent::Error { message } => Event::Error { message },
     }
 }
 
-/// The worker's tool host: no tools of its own yet; approvals are asked of the user in the UI.
+/// The worker's tool host: the page's tools (offered per request, each call run by the page that
+/// sent the request, see [`Event::ToolRequested`]); approvals are asked of the user in that page.
 #[derive(Clone, Default)]
 pub struct WorkerTools {
-    /// Where the events of the request being served go (approval requests belong to it).
+    /// Where the events of the request being served go (approval and tool requests belong to it).
     sink: Rc<RefCell<Option<Rc<dyn Fn(Event)>>>>,
     waiting: Rc<RefCell<HashMap<String, futures_channel::oneshot::Sender<bool>>>>,
+    /// The page's tools offered with the request being served.
+    host: Rc<RefCell<Vec<HostToolSpec>>>,
+    running: Rc<RefCell<HashMap<String, futures_channel::oneshot::Sender<ToolOutcome>>>>,
 }
 
 impl WorkerTools {
@@ -668,34 +738,73 @@ impl WorkerTools {
             let _ = tx.send(approved);
         }
     }
+
+    /// Delivers what the page's handler returned for `call_id`.
+    pub fn tool_result(&self, call_id: &str, outcome: ToolOutcome) {
+        if let Some(tx) = self.running.borrow_mut().remove(call_id) {
+            let _ = tx.send(outcome);
+        }
+    }
+
+    /// Stop: whatever waits for an approval or a tool's answer ends now (a "no", a failed call).
+    fn cancel_waits(&self) {
+        self.waiting.borrow_mut().clear();
+        self.running.borrow_mut().clear();
+    }
+
+    /// The page's tools for the request about to be served (names of built-in tools are not taken).
+    fn offer(&self, tools: &[HostToolSpec]) {
+        let builtin = |n: &str| cowork_core::prompt::approval_policy(n).is_some();
+        *self.host.borrow_mut() = tools.iter().filter(|t| !builtin(&t.name)).cloned().collect();
+    }
+
+    fn emit(&self, event: Event) {
+        let sink = self.sink.borrow().clone();
+        if let Some(sink) = sink {
+            sink(event);
+        }
+    }
 }
 
 impl ToolHost for WorkerTools {
     fn definitions(&self) -> Vec<serde_json::Value> {
-        Vec::new()
+        self.host.borrow().iter().map(HostToolSpec::definition).collect()
     }
 
-    fn approval(&self, _: &str) -> ApprovalPolicy {
-        ApprovalPolicy::AskEveryTime
+    fn approval(&self, name: &str) -> ApprovalPolicy {
+        let host = self.host.borrow();
+        host.iter().find(|t| t.name == name).map_or(ApprovalPolicy::AskEveryTime, |t| t.approval)
     }
 
     async fn approve(&self, call: &ToolCall) -> bool {
         let (tx, rx) = futures_channel::oneshot::channel();
         self.waiting.borrow_mut().insert(call.id.clone(), tx);
-        let event = Event::ApprovalNeeded {
+        self.emit(Event::ApprovalNeeded {
             call_id: call.id.clone(),
             name: call.name.clone(),
             arguments: call.arguments.clone(),
-        };
-        let sink = self.sink.borrow().clone();
-        if let Some(sink) = sink {
-            sink(event);
-        }
+        });
         // A closed tab or a lost answer counts as "no": nothing runs without a yes.
         rx.await.unwrap_or(false)
     }
 
     async fn call(&self, call: &ToolCall) -> ToolOutcome {
-        ToolOutcome { content: format!("Error: there is no tool named {:?}.", call.name), success: false }
+        if !self.host.borrow().iter().any(|t| t.name == call.name) {
+            return ToolOutcome { content: format!("Error: there is no tool named {:?}.", call.name), success: false };
+        }
+        let (tx, rx) = futures_channel::oneshot::channel();
+        self.running.borrow_mut().insert(call.id.clone(), tx);
+        self.emit(Event::ToolRequested {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+        });
+        rx.await.unwrap_or_else(|_| ToolOutcome {
+            content: format!(
+                "Error: the tool {:?} did not answer: it was stopped, or the page that runs it went away.",
+                call.name
+            ),
+            success: false,
+        })
     }
 }

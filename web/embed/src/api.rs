@@ -1,0 +1,715 @@
+//! The exported API: `openArchive`, the `Archive` class, `mount` (see `mount.rs`) and `version`.
+//!
+//! Every method that touches the archive returns a `Promise`; failures reject with a JS `Error` whose
+//! message starts with the method's name ("send: the model endpoint refused the API key …"), never
+//! with a panic or `undefined`. Data crosses as plain objects (serde-wasm-bindgen, JSON-compatible).
+
+use crate::options::{
+    self, CreateOptions, ListOptions, OpenOptions, ReadOptions, RequestOptions, ResumeOptions, SearchOptions,
+    StorageKind, ToolInit, TurnInit,
+};
+use cowork_web::client::{StorageClient, ToolAnswer, ToolRunner};
+use cowork_web::protocol::{Backend, Event, HostOptions, HostToolSpec, Op, Reply};
+use cowork_web::settings::Settings;
+use js_sys::{Function, Object, Promise, Reflect};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::{future_to_promise, JsFuture};
+
+#[wasm_bindgen(typescript_custom_section)]
+const TYPES: &str = include_str!("types.d.ts");
+
+#[wasm_bindgen(inline_js = "export function module_url() { return import.meta.url; }")]
+extern "C" {
+    /// This module's URL (wasm-bindgen puts inline JS in `snippets/<crate>/inline0.js`).
+    fn module_url() -> String;
+}
+
+#[wasm_bindgen]
+extern "C" {
+    // The options objects, typed in the declarations (`types.d.ts`) and optional where they are last.
+    #[wasm_bindgen(typescript_type = "OpenOptions")]
+    pub type OpenOptionsArg;
+    #[wasm_bindgen(typescript_type = "MountOptions")]
+    pub type MountOptionsArg;
+    #[wasm_bindgen(typescript_type = "ArchiveMountOptions")]
+    pub type ArchiveMountOptionsArg;
+    #[wasm_bindgen(typescript_type = "CreateSessionOptions")]
+    pub type CreateSessionOptionsArg;
+    #[wasm_bindgen(typescript_type = "ListSessionsOptions")]
+    pub type ListSessionsOptionsArg;
+    #[wasm_bindgen(typescript_type = "ResumeOptions")]
+    pub type ResumeOptionsArg;
+    #[wasm_bindgen(typescript_type = "ReadTurnsOptions")]
+    pub type ReadTurnsOptionsArg;
+    #[wasm_bindgen(typescript_type = "SearchOptions")]
+    pub type SearchOptionsArg;
+    #[wasm_bindgen(typescript_type = "RequestOptions")]
+    pub type RequestOptionsArg;
+}
+
+/// The storage worker's loader, copied next to this module by the build (`scripts/embed.sh`).
+pub(crate) fn default_worker_url() -> String {
+    web_sys::Url::new_with_base("../../storage-worker_loader.js", &module_url())
+        .map(|u| u.href())
+        .unwrap_or_else(|_| "./storage-worker_loader.js".into())
+}
+
+/// The demo model and orchestrator of the dev server on this page's origin.
+pub(crate) fn page_default_settings() -> Settings {
+    let origin = web_sys::window().and_then(|w| w.location().origin().ok()).unwrap_or_default();
+    Settings::demo(&origin)
+}
+
+/// What a tool handler may not do while it runs: use the archive (the reply that called the tool holds it).
+const BUSY_IN_TOOL: &str = "the archive is busy with the reply that called a tool of this page: a tool \
+handler cannot use the archive while it runs (pass what it needs in its arguments, or read it before sending)";
+
+pub(crate) fn error(what: &str, message: impl std::fmt::Display) -> JsValue {
+    js_sys::Error::new(&format!("{what}: {message}")).into()
+}
+
+/// An options object (absent: every option at its default). It goes through a JSON value so that a
+/// misspelt option is refused by name (serde-wasm-bindgen reads only the fields it knows).
+pub(crate) fn options_from<T: DeserializeOwned + Default>(
+    what: &str,
+    v: Option<impl AsRef<JsValue>>,
+) -> Result<T, JsValue> {
+    match v.map(|o| o.as_ref().clone()) {
+        Some(o) if !o.is_undefined() && !o.is_null() => plain(o).map_err(|e| error(what, format!("options: {e}"))),
+        _ => Ok(T::default()),
+    }
+}
+
+/// A serde-wasm-bindgen error's message (its `Display` adds "Error: ").
+fn swb(e: serde_wasm_bindgen::Error) -> String {
+    message_of(&e.into())
+}
+
+fn plain<T: DeserializeOwned>(v: JsValue) -> Result<T, String> {
+    let value: serde_json::Value = serde_wasm_bindgen::from_value(v).map_err(swb)?;
+    serde_json::from_value(value).map_err(|e| e.to_string())
+}
+
+pub(crate) fn to_js<T: Serialize + ?Sized>(v: &T) -> Result<JsValue, String> {
+    v.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).map_err(swb)
+}
+
+fn unexpected(reply: Reply) -> Result<JsValue, String> {
+    Err(format!("unexpected answer from the storage worker: {reply:?}"))
+}
+
+/// A JS exception's message (an `Error`'s `message`, or the thrown value as text).
+fn message_of(e: &JsValue) -> String {
+    e.dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| e.as_string())
+        .unwrap_or_else(|| format!("{e:?}"))
+}
+
+/// What an archive and a UI mounted from it share: the page's tools, its approval handler, the event
+/// listeners, the default model.
+pub(crate) struct Shared {
+    tools: RefCell<BTreeMap<String, (HostToolSpec, Function)>>,
+    approval: RefCell<Option<Function>>,
+    listeners: RefCell<Vec<(u32, String, Function)>>,
+    next_listener: Cell<u32>,
+    pub(crate) settings: RefCell<Settings>,
+    instructions: RefCell<String>,
+    /// Tool handlers running now.
+    running_tools: Cell<u32>,
+}
+
+impl Shared {
+    fn emit(&self, name: &str, payload: &JsValue) {
+        let listeners: Vec<Function> =
+            self.listeners.borrow().iter().filter(|(_, n, _)| n == name).map(|(_, _, f)| f.clone()).collect();
+        for f in listeners {
+            if let Err(e) = f.call1(&JsValue::NULL, payload) {
+                web_sys::console::error_2(&format!("a Cowork \"{name}\" listener threw:").into(), &e);
+            }
+        }
+    }
+
+    /// Passes a worker event on to the page's listeners (`id` 0: a change made elsewhere).
+    fn dispatch(&self, id: u64, event: &Event) {
+        let name = match event {
+            Event::TurnAppended { .. } => "turn",
+            Event::SessionCreated { .. } => "session",
+            Event::SessionsChanged { .. } => "sessions",
+            Event::Delta { .. } if id != 0 => "delta",
+            Event::ToolStarted { .. } | Event::ToolFinished { .. } if id != 0 => "tool",
+            Event::TaskProgress { .. } if id != 0 => "task",
+            Event::Retrying { .. } if id != 0 => "retry",
+            Event::Error { .. } if id != 0 => "error",
+            _ => return,
+        };
+        let payload = match event {
+            Event::SessionCreated { session } => {
+                to_js(&Event::SessionCreated { session: options::session_for_page(session.clone()) })
+            }
+            other => to_js(other),
+        };
+        match payload {
+            Ok(payload) => self.emit(name, &payload),
+            Err(e) => web_sys::console::error_1(&format!("a Cowork event could not be passed on: {e}").into()),
+        }
+    }
+
+    fn host_options(&self, instructions: Option<String>) -> HostOptions {
+        HostOptions {
+            tools: self.tools.borrow().values().map(|(spec, _)| spec.clone()).collect(),
+            instructions: instructions.unwrap_or_else(|| self.instructions.borrow().clone()),
+        }
+    }
+}
+
+/// Runs the page's tools for the storage client.
+pub(crate) struct Runner(pub(crate) Rc<Shared>);
+
+impl ToolRunner for Runner {
+    fn host_options(&self) -> HostOptions {
+        self.0.host_options(None)
+    }
+
+    fn run(&self, call_id: String, name: String, arguments: String) -> Pin<Box<dyn Future<Output = ToolAnswer>>> {
+        let shared = self.0.clone();
+        Box::pin(async move {
+            let handler = shared.tools.borrow().get(&name).map(|(_, f)| f.clone());
+            let Some(handler) = handler else {
+                return ToolAnswer {
+                    content: format!("Error: the tool {name:?} is no longer registered in this page."),
+                    success: false,
+                };
+            };
+            let args = match js_sys::JSON::parse(if arguments.trim().is_empty() { "{}" } else { &arguments }) {
+                Ok(v) => v,
+                Err(e) => {
+                    return ToolAnswer {
+                        content: format!(
+                            "Error: the arguments are not valid JSON ({}); send a JSON object that matches the tool's schema.",
+                            message_of(&e)
+                        ),
+                        success: false,
+                    }
+                }
+            };
+            let call = Object::new();
+            let _ = Reflect::set(&call, &"call_id".into(), &call_id.into());
+            let _ = Reflect::set(&call, &"name".into(), &name.clone().into());
+            shared.running_tools.set(shared.running_tools.get() + 1);
+            let result = match handler.call2(&JsValue::NULL, &args, &call) {
+                Ok(v) => JsFuture::from(Promise::resolve(&v)).await,
+                Err(e) => Err(e),
+            };
+            shared.running_tools.set(shared.running_tools.get().saturating_sub(1));
+            match result {
+                Ok(v) if v.is_undefined() || v.is_null() => ToolAnswer { content: String::new(), success: true },
+                Ok(v) => match v.as_string() {
+                    Some(s) => ToolAnswer { content: s, success: true },
+                    None => match js_sys::JSON::stringify(&v) {
+                        Ok(s) => ToolAnswer { content: String::from(s), success: true },
+                        Err(e) => ToolAnswer {
+                            content: format!("Error: {name} returned a value that is not JSON: {}", message_of(&e)),
+                            success: false,
+                        },
+                    },
+                },
+                Err(e) => ToolAnswer { content: format!("Error: {}", message_of(&e)), success: false },
+            }
+        })
+    }
+}
+
+/// Opens the archive: starts the storage worker (OPFS, shared with the Cowork app and the other tabs of
+/// this origin; or a private in-memory archive) and resolves when it is ready.
+#[wasm_bindgen(js_name = openArchive, unchecked_return_type = "Promise<Archive>")]
+pub fn open_archive(options: Option<OpenOptionsArg>) -> Promise {
+    future_to_promise(async move {
+        const WHAT: &str = "openArchive";
+        let o: OpenOptions = options_from(WHAT, options)?;
+        let storage = o.storage().map_err(|e| error(WHAT, e))?;
+        let settings = match &o.model {
+            Some(m) => m.over(&page_default_settings()).map_err(|e| error(WHAT, e))?,
+            None => page_default_settings(),
+        };
+        let url = options::worker_url(o.worker_url.as_deref(), &default_worker_url(), storage);
+        let client = StorageClient::spawn(&url).map_err(|e| error(WHAT, e))?;
+        let ready = client.ready().await.map_err(|e| error(WHAT, e))?;
+        let shared = Rc::new(Shared {
+            tools: RefCell::new(BTreeMap::new()),
+            approval: RefCell::new(None),
+            listeners: RefCell::new(Vec::new()),
+            next_listener: Cell::new(1),
+            settings: RefCell::new(settings),
+            instructions: RefCell::new(o.instructions.unwrap_or_default()),
+            running_tools: Cell::new(0),
+        });
+        client.set_tool_runner(Some(Rc::new(Runner(shared.clone()))));
+        let (events, answers) = (shared.clone(), client.clone());
+        client.subscribe(move |id, event| {
+            if let Event::ApprovalNeeded { call_id, name, arguments } = event {
+                ask_approval(&events, &answers, call_id.clone(), name.clone(), arguments.clone());
+            }
+            events.dispatch(id, event);
+        });
+        let kind = match ready.backend {
+            Backend::Opfs { .. } => StorageKind::Opfs,
+            Backend::Memory { .. } => StorageKind::Memory,
+        };
+        if storage == StorageKind::Opfs && kind == StorageKind::Memory {
+            web_sys::console::warn_1(&"Cowork: OPFS is unavailable here, so this archive lives in memory only".into());
+        }
+        Ok(Archive { client, shared, kind, closed: Rc::new(Cell::new(false)) }.into())
+    })
+}
+
+/// Asks the page's approval handler (none: the call is declined) and answers the worker.
+fn ask_approval(shared: &Rc<Shared>, client: &StorageClient, call_id: String, name: String, arguments: String) {
+    let handler = shared.approval.borrow().clone();
+    let client = client.clone();
+    wasm_bindgen_futures::spawn_local(async move {
+        let approved = match handler {
+            None => {
+                web_sys::console::warn_1(
+                    &format!("Cowork: {name} needs approval and the page set no approval handler, so it was declined")
+                        .into(),
+                );
+                false
+            }
+            Some(f) => {
+                let request = Object::new();
+                let _ = Reflect::set(&request, &"call_id".into(), &call_id.clone().into());
+                let _ = Reflect::set(&request, &"name".into(), &name.into());
+                let args = js_sys::JSON::parse(&arguments).unwrap_or_else(|_| arguments.into());
+                let _ = Reflect::set(&request, &"arguments".into(), &args);
+                match f.call1(&JsValue::NULL, &request) {
+                    Ok(v) => JsFuture::from(Promise::resolve(&v)).await.is_ok_and(|v| v.is_truthy()),
+                    Err(_) => false,
+                }
+            }
+        };
+        let _ = client.call(Op::Approve { call_id, approved }).await;
+    });
+}
+
+/// An open archive. Sessions, turns, search, recall, context assembly, the agent loop with the page's
+/// tools, and events.
+#[wasm_bindgen]
+pub struct Archive {
+    pub(crate) client: StorageClient,
+    pub(crate) shared: Rc<Shared>,
+    kind: StorageKind,
+    closed: Rc<Cell<bool>>,
+}
+
+impl Archive {
+    /// Performs `op` (if it could be built) and turns the worker's reply into the method's result.
+    fn request(
+        &self,
+        what: &'static str,
+        op: Result<Op, JsValue>,
+        then: impl FnOnce(Reply) -> Result<JsValue, String> + 'static,
+    ) -> Promise {
+        let (client, shared, closed) = (self.client.clone(), self.shared.clone(), self.closed.get());
+        future_to_promise(async move {
+            if closed {
+                return Err(error(what, "the archive is closed; open it again with openArchive()"));
+            }
+            let op = op?;
+            if shared.running_tools.get() > 0 && !op.is_out_of_turn() {
+                return Err(error(what, BUSY_IN_TOOL));
+            }
+            let reply = client.call(op).await.map_err(|e| error(what, e))?;
+            then(reply).map_err(|e| error(what, e))
+        })
+    }
+
+    fn model(&self, what: &str, o: &RequestOptions) -> Result<cowork_web::protocol::ModelSettings, JsValue> {
+        options::model_settings(&self.shared.settings.borrow(), o.model.as_ref()).map_err(|e| error(what, e))
+    }
+}
+
+fn session_reply(r: Reply) -> Result<JsValue, String> {
+    match r {
+        Reply::Session { session } => to_js(&options::session_for_page(session)),
+        other => unexpected(other),
+    }
+}
+
+fn done_reply(r: Reply) -> Result<JsValue, String> {
+    match r {
+        Reply::Done => Ok(JsValue::UNDEFINED),
+        other => unexpected(other),
+    }
+}
+
+fn text_reply(r: Reply) -> Result<JsValue, String> {
+    match r {
+        Reply::Text { text } => Ok(text.into()),
+        other => unexpected(other),
+    }
+}
+
+fn sent_reply(r: Reply) -> Result<JsValue, String> {
+    match r {
+        Reply::Sent { session_id, outcome } => {
+            to_js(&serde_json::json!({"session_id": session_id, "outcome": outcome}))
+        }
+        other => unexpected(other),
+    }
+}
+
+fn required(what: &str, name: &str, v: &str) -> Result<(), JsValue> {
+    if v.trim().is_empty() {
+        Err(error(what, format!("{name} is required")))
+    } else {
+        Ok(())
+    }
+}
+
+#[wasm_bindgen]
+impl Archive {
+    /// Where this archive lives: `"opfs"` (kept by the browser, shared by every tab of this origin and
+    /// the Cowork app) or `"memory"` (gone when the page closes).
+    #[wasm_bindgen(getter, unchecked_return_type = "StorageKind")]
+    pub fn storage(&self) -> String {
+        match self.kind {
+            StorageKind::Opfs => "opfs".into(),
+            StorageKind::Memory => "memory".into(),
+        }
+    }
+
+    /// Counts of sessions, turns, tool runs, tasks and manifests, and the archive's size in bytes.
+    #[wasm_bindgen(unchecked_return_type = "Promise<StorageStats>")]
+    pub fn stats(&self) -> Promise {
+        self.request("stats", Ok(Op::Stats), |r| match r {
+            Reply::Stats { stats } => to_js(&stats),
+            other => unexpected(other),
+        })
+    }
+
+    /// Creates an empty session (its title comes from the first user message unless one is given).
+    #[wasm_bindgen(js_name = createSession, unchecked_return_type = "Promise<Session>")]
+    pub fn create_session(&self, options: Option<CreateSessionOptionsArg>) -> Promise {
+        let op = options_from::<CreateOptions>("createSession", options)
+            .map(|o| Op::CreateSession { workspace: o.workspace, title: o.title });
+        self.request("createSession", op, session_reply)
+    }
+
+    /// Sessions, most recently active first (archived ones only when asked).
+    #[wasm_bindgen(js_name = listSessions, unchecked_return_type = "Promise<Session[]>")]
+    pub fn list_sessions(&self, options: Option<ListSessionsOptionsArg>) -> Promise {
+        let op = options_from::<ListOptions>("listSessions", options)
+            .map(|o| Op::ListSessions { workspace: o.workspace, include_archived: o.include_archived });
+        self.request("listSessions", op, |r| match r {
+            Reply::Sessions { sessions } => {
+                to_js(&sessions.into_iter().map(options::session_for_page).collect::<Vec<_>>())
+            }
+            other => unexpected(other),
+        })
+    }
+
+    /// One session, with its state register in `state`.
+    #[wasm_bindgen(js_name = getSession, unchecked_return_type = "Promise<Session>")]
+    pub fn get_session(&self, session_id: String) -> Promise {
+        let op = required("getSession", "session_id", &session_id).map(|()| Op::SessionDetails { session_id });
+        self.request("getSession", op, |r| match r {
+            Reply::Details { session, .. } => to_js(&options::session_for_page(session)),
+            other => unexpected(other),
+        })
+    }
+
+    /// Everything needed to pick a session up again: the session (with its state register), its last
+    /// turns (oldest first) and its delegated tasks that have not finished or not been delivered.
+    #[wasm_bindgen(unchecked_return_type = "Promise<Resumed>")]
+    pub fn resume(&self, session_id: String, options: Option<ResumeOptionsArg>) -> Promise {
+        let op = required("resume", "session_id", &session_id)
+            .and_then(|()| options_from::<ResumeOptions>("resume", options))
+            .map(|o| Op::Resume { session_id, last_turns: o.last_turns });
+        self.request("resume", op, |r| match r {
+            Reply::Resumed { session, turns, pending_tasks } => {
+                let session = options::session_for_page(session);
+                let state = session.state.clone();
+                to_js(&serde_json::json!({
+                    "session": session, "state": state, "turns": turns, "pending_tasks": pending_tasks,
+                }))
+            }
+            other => unexpected(other),
+        })
+    }
+
+    /// A new session holding turns 1..=`at_turn` of `session_id` (shared with it, not copied).
+    #[wasm_bindgen(js_name = forkSession, unchecked_return_type = "Promise<Session>")]
+    pub fn fork_session(&self, session_id: String, at_turn: f64) -> Promise {
+        let op = required("forkSession", "session_id", &session_id).and_then(|()| {
+            if at_turn.fract() != 0.0 || at_turn < 1.0 {
+                return Err(error("forkSession", "at_turn must be a turn number (1 or more)"));
+            }
+            Ok(Op::ForkSession { session_id, at_turn: at_turn as i64 })
+        });
+        self.request("forkSession", op, session_reply)
+    }
+
+    /// Renames a session.
+    #[wasm_bindgen(js_name = renameSession, unchecked_return_type = "Promise<Session>")]
+    pub fn rename_session(&self, session_id: String, title: String) -> Promise {
+        self.request("renameSession", Ok(Op::RenameSession { session_id, title }), session_reply)
+    }
+
+    /// Deletes a session and its own turns for good (its forks keep what they inherited).
+    #[wasm_bindgen(js_name = deleteSession, unchecked_return_type = "Promise<void>")]
+    pub fn delete_session(&self, session_id: String) -> Promise {
+        self.request("deleteSession", Ok(Op::DeleteSession { session_id }), done_reply)
+    }
+
+    /// Appends one turn, committed before the promise resolves. Only `role` is required.
+    #[wasm_bindgen(js_name = appendTurn, unchecked_return_type = "Promise<Turn>")]
+    pub fn append_turn(
+        &self,
+        session_id: String,
+        #[wasm_bindgen(unchecked_param_type = "NewTurn")] turn: JsValue,
+    ) -> Promise {
+        const WHAT: &str = "appendTurn";
+        let op = required(WHAT, "session_id", &session_id).and_then(|()| {
+            let init: TurnInit =
+                serde_wasm_bindgen::from_value(turn).map_err(|e| error(WHAT, format!("turn: {}", swb(e))))?;
+            let turn = init.into_new_turn().map_err(|e| error(WHAT, e))?;
+            Ok(Op::AppendTurn { session_id, turn })
+        });
+        self.request(WHAT, op, |r| match r {
+            Reply::Turn { turn } => to_js(&turn),
+            other => unexpected(other),
+        })
+    }
+
+    /// Turns of a session in order, `limit` (default 100, at most 1,000) from `offset` (default 0).
+    #[wasm_bindgen(js_name = readTurns, unchecked_return_type = "Promise<Turn[]>")]
+    pub fn read_turns(&self, session_id: String, options: Option<ReadTurnsOptionsArg>) -> Promise {
+        const WHAT: &str = "readTurns";
+        let op = required(WHAT, "session_id", &session_id)
+            .and_then(|()| options_from::<ReadOptions>(WHAT, options))
+            .and_then(|o| {
+                let limit = o.limit().map_err(|e| error(WHAT, e))?;
+                Ok(Op::GetTurns { session_id, offset: o.offset, limit })
+            });
+        self.request(WHAT, op, |r| match r {
+            Reply::Turns { turns } => to_js(&turns),
+            other => unexpected(other),
+        })
+    }
+
+    /// Full-text search, best first; any text is safe (quotes, `*`, `NEAR(` … are searched as words).
+    #[wasm_bindgen(unchecked_return_type = "Promise<SearchHit[]>")]
+    pub fn search(&self, text: String, options: Option<SearchOptionsArg>) -> Promise {
+        let op = options_from::<SearchOptions>("search", options)
+            .and_then(|o| o.query(text).map_err(|e| error("search", e)))
+            .map(|query| Op::Search { query });
+        self.request("search", op, |r| match r {
+            Reply::Hits { hits } => to_js(&hits),
+            other => unexpected(other),
+        })
+    }
+
+    /// Runs `conversation_recall` as the model would and resolves with the text it would get. `request`
+    /// is the tool's arguments: `{action: "search", query}`, `{action: "range", start, end}`,
+    /// `{action: "tool_calls", tool_name}` or `{action: "summary"}`. A bad request resolves with the
+    /// "recall error: …" text the model would see.
+    #[wasm_bindgen(unchecked_return_type = "Promise<string>")]
+    pub fn recall(
+        &self,
+        session_id: String,
+        #[wasm_bindgen(unchecked_param_type = "RecallRequest")] request: JsValue,
+    ) -> Promise {
+        const WHAT: &str = "recall";
+        let op = required(WHAT, "session_id", &session_id).and_then(|()| {
+            let arguments = match request.as_string() {
+                Some(text) => text,
+                None => js_sys::JSON::stringify(&request)
+                    .map(String::from)
+                    .map_err(|e| error(WHAT, format!("request is not JSON: {}", message_of(&e))))?,
+            };
+            Ok(Op::Recall { session_id, arguments })
+        });
+        self.request(WHAT, op, text_reply)
+    }
+
+    /// The context the agent loop would send next for the session: the messages within the token
+    /// budget (system prompt with the state register, then the most recent turns that fit), the
+    /// manifest (which turns, estimated tokens, budget) and the tools offered. Nothing is sent.
+    #[wasm_bindgen(js_name = assembleContext, unchecked_return_type = "Promise<AssembledContext>")]
+    pub fn assemble_context(&self, session_id: String, options: Option<RequestOptionsArg>) -> Promise {
+        const WHAT: &str = "assembleContext";
+        let op = required(WHAT, "session_id", &session_id)
+            .and_then(|()| options_from::<RequestOptions>(WHAT, options))
+            .and_then(|o| {
+                let model = self.model(WHAT, &o)?;
+                Ok(Op::AssembleContext { session_id, model, host: self.shared.host_options(o.instructions) })
+            });
+        self.request(WHAT, op, |r| match r {
+            Reply::Context { messages, manifest, archived_turns, tools } => to_js(&serde_json::json!({
+                "messages": messages, "manifest": manifest, "archived_turns": archived_turns, "tools": tools,
+            })),
+            other => unexpected(other),
+        })
+    }
+
+    /// Saves the user's message, then runs the agent loop: the model is called with the assembled
+    /// context, may search the archive, delegate, or call the page's tools, and every step is
+    /// committed. Resolves when the reply ends (`outcome` is "done", "interrupted: …" or "stopped
+    /// after N model calls"); rejects with the reason when the model cannot be used (the message
+    /// stays saved). Progress arrives as events (`on("delta", …)`, `on("tool", …)`, …).
+    #[wasm_bindgen(unchecked_return_type = "Promise<SendResult>")]
+    pub fn send(&self, session_id: String, text: String, options: Option<RequestOptionsArg>) -> Promise {
+        const WHAT: &str = "send";
+        let op = required(WHAT, "session_id", &session_id)
+            .and_then(|()| required(WHAT, "text", &text))
+            .and_then(|()| options_from::<RequestOptions>(WHAT, options))
+            .and_then(|o| {
+                Ok(Op::SendMessage {
+                    session_id: Some(session_id),
+                    workspace: String::new(),
+                    text,
+                    model: self.model(WHAT, &o)?,
+                    key: cowork_web::protocol::random_key(),
+                    host: self.shared.host_options(o.instructions),
+                })
+            });
+        self.request(WHAT, op, sent_reply)
+    }
+
+    /// Runs the agent loop again from the session's end (after an interrupted or failed reply).
+    #[wasm_bindgen(js_name = continueSession, unchecked_return_type = "Promise<SendResult>")]
+    pub fn continue_session(&self, session_id: String, options: Option<RequestOptionsArg>) -> Promise {
+        const WHAT: &str = "continueSession";
+        let op = required(WHAT, "session_id", &session_id)
+            .and_then(|()| options_from::<RequestOptions>(WHAT, options))
+            .and_then(|o| {
+                let (model, host) = (self.model(WHAT, &o)?, self.shared.host_options(o.instructions));
+                Ok(Op::Continue { session_id, model, host })
+            });
+        self.request(WHAT, op, sent_reply)
+    }
+
+    /// Stops the reply being streamed, if any (its text so far is saved as an interrupted turn), and
+    /// ends any wait for an approval or a tool's answer.
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    pub fn stop(&self) -> Promise {
+        self.request("stop", Ok(Op::Stop), done_reply)
+    }
+
+    /// Offers a tool of this page to the model in every later request. `handler(args, call)` gets the
+    /// parsed arguments and `{call_id, name}`; what it returns (or resolves to) is the result: a
+    /// string as it is, anything else as JSON. A throw (or rejection) is a failed call whose message
+    /// the model sees. `approval: "ask"` asks the approval handler before each call. Registering a
+    /// name again replaces the tool.
+    #[wasm_bindgen(js_name = registerTool)]
+    pub fn register_tool(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "HostTool")] tool: JsValue,
+    ) -> Result<(), JsValue> {
+        const WHAT: &str = "registerTool";
+        let handler = Reflect::get(&tool, &"handler".into())
+            .ok()
+            .and_then(|h| h.dyn_into::<Function>().ok())
+            .ok_or_else(|| error(WHAT, "the tool needs a handler function"))?;
+        let init: ToolInit = {
+            let plain_tool = Object::assign(&Object::new(), tool.unchecked_ref());
+            let _ = Reflect::delete_property(&plain_tool, &"handler".into());
+            plain(plain_tool.into()).map_err(|e| error(WHAT, e))?
+        };
+        let spec = init.into_spec().map_err(|e| error(WHAT, e))?;
+        self.shared.tools.borrow_mut().insert(spec.name.clone(), (spec, handler));
+        Ok(())
+    }
+
+    /// Stops offering a tool; `true` if it was registered.
+    #[wasm_bindgen(js_name = unregisterTool)]
+    pub fn unregister_tool(&self, name: String) -> bool {
+        self.shared.tools.borrow_mut().remove(&name).is_some()
+    }
+
+    /// The names of the page's registered tools.
+    #[wasm_bindgen(js_name = listTools)]
+    pub fn list_tools(&self) -> Vec<String> {
+        self.shared.tools.borrow().keys().cloned().collect()
+    }
+
+    /// Decides on tool calls that need approval (the page's tools with `approval: "ask"`, and
+    /// `delegate_task`): `handler({call_id, name, arguments})` returns (or resolves to) `true` to run
+    /// the call. Without a handler such calls are declined, and the model is told.
+    #[wasm_bindgen(js_name = setApprovalHandler)]
+    pub fn set_approval_handler(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "((request: ApprovalRequest) => boolean | Promise<boolean>) | null")]
+        handler: JsValue,
+    ) -> Result<(), JsValue> {
+        let handler = match handler {
+            h if h.is_null() || h.is_undefined() => None,
+            h => {
+                Some(h.dyn_into::<Function>().map_err(|_| error("setApprovalHandler", "expected a function or null"))?)
+            }
+        };
+        *self.shared.approval.borrow_mut() = handler;
+        Ok(())
+    }
+
+    /// Calls `handler` with each event of this kind; returns a function that stops it. See
+    /// `ArchiveEvents` for the kinds and their payloads; `turn`, `session` and `sessions` include
+    /// changes made by other tabs and the Cowork app.
+    #[wasm_bindgen(skip_typescript)]
+    pub fn on(&self, event: String, handler: Function) -> Result<Function, JsValue> {
+        const KINDS: [&str; 8] = ["turn", "session", "sessions", "delta", "tool", "task", "retry", "error"];
+        if !KINDS.contains(&event.as_str()) {
+            return Err(error("on", format!("unknown event {event:?}; one of {}", KINDS.join(", "))));
+        }
+        let id = self.shared.next_listener.get();
+        self.shared.next_listener.set(id + 1);
+        self.shared.listeners.borrow_mut().push((id, event, handler));
+        let shared = Rc::downgrade(&self.shared);
+        let off = Closure::once_into_js(move || {
+            if let Some(shared) = shared.upgrade() {
+                shared.listeners.borrow_mut().retain(|(i, _, _)| *i != id);
+            }
+        });
+        Ok(off.unchecked_into())
+    }
+
+    /// The whole archive (or one session) as JSON Lines, the app's export format.
+    #[wasm_bindgen(js_name = exportJsonl, unchecked_return_type = "Promise<string>")]
+    pub fn export_jsonl(&self, session_id: Option<String>) -> Promise {
+        let op = match session_id {
+            Some(session_id) => Op::ExportSession { session_id },
+            None => Op::ExportAll,
+        };
+        self.request("exportJsonl", Ok(op), text_reply)
+    }
+
+    /// Adds the sessions of a JSON Lines export (all or nothing; the error names the bad line);
+    /// resolves with a summary.
+    #[wasm_bindgen(js_name = importJsonl, unchecked_return_type = "Promise<string>")]
+    pub fn import_jsonl(&self, text: String) -> Promise {
+        self.request("importJsonl", Ok(Op::Import { text }), text_reply)
+    }
+
+    /// Closes the archive and ends its worker (another tab, or a later `openArchive`, can then open
+    /// it at once). Later calls reject.
+    pub fn close(&self) {
+        if !self.closed.replace(true) {
+            self.client.set_tool_runner(None);
+            self.client.release();
+        }
+    }
+}
+
+/// The module's version.
+#[wasm_bindgen]
+pub fn version() -> String {
+    env!("CARGO_PKG_VERSION").to_owned()
+}

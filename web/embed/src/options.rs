@@ -1,0 +1,407 @@
+//! What a page passes in, checked and turned into the worker protocol's types. Pure (no JS values),
+//! so it is tested natively; `api.rs` only converts JS values to and from these.
+
+use cowork_core::prompt::ApprovalPolicy;
+use cowork_core::{NewTurn, Role, SearchQuery, SearchScope, ToolCall, TurnStatus};
+use cowork_web::protocol::{HostToolSpec, ModelSettings};
+use cowork_web::settings::Settings;
+use serde::Deserialize;
+
+/// Tools the agent loop provides itself; a page cannot register a tool of the same name.
+pub const RESERVED_TOOLS: [&str; 2] = ["conversation_recall", "delegate_task"];
+/// Turns one `readTurns` call returns, at most.
+pub const MAX_READ_TURNS: usize = 1_000;
+
+/// `openArchive(options)`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OpenOptions {
+    pub storage: Option<String>,
+    pub worker_url: Option<String>,
+    pub model: Option<ModelOptions>,
+    pub instructions: Option<String>,
+}
+
+/// Where an archive lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StorageKind {
+    Opfs,
+    Memory,
+}
+
+impl OpenOptions {
+    pub fn storage(&self) -> Result<StorageKind, String> {
+        match self.storage.as_deref() {
+            None | Some("opfs") => Ok(StorageKind::Opfs),
+            Some("memory") => Ok(StorageKind::Memory),
+            Some(other) => Err(format!("storage must be \"opfs\" or \"memory\", not {other:?}")),
+        }
+    }
+}
+
+/// The storage worker's URL: the page's choice, or the loader next to this module; `?storage=memory`
+/// asks the worker for a private in-memory archive.
+pub fn worker_url(given: Option<&str>, default: &str, storage: StorageKind) -> String {
+    let base = given.filter(|u| !u.trim().is_empty()).unwrap_or(default).to_owned();
+    match storage {
+        StorageKind::Opfs => base,
+        StorageKind::Memory if base.contains('?') => format!("{base}&storage=memory"),
+        StorageKind::Memory => format!("{base}?storage=memory"),
+    }
+}
+
+/// A model endpoint, every field optional (the rest from the demo model on the page's origin).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModelOptions {
+    pub kind: Option<String>,
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub api_key: Option<String>,
+    pub context_window: Option<i64>,
+    pub output_reserve: Option<i64>,
+    pub orchestrator_url: Option<String>,
+}
+
+impl ModelOptions {
+    /// The complete, validated settings: `self` over `base`.
+    pub fn over(&self, base: &Settings) -> Result<Settings, String> {
+        let s = Settings {
+            kind: self.kind.clone().unwrap_or_else(|| base.kind.clone()),
+            base_url: self.base_url.clone().unwrap_or_else(|| base.base_url.clone()),
+            model: self.model.clone().unwrap_or_else(|| base.model.clone()),
+            api_key: self.api_key.clone().unwrap_or_else(|| base.api_key.clone()),
+            context_window: self.context_window.unwrap_or(base.context_window),
+            output_reserve: self.output_reserve.unwrap_or(base.output_reserve),
+            orchestrator_url: self.orchestrator_url.clone().unwrap_or_else(|| base.orchestrator_url.clone()),
+        };
+        let errors = cowork_web::settings::validate(&s);
+        if errors.is_empty() {
+            Ok(s)
+        } else {
+            let all: Vec<String> = errors.iter().map(|e| format!("model.{}: {}", e.field, e.message)).collect();
+            Err(all.join(" "))
+        }
+    }
+}
+
+/// The settings a request uses: the request's model options over the archive's.
+pub fn model_settings(archive: &Settings, request: Option<&ModelOptions>) -> Result<ModelSettings, String> {
+    match request {
+        Some(m) => m.over(archive).map(|s| s.model_settings()),
+        None => Ok(archive.model_settings()),
+    }
+}
+
+/// `createSession(options)`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CreateOptions {
+    pub workspace: String,
+    pub title: String,
+}
+
+/// `listSessions(options)`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ListOptions {
+    pub workspace: Option<String>,
+    pub include_archived: bool,
+}
+
+/// `resume(id, options)`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ResumeOptions {
+    pub last_turns: usize,
+}
+
+impl Default for ResumeOptions {
+    fn default() -> Self {
+        ResumeOptions { last_turns: 50 }
+    }
+}
+
+/// `readTurns(id, options)`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReadOptions {
+    pub offset: usize,
+    pub limit: usize,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions { offset: 0, limit: 100 }
+    }
+}
+
+impl ReadOptions {
+    pub fn limit(&self) -> Result<usize, String> {
+        match self.limit {
+            0 => Err("limit must be at least 1".into()),
+            n if n > MAX_READ_TURNS => Err(format!("limit is at most {MAX_READ_TURNS}; read in pages with offset")),
+            n => Ok(n),
+        }
+    }
+}
+
+/// `search(text, options)`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SearchOptions {
+    pub session_id: Option<String>,
+    pub workspace: Option<String>,
+    pub roles: Vec<Role>,
+    pub limit: Option<usize>,
+    pub prefix_last: bool,
+}
+
+impl SearchOptions {
+    pub fn query(self, text: String) -> Result<SearchQuery, String> {
+        let scope = match (self.session_id, self.workspace) {
+            (Some(_), Some(_)) => return Err("give session_id or workspace, not both".into()),
+            (Some(session_id), None) => SearchScope::Session { session_id },
+            (None, Some(workspace)) => SearchScope::Workspace { workspace },
+            (None, None) => SearchScope::All,
+        };
+        // The archive caps the limit itself (50 hits at most).
+        let limit = self.limit.unwrap_or(10).max(1);
+        Ok(SearchQuery { text, scope, roles: self.roles, limit, prefix_last: self.prefix_last })
+    }
+}
+
+/// `send(id, text, options)`, `continueSession(id, options)` and `assembleContext(id, options)`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RequestOptions {
+    pub model: Option<ModelOptions>,
+    pub instructions: Option<String>,
+}
+
+/// `appendTurn(id, turn)`: a turn as the page writes it; only `role` is required. Other fields (a
+/// turn read back, with its `id` and `turn_number`) are ignored: the archive assigns those.
+#[derive(Debug, Clone, Deserialize)]
+pub struct TurnInit {
+    pub role: Role,
+    #[serde(default)]
+    pub content: String,
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCall>,
+    #[serde(default)]
+    pub tool_call_id: Option<String>,
+    #[serde(default)]
+    pub tool_name: Option<String>,
+    #[serde(default)]
+    pub status: Option<TurnStatus>,
+    #[serde(default)]
+    pub metadata: serde_json::Value,
+}
+
+impl TurnInit {
+    pub fn into_new_turn(self) -> Result<NewTurn, String> {
+        if self.role == Role::Tool && self.tool_call_id.as_deref().is_none_or(str::is_empty) {
+            return Err("a tool turn needs tool_call_id (the id of the call it answers)".into());
+        }
+        if self.role != Role::Assistant && !self.tool_calls.is_empty() {
+            return Err("only an assistant turn can have tool_calls".into());
+        }
+        Ok(NewTurn {
+            role: self.role,
+            content: self.content,
+            tool_calls: self.tool_calls,
+            tool_call_id: self.tool_call_id,
+            tool_name: self.tool_name,
+            status: self.status.unwrap_or(TurnStatus::Complete),
+            metadata: self.metadata,
+        })
+    }
+}
+
+/// The serialisable part of `registerTool(tool)` (the handler is a JS function, kept beside it).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolInit {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default = "empty_schema")]
+    pub parameters: serde_json::Value,
+    #[serde(default)]
+    pub approval: Option<String>,
+    /// What the tool does to the files its `path` (or `file_path`, `paths`, …) argument names.
+    #[serde(default)]
+    pub files: Option<cowork_core::state::FileAction>,
+}
+
+fn empty_schema() -> serde_json::Value {
+    serde_json::json!({"type": "object", "properties": {}})
+}
+
+impl ToolInit {
+    /// Checks the tool the way model endpoints will (names `^[A-Za-z0-9_-]{1,64}$`, an object schema).
+    pub fn into_spec(self) -> Result<HostToolSpec, String> {
+        let name = self.name.trim().to_owned();
+        let valid = !name.is_empty()
+            && name.len() <= 64
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if !valid {
+            return Err(format!("tool name {:?} is not allowed: use 1 to 64 letters, digits, '_' or '-'", self.name));
+        }
+        if RESERVED_TOOLS.contains(&name.as_str()) {
+            return Err(format!("{name} is built in; choose another name for the page's tool"));
+        }
+        if !self.parameters.is_object() || self.parameters.get("type").is_some_and(|t| t != "object") {
+            return Err(format!("parameters of {name} must be a JSON Schema object ({{\"type\": \"object\", …}})"));
+        }
+        let approval = match self.approval.as_deref() {
+            None | Some("auto") => ApprovalPolicy::Auto,
+            Some("ask") => ApprovalPolicy::AskEveryTime,
+            Some(other) => return Err(format!("approval of {name} must be \"auto\" or \"ask\", not {other:?}")),
+        };
+        Ok(HostToolSpec {
+            name,
+            description: self.description,
+            parameters: self.parameters,
+            approval,
+            file_action: self.files,
+        })
+    }
+}
+
+/// A session as the page gets it: its `state` always has every field of the register (an empty
+/// session's is filled in with the defaults, and what only extraction needs is left out).
+pub fn session_for_page(mut session: cowork_core::Session) -> cowork_core::Session {
+    session.state = state_for_page(&session.state);
+    session
+}
+
+/// The state register with every field present.
+pub fn state_for_page(state: &serde_json::Value) -> serde_json::Value {
+    let mut v = serde_json::to_value(cowork_core::state::SessionState::from_json(state)).unwrap_or_default();
+    if let Some(o) = v.as_object_mut() {
+        o.remove("pending");
+    }
+    v
+}
+
+/// The app's stylesheet for use inside a shadow root: the page-level rules (`:root`, `html`, `body`,
+/// viewport units, viewport media queries) are made relative to the host element instead.
+pub fn scoped_css(app_css: &str) -> String {
+    let css = app_css
+        .replace(":root {", ".cowork-root {")
+        .replace("html, body { margin: 0; height: 100%; }", "")
+        .replace("height: 100vh", "height: 100%")
+        .replace("@media (max-width:", "@container cowork (max-width:");
+    format!("{HOST_CSS}\n{css}")
+}
+
+/// The host element is a box the UI fills; nothing of the page's CSS is inherited past it, and fixed
+/// dialogs stay inside it. `!important` wins over the page's own (non-important) rules for the host.
+const HOST_CSS: &str = "\
+:host { display: block !important; position: relative !important; overflow: hidden !important; \
+contain: layout paint !important; box-sizing: border-box !important; }
+.cowork-root { all: initial; display: block; width: 100%; height: 100%; container: cowork / inline-size; }";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(v: serde_json::Value) -> Result<HostToolSpec, String> {
+        serde_json::from_value::<ToolInit>(v).map_err(|e| e.to_string())?.into_spec()
+    }
+
+    #[test]
+    fn tools_are_checked_as_model_endpoints_would() {
+        let ok = tool(serde_json::json!({"name": "write_file", "parameters": {"type": "object"}, "approval": "ask"}))
+            .unwrap();
+        assert_eq!((ok.name.as_str(), ok.approval), ("write_file", ApprovalPolicy::AskEveryTime));
+        assert_eq!(tool(serde_json::json!({"name": "read_file"})).unwrap().approval, ApprovalPolicy::Auto);
+        let saves = tool(serde_json::json!({"name": "saveDocument", "files": "write"})).unwrap();
+        assert_eq!(saves.file_action, Some(cowork_core::state::FileAction::Write));
+        assert!(tool(serde_json::json!({"name": "t", "files": "burn"})).unwrap_err().contains("unknown variant"));
+        for (bad, says) in [
+            (serde_json::json!({"name": "read file"}), "not allowed"),
+            (serde_json::json!({"name": ""}), "not allowed"),
+            (serde_json::json!({"name": "x".repeat(65)}), "not allowed"),
+            (serde_json::json!({"name": "conversation_recall"}), "built in"),
+            (serde_json::json!({"name": "t", "parameters": {"type": "string"}}), "JSON Schema object"),
+            (serde_json::json!({"name": "t", "parameters": []}), "JSON Schema object"),
+            (serde_json::json!({"name": "t", "approval": "never"}), "\"auto\" or \"ask\""),
+            (serde_json::json!({"name": "t", "paramters": {}}), "unknown field `paramters`"),
+        ] {
+            let err = tool(bad.clone()).unwrap_err();
+            assert!(err.contains(says), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn model_options_fill_in_from_the_archive_and_are_validated() {
+        let base = Settings::demo("http://127.0.0.1:8080");
+        let m = ModelOptions { model: Some("gpt-4o-mini".into()), ..ModelOptions::default() };
+        let s = model_settings(&base, Some(&m)).unwrap();
+        assert_eq!((s.model.as_str(), s.base_url.as_str()), ("gpt-4o-mini", "http://127.0.0.1:8080/v1"));
+        assert_eq!(model_settings(&base, None).unwrap().model, "demo");
+        let bad = ModelOptions { base_url: Some("ftp://x".into()), context_window: Some(5), ..ModelOptions::default() };
+        let err = model_settings(&base, Some(&bad)).unwrap_err();
+        assert!(err.contains("model.base_url") && err.contains("model.context_window"), "{err}");
+    }
+
+    #[test]
+    fn unknown_option_names_are_refused_not_ignored() {
+        let err = serde_json::from_value::<OpenOptions>(serde_json::json!({"storge": "memory"})).unwrap_err();
+        assert!(err.to_string().contains("storge"), "{err}");
+        let o: OpenOptions = serde_json::from_value(serde_json::json!({"storage": "tape"})).unwrap();
+        assert!(o.storage().unwrap_err().contains("\"opfs\" or \"memory\""));
+    }
+
+    #[test]
+    fn worker_url_asks_for_memory_in_its_query() {
+        assert_eq!(worker_url(None, "/e/w.js", StorageKind::Opfs), "/e/w.js");
+        assert_eq!(worker_url(None, "/e/w.js", StorageKind::Memory), "/e/w.js?storage=memory");
+        assert_eq!(worker_url(Some("/w.js?v=2"), "/e/w.js", StorageKind::Memory), "/w.js?v=2&storage=memory");
+    }
+
+    #[test]
+    fn turns_and_searches_from_the_page_are_checked() {
+        let t: TurnInit = serde_json::from_value(serde_json::json!({"role": "user", "content": "hi"})).unwrap();
+        assert_eq!(t.into_new_turn().unwrap(), NewTurn::user("hi"));
+        let t: TurnInit = serde_json::from_value(serde_json::json!({"role": "tool", "content": "ok"})).unwrap();
+        assert!(t.into_new_turn().unwrap_err().contains("tool_call_id"));
+        let both = SearchOptions { session_id: Some("s".into()), workspace: Some("w".into()), ..Default::default() };
+        assert!(both.query("x".into()).is_err());
+        let q = SearchOptions { limit: Some(0), ..Default::default() }.query("x".into()).unwrap();
+        assert_eq!((q.scope, q.limit), (SearchScope::All, 1));
+        assert!(ReadOptions { offset: 0, limit: 0 }.limit().is_err());
+        assert!(ReadOptions { offset: 0, limit: 5_000 }.limit().is_err());
+    }
+
+    #[test]
+    fn sessions_reach_the_page_with_a_complete_state_register() {
+        let s = serde_json::json!({"id": "s", "workspace": "w", "title": "", "model": "", "system_prompt": "",
+            "created_at": 1, "last_active_at": 1, "turn_count": 0, "prompt_tokens": 0, "completion_tokens": 0,
+            "state": {}, "parent_session_id": null, "fork_turn": null, "is_archived": false});
+        let session = session_for_page(serde_json::from_value(s).unwrap());
+        for field in ["files_touched", "key_decisions", "current_focus", "errors_resolved", "open_tasks", "version"] {
+            assert!(session.state.get(field).is_some(), "{field} missing: {}", session.state);
+        }
+        assert!(session.state.get("pending").is_none());
+        let kept = state_for_page(&serde_json::json!({"current_focus": "auth", "files_touched": [
+            {"path": "a.rs", "action": "write", "turn": 3}]}));
+        assert_eq!(
+            (kept["current_focus"].as_str(), kept["files_touched"][0]["path"].as_str()),
+            (Some("auth"), Some("a.rs"))
+        );
+    }
+
+    #[test]
+    fn the_stylesheet_is_scoped_to_the_host_element() {
+        let app = include_str!("../../style/app.css");
+        let css = scoped_css(app);
+        assert!(!css.contains(":root"), "page-level selectors remain");
+        assert!(!css.contains("100vh") && !css.contains("html, body"));
+        assert!(!css.contains("@media (max-width:"), "layout follows the host's width, not the window's");
+        assert!(css.contains("@container cowork (max-width:") && css.contains(".cowork-root {"));
+        assert!(css.starts_with(":host"));
+    }
+}

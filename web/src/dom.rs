@@ -1,0 +1,37 @@
+//! The app's own elements, found whether the app fills the page or is mounted into a host page's
+//! element (inside a shadow root, where `document.querySelector` cannot see).
+
+use leptos::prelude::document;
+use std::cell::RefCell;
+
+thread_local! {
+    static ROOT: RefCell<Option<web_sys::ShadowRoot>> = const { RefCell::new(None) };
+}
+
+/// Where the app is mounted: a shadow root, or `None` for the whole document.
+pub fn set_root(root: Option<web_sys::ShadowRoot>) {
+    ROOT.with(|r| *r.borrow_mut() = root);
+}
+
+/// Whether the app is mounted in a shadow root.
+pub fn in_shadow_root() -> bool {
+    ROOT.with(|r| r.borrow().is_some())
+}
+
+/// The first of the app's elements matching `selector`.
+pub fn query(selector: &str) -> Option<web_sys::Element> {
+    let root = ROOT.with(|r| r.borrow().clone());
+    match root {
+        Some(root) => root.query_selector(selector).ok().flatten(),
+        None => document().query_selector(selector).ok().flatten(),
+    }
+}
+
+/// The focused element within the app's part of the page.
+pub fn active_element() -> Option<web_sys::Element> {
+    let root = ROOT.with(|r| r.borrow().clone());
+    match root {
+        Some(root) => root.active_element(),
+        None => document().active_element(),
+    }
+}
