@@ -48,6 +48,9 @@ pub fn App(
     // Ctrl/Cmd+K opens search from anywhere; Esc closes whatever dialog or menu is open, wherever the
     // focus is (the approval dialog answers Esc itself, as "Deny").
     let keys = window_event_listener(leptos::ev::keydown, move |ev| {
+        if !crate::dom::event_is_inside(&ev) {
+            return;
+        }
         if (ev.ctrl_key() || ev.meta_key()) && ev.key().eq_ignore_ascii_case("k") {
             ev.prevent_default();
             chat.hits.set(Vec::new());

@@ -18,6 +18,16 @@ pub fn in_shadow_root() -> bool {
     ROOT.with(|r| r.borrow().is_some())
 }
 
+/// Whether a keyboard event happened in the app: anywhere when it fills the page; inside its host
+/// element when it is mounted in another page (whose own shortcuts are left alone).
+pub fn event_is_inside(ev: &web_sys::Event) -> bool {
+    let host = ROOT.with(|r| r.borrow().as_ref().map(|root| root.host()));
+    match host {
+        None => true,
+        Some(host) => ev.target().is_some_and(|t| t == **host),
+    }
+}
+
 /// The first of the app's elements matching `selector`.
 pub fn query(selector: &str) -> Option<web_sys::Element> {
     let root = ROOT.with(|r| r.borrow().clone());

@@ -5,13 +5,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { useServerAndBrowser, launchBrowser, openPage, DIST } from '../harness.js';
 
 const app = useServerAndBrowser();
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+// Screenshots for a person to look at (like screens.test.js).
+const SHOTS = join(root, 'tests/e2e/screenshots');
+mkdirSync(SHOTS, { recursive: true });
 
 async function openExample() {
   const page = await openPage(app.browser.context, new URL('/examples/embed/', app.server.url).href);
@@ -54,6 +57,8 @@ test('the example page: the model calls the page’s write_file, the archive kee
   await page.getByRole('button', { name: 'Assemble' }).click();
   await page.locator('#context').filter({ hasText: 'in the window' }).waitFor();
   assert.match(await page.locator('#context').innerText(), /turns 1, 2, 3, 4, 5, 6, 7, 8 in the window, 0 only in the archive/);
+
+  await page.screenshot({ path: join(SHOTS, 'embed-example.png'), fullPage: true });
 
   // Reload: the page resumes the session from the archive, with the tool's call, result and state.
   await page.reload();
@@ -248,6 +253,19 @@ test('mount() puts the whole UI into a host element of a page with `* { all: uns
   const inside = dialog.x >= panel.x && dialog.y >= panel.y &&
     dialog.x + dialog.width <= panel.x + panel.width && dialog.y + dialog.height <= panel.y + panel.height;
   assert.ok(inside, `the dialog ${JSON.stringify(dialog)} is inside the host element ${JSON.stringify(panel)}`);
+  await page.keyboard.press('Escape');
+  await page.locator('#panel .dialog').waitFor({ state: 'detached' });
+
+  await page.screenshot({ path: join(SHOTS, 'embed-mounted-hostile-css.png') });
+
+  // Its shortcuts work inside it and leave the host page's own alone.
+  await page.locator('#host-button').focus();
+  await page.keyboard.press('Control+k');
+  await page.waitForTimeout(300);
+  assert.equal(await page.locator('#panel .dialog').count(), 0, 'Ctrl+K outside the UI is the page’s');
+  await message.focus();
+  await page.keyboard.press('Control+k');
+  await page.locator('#panel .dialog').waitFor();
   await page.keyboard.press('Escape');
   await page.locator('#panel .dialog').waitFor({ state: 'detached' });
 

@@ -673,12 +673,13 @@ impl Archive {
         self.shared.next_listener.set(id + 1);
         self.shared.listeners.borrow_mut().push((id, event, handler));
         let shared = Rc::downgrade(&self.shared);
-        let off = Closure::once_into_js(move || {
+        // Calling it again does nothing.
+        let off = Closure::<dyn FnMut()>::new(move || {
             if let Some(shared) = shared.upgrade() {
                 shared.listeners.borrow_mut().retain(|(i, _, _)| *i != id);
             }
         });
-        Ok(off.unchecked_into())
+        Ok(off.into_js_value().unchecked_into())
     }
 
     /// The whole archive (or one session) as JSON Lines, the app's export format.
