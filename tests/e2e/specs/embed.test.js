@@ -72,6 +72,19 @@ test('the example page: the model calls the page’s write_file, the archive kee
   assert.match(await page.locator('#state').innerText(), /read notes\/todo\.md \(turn 7\)/);
   assert.match(await page.locator('#files').innerText(), /notes\/todo\.md/);
 
+  // The full UI mounted from the archive offers the page's tools in its own chats too.
+  await page.getByRole('button', { name: 'Show the full Cowork UI' }).click();
+  const ui = page.locator('#ui');
+  await ui.locator('.session-row', { hasText: 'write file notes/todo.md' }).click();
+  await ui.locator('.turn[data-turn="8"]').waitFor({ timeout: 30_000 });
+  const box = ui.getByLabel('Message', { exact: true });
+  await box.fill('write file notes/from-ui.md: written from the mounted UI');
+  await box.press('Enter');
+  await ui.locator('.turn[data-role="assistant"]', { hasText: 'Here is what write_file returned' }).nth(1).waitFor({ timeout: 20_000 });
+  assert.match(await page.locator('#files').innerText(), /notes\/from-ui\.md \(27 characters\)/);
+  await page.getByRole('button', { name: 'Show the full Cowork UI' }).click();
+  await ui.waitFor({ state: 'hidden' });
+
   // The same archive is the Cowork app's: the session is listed there too, under its workspace.
   const cowork = await openPage(app.browser.context, app.server.url);
   await cowork.locator('.session-row', { hasText: 'write file notes/todo.md' }).waitFor({ timeout: 30_000 });

@@ -296,12 +296,13 @@ pub fn scoped_css(app_css: &str) -> String {
     format!("{HOST_CSS}\n{css}")
 }
 
-/// The host element is a box the UI fills; nothing of the page's CSS is inherited past it, and fixed
-/// dialogs stay inside it. `!important` wins over the page's own (non-important) rules for the host.
+/// The host element is a block the page sizes (and may hide: nothing here is `!important`); inside
+/// it, nothing of the page's CSS is inherited past the root's `all: initial`, and the root contains
+/// the fixed-position dialogs, so they open within the element.
 const HOST_CSS: &str = "\
-:host { display: block !important; position: relative !important; overflow: hidden !important; \
-contain: layout paint !important; box-sizing: border-box !important; }
-.cowork-root { all: initial; display: block; width: 100%; height: 100%; container: cowork / inline-size; }";
+:host { display: block; }
+.cowork-root { all: initial; display: block; position: relative; overflow: hidden; contain: layout paint; \
+width: 100%; height: 100%; container: cowork / inline-size; }";
 
 #[cfg(test)]
 mod tests {
