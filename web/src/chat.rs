@@ -196,13 +196,31 @@ pub fn Sidebar(
                     view! { <p class="sidebar-empty">{text}</p> }
                 }
             >
-                <ul class="session-list">
-                    <For
-                        each=shown
-                        key=|s| (s.id.clone(), s.turn_count, s.title.clone(), s.is_archived, s.last_active_at)
-                        children=move |s: Session| view! { <SessionRow s=s state=state on_open=on_open on_action=on_action /> }
-                    />
-                </ul>
+                // Workspaces, the one active most recently first, each with its sessions (newest first).
+                <For
+                    each=move || workspace_order(&shown())
+                    key=|w| w.clone()
+                    children=move |w: String| {
+                        let name = w.clone();
+                        let in_group = move || shown().into_iter().filter(|s| s.workspace == name).collect::<Vec<_>>();
+                        let label = if w.is_empty() { "No workspace".to_owned() } else { w };
+                        view! {
+                            <details class="workspace-group" open>
+                                <summary>
+                                    <span class="workspace-name">{label}</span>
+                                    <span class="workspace-count">{{ let g = in_group.clone(); move || g().len() }}</span>
+                                </summary>
+                                <ul class="session-list">
+                                    <For
+                                        each=in_group
+                                        key=|s| (s.id.clone(), s.turn_count, s.title.clone(), s.is_archived, s.last_active_at)
+                                        children=move |s: Session| view! { <SessionRow s=s state=state on_open=on_open on_action=on_action /> }
+                                    />
+                                </ul>
+                            </details>
+                        }
+                    }
+                />
             </Show>
             <label class="show-archived">
                 <input type="checkbox" prop:checked=move || state.show_archived.get()
@@ -225,9 +243,9 @@ fn SessionRow(
     let active = move || state.current.get().as_deref() == Some(id.get_value().as_str());
     let title = if s.title.is_empty() { "Untitled session".to_owned() } else { s.title.clone() };
     let model = if s.model.is_empty() { "demo".to_owned() } else { s.model.clone() };
+    // The workspace is the heading of the row's group.
     let meta = format!(
-        "{} · {model} · {} turns · {}",
-        s.workspace,
+        "{model} · {} turns · {}",
         s.turn_count,
         relative_time(cowork_core::now_ms(), s.last_active_at)
     );
@@ -417,6 +435,17 @@ pub fn workspaces(sessions: &[Session]) -> Vec<String> {
     all.sort();
     all.dedup();
     all
+}
+
+/// The workspaces of `sessions` (newest first) in the order of their most recent session.
+pub fn workspace_order(sessions: &[Session]) -> Vec<String> {
+    let mut order: Vec<String> = Vec::new();
+    for s in sessions {
+        if !order.contains(&s.workspace) {
+            order.push(s.workspace.clone());
+        }
+    }
+    order
 }
 
 /// Whether a session matches the sidebar filter (title, workspace or model; any case).
@@ -1352,6 +1381,14 @@ mod tests {
         assert!(session_matches(&s, " login "));
         assert!(session_matches(&s, "BACKEND"));
         assert!(!session_matches(&s, "frontend"));
+    }
+
+    #[test]
+    fn workspaces_come_in_the_order_of_their_latest_session() {
+        let newest_first =
+            [session("a", "", "web", ""), session("b", "", "api", ""), session("c", "", "web", ""), session("d", "", "", "")];
+        assert_eq!(workspace_order(&newest_first), ["web", "api", ""]);
+        assert!(workspace_order(&[]).is_empty());
     }
 
     #[test]

@@ -151,9 +151,20 @@ test('a new session goes to the workspace chosen in the sidebar', async () => {
   await page.getByRole('button', { name: '+ New session' }).click();
   await exchange(page, 'workspace-check where does this go');
   const meta = row(page, 'workspace-check').locator('.session-meta');
-  assert.match(await meta.innerText(), /^billing-service · demo · 2 turns · just now/);
+  assert.match(await meta.innerText(), /^demo · 2 turns · just now/);
+  // The sidebar groups sessions by workspace, the most recently active workspace first.
+  const groups = page.locator('.workspace-group');
+  await groups.first().locator('.workspace-name', { hasText: 'billing-service' }).waitFor();
+  assert.ok((await groups.count()) >= 2, 'the earlier sessions are in another workspace');
+  const billing = groups.filter({ has: page.locator('.workspace-name', { hasText: 'billing-service' }) });
+  assert.equal(await billing.locator('.session-row').count(), 1);
+  assert.equal(await billing.locator('.workspace-count').innerText(), '1');
+  await billing.locator('summary').click(); // folds the workspace away
+  await billing.locator('.session-row').waitFor({ state: 'hidden' });
+  await billing.locator('summary').click();
   await page.getByLabel('Filter sessions').fill('billing');
-  await page.waitForFunction(() => [...document.querySelectorAll('.session-row')].every((r) => r.innerText.includes('billing-service')));
+  await page.waitForFunction(() => [...document.querySelectorAll('.workspace-name')].map((w) => w.textContent).join() === 'billing-service');
+  assert.equal(await page.locator('.session-row').count(), 1);
   assert.deepEqual(page.problems, []);
   await page.close();
 });
