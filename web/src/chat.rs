@@ -714,7 +714,7 @@ pub fn SessionPanel(state: ChatState) -> impl IntoView {
                     Some(m) => view! {
                         <div class="meter" role="meter" aria-label="Context window used"
                             aria-valuemin="0" aria-valuemax=m.budget aria-valuenow=m.used>
-                            <div class="meter-fill" style=format!("width: {}%", m.percent)></div>
+                            <div class="meter-fill" style:width=format!("{}%", m.percent)></div>
                         </div>
                         <p class="meter-text">{m.tokens}</p>
                         <p class="meter-text">{m.turns}</p>

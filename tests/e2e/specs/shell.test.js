@@ -20,6 +20,31 @@ test('the shell renders and storage becomes ready on OPFS', async () => {
   assert.deepEqual(page.problems, []);
 });
 
+test('the page has a strict Content-Security-Policy: a script injected into it does not run', async () => {
+  const page = await openPage(app.browser.context, app.server.url);
+  await page.locator('.storage-status[data-state="ready"]').waitFor({ timeout: 30_000 });
+  const policy = await page.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content');
+  assert.match(policy, /script-src 'self' 'wasm-unsafe-eval' 'sha256-[A-Za-z0-9+/=]+';/);
+  assert.match(policy, /object-src 'none'/);
+  assert.doesNotMatch(policy, /unsafe-inline/);
+  assert.deepEqual(page.problems, [], 'the app itself breaks no rule of its policy');
+  const ran = await page.evaluate(async () => {
+    window.injected = false;
+    const s = document.createElement('script');
+    s.textContent = 'window.injected = true';
+    document.body.append(s);
+    const img = document.createElement('img');
+    img.setAttribute('src', 'x');
+    img.setAttribute('onerror', 'window.injected = true');
+    document.body.append(img);
+    await new Promise((r) => setTimeout(r, 200));
+    return window.injected;
+  });
+  assert.equal(ran, false);
+  assert.ok(page.problems.some((p) => p.includes('Content Security Policy')), 'the browser reports what it blocked');
+  await page.close();
+});
+
 test('a second load finds the same archive and still shows no errors', async () => {
   const page = await openPage(app.browser.context, app.server.url);
   await page.locator('.storage-status[data-state="ready"]').waitFor({ timeout: 30_000 });
