@@ -10,5 +10,5 @@ cd "$ROOT"
 say "building the app (release)"
 trunk build --release
 cargo build -q -p cowork-tests --bin cowork-dev-server
-say "serving; press Ctrl-C to stop"
+say "serving; press Ctrl-C to stop (the embedding example is at /examples/embed/)"
 exec target/debug/cowork-dev-server --dist dist --addr "127.0.0.1:${PORT:-8080}"
