@@ -489,12 +489,25 @@ async fn call_with_retries<T: Transport>(
 
 /// Applies a stored turn to the session-state register and saves it.
 fn update_state(store: &mut Store, settings: &AgentSettings, session_id: &str, turn: &crate::Turn) -> Result<()> {
+    record_in_state(store, &settings.rules, &settings.provider.model, session_id, turn)
+}
+
+/// Brings the session's state register up to date with a committed turn (a turn already applied, or
+/// older than the last one applied, changes nothing). The loop does this for every turn it commits;
+/// a host appending turns itself does it too.
+pub fn record_in_state(
+    store: &mut Store,
+    rules: &ExtractionRules,
+    model: &str,
+    session_id: &str,
+    turn: &crate::Turn,
+) -> Result<()> {
     let session = store.get_session(session_id)?;
     let mut state = SessionState::from_json(&session.state);
     if state.session.id.is_empty() {
-        state = SessionState::new(&session.id, &session.workspace, &settings.provider.model);
+        state = SessionState::new(&session.id, &session.workspace, model);
     }
-    if apply_turn(&mut state, turn, &settings.rules) {
+    if apply_turn(&mut state, turn, rules) {
         let value =
             serde_json::to_value(&state).map_err(|e| Error::Invalid(format!("saving the session state: {e}")))?;
         store.update_state(session_id, &value)?;

@@ -244,11 +244,7 @@ fn SessionRow(
     let title = if s.title.is_empty() { "Untitled session".to_owned() } else { s.title.clone() };
     let model = if s.model.is_empty() { "demo".to_owned() } else { s.model.clone() };
     // The workspace is the heading of the row's group.
-    let meta = format!(
-        "{model} · {} turns · {}",
-        s.turn_count,
-        relative_time(cowork_core::now_ms(), s.last_active_at)
-    );
+    let meta = format!("{model} · {} turns · {}", s.turn_count, relative_time(cowork_core::now_ms(), s.last_active_at));
     let menu_open = move || state.menu.get().as_deref() == Some(id.get_value().as_str());
     let renaming = move || state.renaming.get().as_deref() == Some(id.get_value().as_str());
     let (archived, turns, label) = (s.is_archived, s.turn_count, title.clone());
@@ -1385,8 +1381,12 @@ mod tests {
 
     #[test]
     fn workspaces_come_in_the_order_of_their_latest_session() {
-        let newest_first =
-            [session("a", "", "web", ""), session("b", "", "api", ""), session("c", "", "web", ""), session("d", "", "", "")];
+        let newest_first = [
+            session("a", "", "web", ""),
+            session("b", "", "api", ""),
+            session("c", "", "web", ""),
+            session("d", "", "", ""),
+        ];
         assert_eq!(workspace_order(&newest_first), ["web", "api", ""]);
         assert!(workspace_order(&[]).is_empty());
     }

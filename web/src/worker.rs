@@ -486,9 +486,12 @@ pub async fn handle(
                 tools: cowork_core::agent::tool_definitions(tools, &settings),
             })
         }),
-        Op::AppendTurn { session_id, turn } => append_once(store, &session_id, &turn).map(|turn| {
+        Op::AppendTurn { session_id, turn } => append_once(store, &session_id, &turn).and_then(|turn| {
+            // The state register follows turns written directly too (the embedding API's appendTurn).
+            let model = store.get_session(&session_id)?.model;
+            cowork_core::agent::record_in_state(store, &ExtractionRules::default(), &model, &session_id, &turn)?;
             emit(Event::TurnAppended { turn: turn.clone() });
-            Reply::Turn { turn }
+            Ok(Reply::Turn { turn })
         }),
         Op::GetTurns { session_id, offset, limit } => {
             store.get_turns(&session_id, offset, limit).map(|turns| Reply::Turns { turns })

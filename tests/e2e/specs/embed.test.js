@@ -128,6 +128,16 @@ test('the API: sessions, turns, search, recall and context on a memory archive; 
     r.context = [ctx.messages[0].role, ctx.manifest.turn_numbers, ctx.tools.map((t) => t.function.name)];
     r.resumed = (await a.resume(s.id, { last_turns: 2 })).turns.map((t) => t.turn_number);
     r.count = (await a.getSession(s.id)).turn_count;
+    // Turns written directly feed the state register like the agent loop's.
+    const direct = await a.createSession({ workspace: 'api' });
+    await a.appendTurn(direct.id, { role: 'user', content: 'Fix the login form. Never use an ORM.' });
+    await a.appendTurn(direct.id, {
+      role: 'assistant',
+      tool_calls: [{ id: 'c1', name: 'edit_file', arguments: '{"path":"src/login.ts"}' }],
+    });
+    await a.appendTurn(direct.id, { role: 'tool', tool_call_id: 'c1', tool_name: 'edit_file', content: 'ok' });
+    const state = (await a.getSession(direct.id)).state;
+    r.direct = [state.current_focus, state.key_decisions.length, state.files_touched.map((f) => `${f.action} ${f.path}`)];
     // A tool that throws fails the call with its message; a tool cannot use the archive while it runs.
     a.registerTool({ name: 'write_file', handler: () => { throw new Error('disk is read-only'); } });
     a.registerTool({ name: 'read_file', handler: async () => (await a.stats()).turns });
@@ -172,6 +182,7 @@ test('the API: sessions, turns, search, recall and context on a memory archive; 
   assert.deepEqual(out.context[2], ['conversation_recall', 'delegate_task']);
   assert.deepEqual(out.resumed, [2, 3]);
   assert.equal(out.count, 3);
+  assert.deepEqual(out.direct, ['Fix the login form. Never use an ORM.', 1, ['edit src/login.ts']]);
   assert.deepEqual(out.tools, ['read_file', 'write_file']);
   assert.equal(out.toolTurns.length, 2);
   assert.equal(out.toolTurns[0], 'Error: disk is read-only');
