@@ -293,6 +293,18 @@ test('mount() puts the whole UI into a host element of a page with `* { all: uns
   await page.keyboard.press('Escape');
   await page.locator('#panel .dialog').waitFor({ state: 'detached' });
 
+  // While the UI stays, a second mount is refused with a clear error.
+  const second = await page.evaluate(async () => {
+    const { mount } = await import('/embed/cowork.js');
+    try {
+      mount(document.getElementById('before'));
+      return 'mounted twice';
+    } catch (e) {
+      return e.message;
+    }
+  });
+  assert.match(second, /^mount: Cowork is already mounted in this page; unmount\(\) it first$/);
+
   // Unmounting removes it; mounting again works.
   await page.evaluate(() => window.coworkUi.unmount());
   assert.equal(await page.evaluate(() => document.getElementById('panel').shadowRoot.childElementCount), 0);
@@ -301,6 +313,37 @@ test('mount() puts the whole UI into a host element of a page with `* { all: uns
     window.coworkUi = mount(document.getElementById('panel'));
   });
   await page.locator('#panel .session-row', { hasText: 'hello from a hostile page' }).waitFor({ timeout: 30_000 });
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('a mounted UI stays when the page drops its handle and the garbage collector runs', async (t) => {
+  const browser = await launchBrowser({ args: ['--js-flags=--expose-gc'] });
+  t.after(() => browser.close());
+  const page = await browser.context.newPage();
+  const problems = [];
+  page.on('pageerror', (e) => problems.push(e.message));
+  const url = new URL('/ide-panel.html', app.server.url).href;
+  const body = `<!doctype html><body style="margin:0"><div id="panel" style="width:400px;height:700px"></div>
+    <script type="module">
+      import init, { mount } from '/embed/cowork.js';
+      await init();
+      mount(document.getElementById('panel')); // the handle is not kept
+      document.body.dataset.mounted = 'yes';
+    </script></body>`;
+  await page.route(url, (route) => route.fulfill({ contentType: 'text/html', body }));
+  await page.goto(url);
+  await page.locator('body[data-mounted="yes"]').waitFor({ timeout: 30_000 });
+  await page.evaluate(async () => {
+    for (let i = 0; i < 5; i++) {
+      window.gc();
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  });
+  const message = page.locator('#panel').getByLabel('Message', { exact: true });
+  await message.fill('still here after a collection');
+  await message.press('Enter');
+  await page.locator('#panel .turn[data-role="assistant"]', { hasText: 'still here after a collection' }).waitFor({ timeout: 20_000 });
   assert.deepEqual(problems, []);
   await page.close();
 });

@@ -54,6 +54,12 @@ extern "C" {
     pub type RequestOptionsArg;
 }
 
+/// Runs when the module is initialised: a panic (a bug) shows its message on the console.
+#[wasm_bindgen(start)]
+fn start() {
+    console_error_panic_hook::set_once();
+}
+
 /// The storage worker's loader, copied next to this module by the build (`scripts/embed.sh`).
 pub(crate) fn default_worker_url() -> String {
     web_sys::Url::new_with_base("../../storage-worker_loader.js", &module_url())

@@ -22,17 +22,35 @@ struct MountOptions {
     model: Option<ModelOptions>,
 }
 
+thread_local! {
+    /// The UI mounted in this page, and what removes it. Kept here rather than in the `MountHandle`:
+    /// the page may drop its handle (and the garbage collector free it) while the UI stays.
+    static MOUNTED: std::cell::RefCell<Option<(u32, Box<dyn FnOnce()>)>> = const { std::cell::RefCell::new(None) };
+    static NEXT_MOUNT: std::cell::Cell<u32> = const { std::cell::Cell::new(1) };
+}
+
 /// The mounted UI; `unmount()` removes it.
 #[wasm_bindgen]
 pub struct MountHandle {
-    unmount: Option<Box<dyn FnOnce()>>,
+    id: u32,
 }
 
 #[wasm_bindgen]
 impl MountHandle {
-    /// Removes the UI from its element (the archive and everything saved stay).
-    pub fn unmount(&mut self) {
-        if let Some(f) = self.unmount.take() {
+    /// Removes the UI from its element (the archive and everything saved stay). Calling it again, or
+    /// on the handle of a UI already replaced, does nothing.
+    pub fn unmount(&self) {
+        let remove = MOUNTED.with(|m| {
+            let mut m = m.borrow_mut();
+            match m.take() {
+                Some((id, f)) if id == self.id => Some(f),
+                other => {
+                    *m = other;
+                    None
+                }
+            }
+        });
+        if let Some(f) = remove {
             f();
         }
     }
@@ -116,13 +134,14 @@ fn render(
     let handle = leptos::mount::mount_to(root, move || {
         view! { <App worker_url=worker_url client=Some(client) settings=settings /> }
     });
-    Ok(MountHandle {
-        unmount: Some(Box::new(move || {
-            drop(handle);
-            shadow.set_inner_html("");
-            cowork_web::dom::set_root(None);
-        })),
-    })
+    let id = NEXT_MOUNT.with(|n| n.replace(n.get() + 1));
+    let remove: Box<dyn FnOnce()> = Box::new(move || {
+        drop(handle);
+        shadow.set_inner_html("");
+        cowork_web::dom::set_root(None);
+    });
+    MOUNTED.with(|m| *m.borrow_mut() = Some((id, remove)));
+    Ok(MountHandle { id })
 }
 
 /// The UI's stylesheet, scoped to the shadow root: a constructed stylesheet (which a page's
