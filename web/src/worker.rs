@@ -476,8 +476,7 @@ pub async fn handle(
             .get_session(&session_id)
             .map(|_| Reply::Text { text: cowork_core::recall::run_recall(&*store, &session_id, &arguments) }),
         Op::AssembleContext { session_id, model, host } => store.get_session(&session_id).and_then(|session| {
-            let settings = agent_settings(&model, &session.workspace, &host);
-            tools.offer(&host.tools);
+            let settings = agent_settings(tools, &model, &session.workspace, &host);
             let context = cowork_core::agent::next_context(store, &settings, &session_id)?;
             Ok(Reply::Context {
                 messages: context.messages,
@@ -649,8 +648,7 @@ async fn send(
     if session.model != model.model {
         store.set_model(&session_id, &model.model).map_err(|e| e.to_string())?;
     }
-    let settings = agent_settings(&model, &session.workspace, &host);
-    tools.offer(&host.tools);
+    let settings = agent_settings(tools, &model, &session.workspace, &host);
     let mut on_event = |e: AgentEvent| emit(wire_event(e, &session_id));
     // Background (`wait: false`) tasks that have ended since: their results join the conversation first.
     if let Some(base) = &settings.orchestrator_url {
@@ -673,8 +671,10 @@ async fn send(
     Ok(Reply::Sent { session_id, outcome })
 }
 
-/// The agent loop's settings for a request: the user's model settings and what the page adds.
-fn agent_settings(model: &ModelSettings, workspace: &str, host: &HostOptions) -> AgentSettings {
+/// The agent loop's settings for a request: the user's model settings and what the page adds (its
+/// tools are offered through `tools` for this request).
+fn agent_settings(tools: &WorkerTools, model: &ModelSettings, workspace: &str, host: &HostOptions) -> AgentSettings {
+    tools.offer(&host.tools);
     AgentSettings {
         provider: provider_config(model),
         context: ContextSettings {

@@ -337,8 +337,16 @@ impl Archive {
         })
     }
 
-    fn model(&self, what: &str, o: &RequestOptions) -> Result<cowork_web::protocol::ModelSettings, JsValue> {
-        options::model_settings(&self.shared.settings.borrow(), o.model.as_ref()).map_err(|e| error(what, e))
+    /// A model request's settings and the page's part (tools, instructions), from its options.
+    fn request_parts(
+        &self,
+        what: &str,
+        options: Option<RequestOptionsArg>,
+    ) -> Result<(cowork_web::protocol::ModelSettings, HostOptions), JsValue> {
+        let o: RequestOptions = options_from(what, options)?;
+        let model =
+            options::model_settings(&self.shared.settings.borrow(), o.model.as_ref()).map_err(|e| error(what, e))?;
+        Ok((model, self.shared.host_options(o.instructions)))
     }
 }
 
@@ -553,11 +561,8 @@ impl Archive {
     pub fn assemble_context(&self, session_id: String, options: Option<RequestOptionsArg>) -> Promise {
         const WHAT: &str = "assembleContext";
         let op = required(WHAT, "session_id", &session_id)
-            .and_then(|()| options_from::<RequestOptions>(WHAT, options))
-            .and_then(|o| {
-                let model = self.model(WHAT, &o)?;
-                Ok(Op::AssembleContext { session_id, model, host: self.shared.host_options(o.instructions) })
-            });
+            .and_then(|()| self.request_parts(WHAT, options))
+            .map(|(model, host)| Op::AssembleContext { session_id, model, host });
         self.request(WHAT, op, |r| match r {
             Reply::Context { messages, manifest, archived_turns, tools } => to_js(&serde_json::json!({
                 "messages": messages, "manifest": manifest, "archived_turns": archived_turns, "tools": tools,
@@ -576,16 +581,14 @@ impl Archive {
         const WHAT: &str = "send";
         let op = required(WHAT, "session_id", &session_id)
             .and_then(|()| required(WHAT, "text", &text))
-            .and_then(|()| options_from::<RequestOptions>(WHAT, options))
-            .and_then(|o| {
-                Ok(Op::SendMessage {
-                    session_id: Some(session_id),
-                    workspace: String::new(),
-                    text,
-                    model: self.model(WHAT, &o)?,
-                    key: cowork_web::protocol::random_key(),
-                    host: self.shared.host_options(o.instructions),
-                })
+            .and_then(|()| self.request_parts(WHAT, options))
+            .map(|(model, host)| Op::SendMessage {
+                session_id: Some(session_id),
+                workspace: String::new(),
+                text,
+                model,
+                key: cowork_web::protocol::random_key(),
+                host,
             });
         self.request(WHAT, op, sent_reply)
     }
@@ -595,11 +598,8 @@ impl Archive {
     pub fn continue_session(&self, session_id: String, options: Option<RequestOptionsArg>) -> Promise {
         const WHAT: &str = "continueSession";
         let op = required(WHAT, "session_id", &session_id)
-            .and_then(|()| options_from::<RequestOptions>(WHAT, options))
-            .and_then(|o| {
-                let (model, host) = (self.model(WHAT, &o)?, self.shared.host_options(o.instructions));
-                Ok(Op::Continue { session_id, model, host })
-            });
+            .and_then(|()| self.request_parts(WHAT, options))
+            .map(|(model, host)| Op::Continue { session_id, model, host });
         self.request(WHAT, op, sent_reply)
     }
 

@@ -22,10 +22,13 @@ struct MountOptions {
     model: Option<ModelOptions>,
 }
 
+/// A mounted UI's number and what removes it.
+type Mounted = (u32, Box<dyn FnOnce()>);
+
 thread_local! {
-    /// The UI mounted in this page, and what removes it. Kept here rather than in the `MountHandle`:
-    /// the page may drop its handle (and the garbage collector free it) while the UI stays.
-    static MOUNTED: std::cell::RefCell<Option<(u32, Box<dyn FnOnce()>)>> = const { std::cell::RefCell::new(None) };
+    /// The UI mounted in this page. Kept here rather than in the `MountHandle`: the page may drop its
+    /// handle (and the garbage collector free it) while the UI stays.
+    static MOUNTED: std::cell::RefCell<Option<Mounted>> = const { std::cell::RefCell::new(None) };
     static NEXT_MOUNT: std::cell::Cell<u32> = const { std::cell::Cell::new(1) };
 }
 
