@@ -13,8 +13,8 @@ use crate::context::{assemble_context, AssembledContext, ContextSettings};
 use crate::delegate::{delegate, Delegation};
 use crate::prompt::{self, ApprovalPolicy, PromptOptions, DELEGATE_TOOL, RECALL_TOOL};
 use crate::provider::{
-    build_request, classify_http_error, retry_plan, FailureKind, HttpRequest, ModelError, ProviderConfig,
-    StreamDecoder, StreamEvent,
+    build_request, classify_http_error, retry_plan, FailureKind, HttpRequest, ModelError, ModelSettings, StreamDecoder,
+    StreamEvent,
 };
 use crate::sse::SseParser;
 use crate::state::{apply_turn, ExtractionRules, SessionState};
@@ -149,7 +149,7 @@ pub enum AgentEvent {
 /// Settings for one run of the loop.
 #[derive(Debug, Clone)]
 pub struct AgentSettings {
-    pub provider: ProviderConfig,
+    pub provider: ModelSettings,
     pub context: ContextSettings,
     pub prompt: PromptOptions,
     pub rules: ExtractionRules,
@@ -482,7 +482,7 @@ async fn call_with_retries<T: Transport>(
                 on_event(AgentEvent::Retrying { attempt, wait_ms, reason: err.to_string() });
                 transport.sleep_ms(wait_ms).await;
             }
-            None => return Err(Error::Model(err.to_string())),
+            None => return Err(Error::Model(err)),
         }
     }
 }

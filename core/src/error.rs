@@ -1,6 +1,9 @@
 //! The core's one error type.
 
+use serde::{Deserialize, Serialize};
 use std::fmt;
+
+use crate::provider::ModelError;
 
 /// Everything that can go wrong in the core, with enough context to tell the user what to do.
 #[derive(Debug)]
@@ -23,7 +26,50 @@ pub enum Error {
     /// The storage backend is unavailable (e.g. OPFS missing or locked).
     Storage(String),
     /// The model endpoint refused or failed; the message says what to do. The user's message is saved.
-    Model(String),
+    Model(ModelError),
+    /// An archive's `PRAGMA user_version` is negative: no version of Cowork writes that; nothing was
+    /// touched.
+    SchemaInvalid { found: i64 },
+}
+
+/// What kind of failure an [`Error`] is, for callers that choose a remedy (the UI offers Settings for
+/// a rejected API key and Storage for a full quota) without reading the message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The model endpoint rejected the API key (401/403).
+    Auth,
+    /// The endpoint rate-limited us past the retries.
+    RateLimited,
+    /// The account behind the API key has no quota or credit left.
+    Quota,
+    /// The endpoint failed on its side (5xx) past the retries.
+    ModelServer,
+    /// The endpoint refused the request itself (a wrong model name or base URL, a context too long).
+    BadRequest,
+    /// The endpoint could not be reached.
+    Network,
+    /// The browser blocked the endpoint's answer: it does not allow this page's origin.
+    Cors,
+    /// The reply stream was malformed or carried the provider's error.
+    BadReply,
+    /// The mandatory parts of a request do not fit the context window.
+    ContextOverflow,
+    /// The browser's storage for the site is full.
+    StorageFull,
+    /// SQLite or the storage backend failed.
+    Storage,
+    /// The archive's schema version is one this version of Cowork cannot open.
+    Schema,
+    /// No such session.
+    NotFound,
+    /// The request asked for something the data does not allow.
+    Invalid,
+    /// An import file is malformed.
+    Import,
+    /// Stored or received JSON was not what it should be.
+    Internal,
 }
 
 /// The SQLite error type of the build (rusqlite's), or a unit when the store is compiled out.
@@ -35,6 +81,21 @@ pub type SqliteError = std::convert::Infallible;
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// What kind of failure this is (see [`ErrorKind`]).
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Sqlite { .. } if self.is_storage_full() => ErrorKind::StorageFull,
+            Error::Sqlite { .. } | Error::Storage(_) => ErrorKind::Storage,
+            Error::SchemaTooNew { .. } | Error::SchemaInvalid { .. } => ErrorKind::Schema,
+            Error::SessionNotFound(_) => ErrorKind::NotFound,
+            Error::Invalid(_) => ErrorKind::Invalid,
+            Error::Import { .. } => ErrorKind::Import,
+            Error::Json { .. } => ErrorKind::Internal,
+            Error::ContextOverflow { .. } => ErrorKind::ContextOverflow,
+            Error::Model(e) => e.kind(),
+        }
+    }
+
     /// Whether the storage quota (or the disk) is exhausted: SQLite's `SQLITE_FULL`.
     pub fn is_storage_full(&self) -> bool {
         #[cfg(feature = "store")]
@@ -72,7 +133,12 @@ impl fmt::Display for Error {
                  or raise the context window in Settings (your message is saved)"
             ),
             Error::Storage(msg) => write!(f, "storage unavailable: {msg}"),
-            Error::Model(msg) => f.write_str(msg),
+            Error::SchemaInvalid { found } => write!(
+                f,
+                "this archive reports schema version {found}, which no version of Cowork writes; it was not \
+                 opened and not changed"
+            ),
+            Error::Model(e) => write!(f, "{e}"),
         }
     }
 }
@@ -83,6 +149,7 @@ impl std::error::Error for Error {
             #[cfg(feature = "store")]
             Error::Sqlite { source, .. } => Some(source),
             Error::Json { source, .. } => Some(source),
+            Error::Model(source) => Some(source),
             _ => None,
         }
     }

@@ -45,4 +45,4 @@ pub mod tokens;
 pub mod store;
 
 pub use domain::*;
-pub use error::{Context, Error, Result};
+pub use error::{Context, Error, ErrorKind, Result};

@@ -25,7 +25,7 @@
 //! For OpenAI-compatible endpoints, leading system messages are joined into one (many local chat templates
 //! accept only one system message, at the start); later ones stay in place as `system` messages.
 //!
-//! The API key is never part of any `Debug` output ([`ProviderConfig`], [`HttpRequest`]).
+//! The API key is never part of any `Debug` output ([`ModelSettings`], [`HttpRequest`]).
 
 use std::fmt;
 use std::time::Duration;
@@ -39,17 +39,20 @@ use crate::{Role, ToolCall};
 
 /// The `anthropic-version` header value this module speaks.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
-/// Anthropic requires `max_tokens`; used when [`ProviderConfig::max_output_tokens`] is `None`.
+/// Anthropic requires `max_tokens`; used when [`ModelSettings::max_output_tokens`] is `None`.
 pub const DEFAULT_ANTHROPIC_MAX_TOKENS: u32 = 8_192;
 /// Retries after the first attempt, for rate limits, server errors and network errors.
 pub const MAX_RETRIES: u32 = 3;
 /// The longest wait Cowork does on its own before retrying; a longer `Retry-After` is not retried.
 pub const MAX_RETRY_WAIT_SECS: u64 = 60;
 
-/// Which wire format an endpoint speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// Which wire format an endpoint speaks (`"openai"` or `"anthropic"` in settings and on the wire;
+/// any other text is refused, never read as one of these).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ProviderKind {
     /// OpenAI-compatible Chat Completions (`POST {base}/chat/completions`).
+    #[default]
     OpenAi,
     /// Anthropic Messages (`POST {base}/messages`).
     Anthropic,
@@ -75,9 +78,12 @@ impl ProviderKind {
     }
 }
 
-/// One model endpoint, as the user set it up in Settings.
-#[derive(Clone, PartialEq, Eq)]
-pub struct ProviderConfig {
+/// The model endpoint and budget as the user set them up in Settings: the one settings type from the
+/// Settings screen (kept in the browser's settings storage, never in the archive) through the worker
+/// protocol and the embedding API to the request builder.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModelSettings {
     pub kind: ProviderKind,
     /// E.g. `https://api.openai.com/v1`, `http://localhost:11434/v1`, `https://api.anthropic.com/v1`;
     /// a trailing slash, or the full endpoint path, is accepted too.
@@ -85,19 +91,44 @@ pub struct ProviderConfig {
     pub model: String,
     /// Empty: no key is sent (local servers). Never shown by `Debug`.
     pub api_key: String,
+    /// The model's context window, in tokens.
+    pub context_window: i64,
+    /// Tokens kept free for the reply.
+    pub output_reserve: i64,
+    /// Base URL of a Loom-compatible orchestrator for `delegate_task`; empty: delegation is off.
+    pub orchestrator_url: String,
     /// The reply's token limit: OpenAI's `max_tokens` (omitted when `None`, so the server's default and
     /// reasoning models' rules apply), Anthropic's required `max_tokens` ([`DEFAULT_ANTHROPIC_MAX_TOKENS`]
     /// when `None`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_output_tokens: Option<u32>,
 }
 
-impl fmt::Debug for ProviderConfig {
+impl Default for ModelSettings {
+    fn default() -> ModelSettings {
+        ModelSettings {
+            kind: ProviderKind::OpenAi,
+            base_url: String::new(),
+            model: String::new(),
+            api_key: String::new(),
+            context_window: 32_768,
+            output_reserve: 4_096,
+            orchestrator_url: String::new(),
+            max_output_tokens: None,
+        }
+    }
+}
+
+impl fmt::Debug for ModelSettings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ProviderConfig")
+        f.debug_struct("ModelSettings")
             .field("kind", &self.kind)
             .field("base_url", &self.base_url)
             .field("model", &self.model)
             .field("api_key", &if self.api_key.trim().is_empty() { "<none>" } else { "<redacted>" })
+            .field("context_window", &self.context_window)
+            .field("output_reserve", &self.output_reserve)
+            .field("orchestrator_url", &self.orchestrator_url)
             .field("max_output_tokens", &self.max_output_tokens)
             .finish()
     }
@@ -156,7 +187,7 @@ pub(crate) fn join_url(base: &str, path: &str) -> String {
 // ---------------------------------------------------------------------------------------------------
 
 /// The streaming request for `messages`, offering `tools` (OpenAI function format; none: no tools).
-pub fn build_request(cfg: &ProviderConfig, messages: &[ContextMessage], tools: &[Value]) -> HttpRequest {
+pub fn build_request(cfg: &ModelSettings, messages: &[ContextMessage], tools: &[Value]) -> HttpRequest {
     let key = cfg.api_key.trim();
     let mut headers = vec![
         ("content-type".to_string(), "application/json".to_string()),
@@ -225,7 +256,7 @@ struct OaFunction<'a> {
     arguments: &'a str,
 }
 
-fn openai_body(cfg: &ProviderConfig, messages: &[ContextMessage], tools: &[Value]) -> String {
+fn openai_body(cfg: &ModelSettings, messages: &[ContextMessage], tools: &[Value]) -> String {
     let mut out: Vec<OaMessage> = Vec::with_capacity(messages.len());
     let mut leading_system = true;
     for m in messages {
@@ -484,7 +515,7 @@ fn pair_tool_results(messages: &mut Vec<AnMessage>) {
     }
 }
 
-fn anthropic_body(cfg: &ProviderConfig, messages: &[ContextMessage], tools: &[Value]) -> String {
+fn anthropic_body(cfg: &ModelSettings, messages: &[ContextMessage], tools: &[Value]) -> String {
     let (system, messages) = anthropic_messages(messages);
     let request = AnRequest {
         model: &cfg.model,
@@ -1136,6 +1167,8 @@ pub enum ModelError {
     /// The browser blocked the response because the endpoint does not allow this page's origin. Never
     /// retried: the endpoint's configuration must change.
     Cors { message: String },
+    /// The reply stream was malformed or carried the provider's own error (the partial reply is saved).
+    BadReply { message: String },
 }
 
 impl ModelError {
@@ -1147,7 +1180,23 @@ impl ModelError {
             | ModelError::Server { message, .. }
             | ModelError::BadRequest { message, .. }
             | ModelError::Network { message }
-            | ModelError::Cors { message } => message,
+            | ModelError::Cors { message }
+            | ModelError::BadReply { message } => message,
+        }
+    }
+
+    /// The [`crate::ErrorKind`] of this failure.
+    pub fn kind(&self) -> crate::ErrorKind {
+        use crate::ErrorKind as K;
+        match self {
+            ModelError::Auth { .. } => K::Auth,
+            ModelError::RateLimited { .. } => K::RateLimited,
+            ModelError::Quota { .. } => K::Quota,
+            ModelError::Server { .. } => K::ModelServer,
+            ModelError::BadRequest { .. } => K::BadRequest,
+            ModelError::Network { .. } => K::Network,
+            ModelError::Cors { .. } => K::Cors,
+            ModelError::BadReply { .. } => K::BadReply,
         }
     }
 }
@@ -1162,13 +1211,13 @@ impl std::error::Error for ModelError {}
 
 impl From<ModelError> for crate::Error {
     fn from(e: ModelError) -> crate::Error {
-        crate::Error::Model(e.to_string())
+        crate::Error::Model(e)
     }
 }
 
 impl From<StreamFailure> for crate::Error {
     fn from(e: StreamFailure) -> crate::Error {
-        crate::Error::Model(e.message)
+        crate::Error::Model(ModelError::BadReply { message: e.message })
     }
 }
 
@@ -1410,7 +1459,8 @@ pub fn retry_plan(err: &ModelError, attempt: u32) -> Option<Duration> {
         ModelError::Auth { .. }
         | ModelError::Quota { .. }
         | ModelError::BadRequest { .. }
-        | ModelError::Cors { .. } => None,
+        | ModelError::Cors { .. }
+        | ModelError::BadReply { .. } => None,
     }
 }
 
@@ -2069,13 +2119,13 @@ mod tests {
         ContextMessage { tool_call_id: Some(id.to_string()), name: Some(name.to_string()), ..msg(Role::Tool, content) }
     }
 
-    fn config(kind: ProviderKind, base_url: &str, api_key: &str) -> ProviderConfig {
-        ProviderConfig {
+    fn config(kind: ProviderKind, base_url: &str, api_key: &str) -> ModelSettings {
+        ModelSettings {
             kind,
             base_url: base_url.to_string(),
             model: "test-model".to_string(),
             api_key: api_key.to_string(),
-            max_output_tokens: None,
+            ..ModelSettings::default()
         }
     }
 
@@ -2118,7 +2168,7 @@ mod tests {
         out
     }
 
-    fn check_request(cfg: &ProviderConfig, messages: &[ContextMessage], tools: &[Value], expect: Expect) {
+    fn check_request(cfg: &ModelSettings, messages: &[ContextMessage], tools: &[Value], expect: Expect) {
         expect.assert_eq(&render_request(&build_request(cfg, messages, tools)));
     }
 
@@ -2598,6 +2648,7 @@ mod tests {
             ModelError::BadRequest { status, message } => format!("BadRequest({status}): {message}"),
             ModelError::Network { message } => format!("Network: {message}"),
             ModelError::Cors { message } => format!("Cors: {message}"),
+            ModelError::BadReply { message } => format!("BadReply: {message}"),
         }
     }
 
@@ -2812,6 +2863,6 @@ mod tests {
         assert_eq!(retry_plan(&e, 1), None);
         // The core's error type carries the same advice.
         let message = e.message().to_string();
-        assert!(matches!(crate::Error::from(e), crate::Error::Model(m) if m == message));
+        assert!(matches!(crate::Error::from(e), crate::Error::Model(m) if m.message() == message));
     }
 }

@@ -7,7 +7,7 @@ use cowork_core::agent::{
 use cowork_core::context::ContextSettings;
 use cowork_core::delegate::deliver_pending_tasks;
 use cowork_core::prompt::{ApprovalPolicy, PromptOptions};
-use cowork_core::provider::{ProviderConfig, ProviderKind};
+use cowork_core::provider::{ModelSettings, ProviderKind};
 use cowork_core::state::{ExtractionRules, SessionState};
 use cowork_core::store::{NewSession, Store};
 use cowork_core::{Approval, Error, Role, ToolCall, TurnStatus};
@@ -35,12 +35,12 @@ async fn start_server() -> String {
 
 fn settings(base: &str) -> AgentSettings {
     AgentSettings {
-        provider: ProviderConfig {
+        provider: ModelSettings {
             kind: ProviderKind::OpenAi,
             base_url: base.into(),
             model: "demo".into(),
             api_key: "sk-test".into(),
-            max_output_tokens: None,
+            ..ModelSettings::default()
         },
         context: ContextSettings { context_window: 16_000, output_reserve: 2_000, ..ContextSettings::default() },
         prompt: PromptOptions { delegation: false, ..PromptOptions::default() },

@@ -29,7 +29,7 @@ pub fn App(
     client: Storage,
     /// Model settings to start with instead of the ones saved in this browser (an embedding page's).
     #[prop(default = None)]
-    settings: Option<crate::settings::Settings>,
+    settings: Option<crate::settings::ModelSettings>,
 ) -> impl IntoView {
     let (storage, set_storage) = signal(StorageState::Connecting);
     let chat = ChatState::new();
@@ -92,7 +92,7 @@ pub fn App(
             actions::load_details(client, chat, current);
         }
     });
-    let on_save = Callback::new(move |settings: crate::settings::Settings| actions::save_settings(chat, settings));
+    let on_save = Callback::new(move |settings: crate::settings::ModelSettings| actions::save_settings(chat, settings));
     match settings {
         Some(s) => chat.settings.set(s),
         None => actions::load_settings(chat),
@@ -104,7 +104,7 @@ pub fn App(
                     on:click=move |_| chat.sidebar_open.update(|o| *o = !*o)>"☰"</button>
                 <h1 class="brand">"Cowork"</h1>
                 <span class="model-label" title="The model new messages go to (change it in Settings)">
-                    {move || { let s = chat.settings.get(); if s.is_demo() { "demo model".to_owned() } else { s.model } }}
+                    {move || { let s = chat.settings.get(); if crate::settings::is_demo(&s) { "demo model".to_owned() } else { s.model } }}
                 </span>
                 <StorageStatus state=storage />
                 <button class="header-button storage-usage" title="Storage: where the archive lives, space used, export, check"
@@ -131,7 +131,7 @@ pub fn App(
             <ApprovalDialog state=chat on_answer=on_answer />
             <DeleteDialog state=chat on_action=on_action />
             <SettingsDialog state=chat on_save=on_save
-                on_test=Callback::new(move |s: crate::settings::Settings| actions::test_connection(client, chat, s)) />
+                on_test=Callback::new(move |s: crate::settings::ModelSettings| actions::test_connection(client, chat, s)) />
             <SearchDialog state=chat on_query=on_query on_open=on_hit />
             <StorageDialog state=chat storage=storage
                 on_export=Callback::new(move |_: ()| actions::export_all(client, chat))
@@ -406,7 +406,7 @@ mod actions {
         chat.tasks.update(|t| t.retain(|t| !t.is_over()));
         request_persistence();
         spawn_local(async move {
-            let model = chat.settings.get_untracked().model_settings();
+            let model = crate::settings::trimmed(&chat.settings.get_untracked());
             let op = match (text, chat.current.get_untracked()) {
                 (Some(text), session_id) => {
                     let key = crate::protocol::random_key();
@@ -492,11 +492,11 @@ mod actions {
         });
     }
 
-    pub fn test_connection(c: Client, chat: ChatState, settings: crate::settings::Settings) {
+    pub fn test_connection(c: Client, chat: ChatState, settings: crate::settings::ModelSettings) {
         let Some(client) = client(c) else { return };
         chat.connection.set(Some("Testing…".into()));
         spawn_local(async move {
-            let text = match client.call(Op::TestConnection { model: settings.model_settings() }).await {
+            let text = match client.call(Op::TestConnection { model: crate::settings::trimmed(&settings) }).await {
                 Ok(Reply::Text { text }) => text,
                 Ok(_) => "No answer.".into(),
                 Err(e) => e.to_string(),
@@ -507,7 +507,7 @@ mod actions {
 
     pub fn cancel_task(c: Client, chat: ChatState, task_id: String) {
         let Some(client) = client(c) else { return };
-        let orchestrator_url = chat.settings.get_untracked().model_settings().orchestrator_url;
+        let orchestrator_url = chat.settings.get_untracked().orchestrator_url.trim().to_owned();
         spawn_local(async move {
             if let Err(e) = client.call(Op::CancelTask { task_id, orchestrator_url }).await {
                 chat.notice.set(Some(e.to_string()));
@@ -586,7 +586,7 @@ mod actions {
         });
     }
 
-    pub fn save_settings(chat: ChatState, settings: crate::settings::Settings) {
+    pub fn save_settings(chat: ChatState, settings: crate::settings::ModelSettings) {
         match crate::settings::save(&settings) {
             Ok(()) => {
                 chat.settings.set(settings);
@@ -720,7 +720,7 @@ mod actions {
     pub fn open_session(_: Client, _: ChatState, _: String, _: Option<i64>) {}
     pub fn reload_sessions(_: Client, _: ChatState) {}
     pub fn cancel_task(_: Client, _: ChatState, _: String) {}
-    pub fn test_connection(_: Client, _: ChatState, _: crate::settings::Settings) {}
+    pub fn test_connection(_: Client, _: ChatState, _: crate::settings::ModelSettings) {}
     pub fn load_details(_: Client, _: ChatState, _: Option<String>) {}
     pub fn load_more(_: Client, _: ChatState, _: bool) {}
     pub fn session_action(_: Client, _: ChatState, _: crate::chat::SessionAction) {}
@@ -733,7 +733,7 @@ mod actions {
     pub fn stop(_: Client) {}
     pub fn approve(_: Client, _: String, _: bool) {}
     pub fn load_settings(_: ChatState) {}
-    pub fn save_settings(chat: ChatState, settings: crate::settings::Settings) {
+    pub fn save_settings(chat: ChatState, settings: crate::settings::ModelSettings) {
         chat.settings.set(settings);
         chat.settings_open.set(false);
     }

@@ -2,7 +2,7 @@
 //! archive (and, through it, to the model) only via the storage worker's client.
 
 use crate::protocol::{Event, Op, Reply};
-use crate::settings::{validate, Settings};
+use crate::settings::{validate, ModelSettings};
 use cowork_core::{Role, SearchHit, Session, Turn, TurnStatus};
 use leptos::prelude::*;
 
@@ -26,7 +26,7 @@ pub struct ChatState {
     pub busy: RwSignal<bool>,
     pub notice: RwSignal<Option<String>>,
     pub draft: RwSignal<String>,
-    pub settings: RwSignal<Settings>,
+    pub settings: RwSignal<ModelSettings>,
     pub settings_open: RwSignal<bool>,
     /// A tool call waiting for the user's yes or no: (call id, tool name, arguments).
     pub approval: RwSignal<Option<(String, String, String)>>,
@@ -96,7 +96,7 @@ impl ChatState {
             busy: RwSignal::new(false),
             notice: RwSignal::new(None),
             draft: RwSignal::new(String::new()),
-            settings: RwSignal::new(Settings::default()),
+            settings: RwSignal::new(ModelSettings::default()),
             settings_open: RwSignal::new(false),
             approval: RwSignal::new(None),
             search_open: RwSignal::new(false),
@@ -1135,9 +1135,9 @@ pub fn ApprovalDialog(state: ChatState, on_answer: Callback<(String, bool)>) -> 
 #[component]
 pub fn SettingsDialog(
     state: ChatState,
-    on_save: Callback<Settings>,
+    on_save: Callback<ModelSettings>,
     /// "Test connection" with the values in the form (not yet saved).
-    on_test: Callback<Settings>,
+    on_test: Callback<ModelSettings>,
 ) -> impl IntoView {
     let draft = RwSignal::new(state.settings.get_untracked());
     let errors = RwSignal::new(Vec::new());
@@ -1158,8 +1158,8 @@ pub fn SettingsDialog(
     };
     let text = move |label: &'static str,
                      field: &'static str,
-                     get: fn(&Settings) -> String,
-                     set: fn(&mut Settings, String),
+                     get: fn(&ModelSettings) -> String,
+                     set: fn(&mut ModelSettings, String),
                      kind: &'static str| {
         view! {
             <label class="field">
@@ -1171,8 +1171,8 @@ pub fn SettingsDialog(
     };
     let number = move |label: &'static str,
                        field: &'static str,
-                       get: fn(&Settings) -> i64,
-                       set: fn(&mut Settings, i64)| {
+                       get: fn(&ModelSettings) -> i64,
+                       set: fn(&mut ModelSettings, i64)| {
         view! {
             <label class="field">
                 <span>{label}</span>
@@ -1209,11 +1209,14 @@ pub fn SettingsDialog(
                     <h2 id="settings-title">"Settings"</h2>
                     <label class="field">
                         <span>"Endpoint kind"</span>
-                        <select prop:value=move || draft.get().kind on:change=move |ev| draft.update(|d| d.kind = event_target_value(&ev))>
+                        <select prop:value=move || draft.get().kind.as_str() on:change=move |ev| {
+                            if let Some(kind) = crate::settings::ProviderKind::parse(&event_target_value(&ev)) {
+                                draft.update(|d| d.kind = kind)
+                            }
+                        }>
                             <option value="openai">"OpenAI-compatible (OpenAI, Ollama, vLLM, LM Studio, OpenRouter…)"</option>
                             <option value="anthropic">"Anthropic"</option>
                         </select>
-                        {error_for("kind")}
                     </label>
                     {text("Base URL", "base_url", |s| s.base_url.clone(), |s, v| s.base_url = v, "url")}
                     {text("Model", "model", |s| s.model.clone(), |s, v| s.model = v, "text")}

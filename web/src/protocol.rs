@@ -10,6 +10,7 @@
 
 use cowork_core::context::ContextMessage;
 use cowork_core::prompt::ApprovalPolicy;
+pub use cowork_core::provider::ModelSettings;
 use cowork_core::{ContextManifest, NewTurn, SearchHit, SearchQuery, Session, StorageStats, TaskRecord, Turn};
 use serde::{Deserialize, Serialize};
 
@@ -187,20 +188,6 @@ impl Op {
                 | Op::TestConnection { .. }
         )
     }
-}
-
-/// The model endpoint as the user configured it (kept in the browser's settings, never in the archive).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ModelSettings {
-    /// "openai" or "anthropic".
-    pub kind: String,
-    pub base_url: String,
-    pub model: String,
-    pub api_key: String,
-    pub context_window: i64,
-    pub output_reserve: i64,
-    /// Loom-compatible orchestrator for `delegate_task`; empty: delegation is off.
-    pub orchestrator_url: String,
 }
 
 /// A tool whose handler lives in the page (registered through the embedding API): the worker offers

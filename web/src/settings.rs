@@ -1,64 +1,37 @@
 //! The user's model and orchestrator settings: validated here, stored in the browser's local storage
 //! (apart from the archive: the API key is never exported, logged or put in a URL).
 
-use crate::protocol::ModelSettings;
-use serde::{Deserialize, Serialize};
+pub use cowork_core::provider::{ModelSettings, ProviderKind};
 
 /// Local-storage key of the settings.
 pub const STORAGE_KEY: &str = "cowork.settings";
 /// The model name that marks the dev server's scripted model.
 pub const DEMO_MODEL: &str = "demo";
 
-/// Everything on the Settings screen.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Settings {
-    /// "openai" (any OpenAI-compatible endpoint) or "anthropic".
-    pub kind: String,
-    pub base_url: String,
-    pub model: String,
-    pub api_key: String,
-    pub context_window: i64,
-    pub output_reserve: i64,
-    /// Base URL of a Loom-compatible orchestrator; empty turns `delegate_task` off.
-    pub orchestrator_url: String,
-}
-
-impl Default for Settings {
-    fn default() -> Settings {
-        Settings::demo("")
+/// The dev server's demo model and orchestrator on `origin` (e.g. `http://127.0.0.1:8080`).
+pub fn demo(origin: &str) -> ModelSettings {
+    ModelSettings {
+        kind: ProviderKind::OpenAi,
+        base_url: format!("{origin}/v1"),
+        model: DEMO_MODEL.into(),
+        orchestrator_url: origin.to_owned(),
+        ..ModelSettings::default()
     }
 }
 
-impl Settings {
-    /// The dev server's demo model and orchestrator on `origin` (e.g. `http://127.0.0.1:8080`).
-    pub fn demo(origin: &str) -> Settings {
-        Settings {
-            kind: "openai".into(),
-            base_url: format!("{origin}/v1"),
-            model: DEMO_MODEL.into(),
-            api_key: String::new(),
-            context_window: 32_768,
-            output_reserve: 4_096,
-            orchestrator_url: origin.to_owned(),
-        }
-    }
+/// Whether these settings point at the dev server's scripted model.
+pub fn is_demo(s: &ModelSettings) -> bool {
+    s.model == DEMO_MODEL
+}
 
-    pub fn is_demo(&self) -> bool {
-        self.model == DEMO_MODEL
-    }
-
-    /// What the worker needs for one message.
-    pub fn model_settings(&self) -> ModelSettings {
-        ModelSettings {
-            kind: self.kind.clone(),
-            base_url: self.base_url.trim().to_owned(),
-            model: self.model.trim().to_owned(),
-            api_key: self.api_key.trim().to_owned(),
-            context_window: self.context_window,
-            output_reserve: self.output_reserve,
-            orchestrator_url: self.orchestrator_url.trim().to_owned(),
-        }
+/// What the worker gets for one message: the settings with the text fields trimmed.
+pub fn trimmed(s: &ModelSettings) -> ModelSettings {
+    ModelSettings {
+        base_url: s.base_url.trim().to_owned(),
+        model: s.model.trim().to_owned(),
+        api_key: s.api_key.trim().to_owned(),
+        orchestrator_url: s.orchestrator_url.trim().to_owned(),
+        ..s.clone()
     }
 }
 
@@ -76,19 +49,16 @@ fn is_http_url(s: &str) -> bool {
 }
 
 /// Checks the settings; an empty list means they can be saved.
-pub fn validate(s: &Settings) -> Vec<FieldError> {
+pub fn validate(s: &ModelSettings) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let mut err = |field, message: &str| errors.push(FieldError { field, message: message.to_owned() });
-    if s.kind != "openai" && s.kind != "anthropic" {
-        err("kind", "Choose OpenAI-compatible or Anthropic.");
-    }
     if !is_http_url(&s.base_url) {
         err("base_url", "Enter the endpoint's base URL, starting with https:// (or http:// for a local server), e.g. https://api.openai.com/v1.");
     }
     if s.model.trim().is_empty() {
         err("model", "Enter the model name the endpoint expects, e.g. gpt-4o-mini or claude-sonnet-4-5.");
     }
-    if s.kind == "anthropic" && s.api_key.trim().is_empty() {
+    if s.kind == ProviderKind::Anthropic && s.api_key.trim().is_empty() {
         err("api_key", "Anthropic needs an API key.");
     }
     if !(1_024..=10_000_000).contains(&s.context_window) {
@@ -105,20 +75,20 @@ pub fn validate(s: &Settings) -> Vec<FieldError> {
 
 /// Loads the saved settings, or the demo on this page's origin.
 #[cfg(target_arch = "wasm32")]
-pub fn load() -> Settings {
+pub fn load() -> ModelSettings {
     let window = web_sys::window();
     let origin = window.as_ref().and_then(|w| w.location().origin().ok()).unwrap_or_default();
     window
         .and_then(|w| w.local_storage().ok().flatten())
         .and_then(|s| s.get_item(STORAGE_KEY).ok().flatten())
-        .and_then(|json| serde_json::from_str::<Settings>(&json).ok())
+        .and_then(|json| serde_json::from_str::<ModelSettings>(&json).ok())
         .filter(|s| validate(s).is_empty())
-        .unwrap_or_else(|| Settings::demo(&origin))
+        .unwrap_or_else(|| demo(&origin))
 }
 
 /// Saves settings that passed [`validate`].
 #[cfg(target_arch = "wasm32")]
-pub fn save(s: &Settings) -> Result<(), String> {
+pub fn save(s: &ModelSettings) -> Result<(), String> {
     let storage = web_sys::window()
         .and_then(|w| w.local_storage().ok().flatten())
         .ok_or("this browser does not let the page keep settings")?;
@@ -132,42 +102,52 @@ pub fn save(s: &Settings) -> Result<(), String> {
 mod tests {
     use super::*;
 
-    fn fields(s: &Settings) -> Vec<&'static str> {
+    fn fields(s: &ModelSettings) -> Vec<&'static str> {
         validate(s).into_iter().map(|e| e.field).collect()
     }
 
     #[test]
     fn the_demo_is_valid() {
-        assert_eq!(fields(&Settings::demo("http://127.0.0.1:8080")), Vec::<&str>::new());
+        assert_eq!(fields(&demo("http://127.0.0.1:8080")), Vec::<&str>::new());
     }
 
     #[test]
     fn each_bad_field_is_named() {
-        let ok = Settings::demo("http://localhost:8080");
-        let cases: Vec<(Settings, &str)> = vec![
-            (Settings { kind: "gemini".into(), ..ok.clone() }, "kind"),
-            (Settings { base_url: "api.openai.com/v1".into(), ..ok.clone() }, "base_url"),
-            (Settings { base_url: "https://".into(), ..ok.clone() }, "base_url"),
-            (Settings { model: "  ".into(), ..ok.clone() }, "model"),
-            (Settings { kind: "anthropic".into(), ..ok.clone() }, "api_key"),
-            (Settings { context_window: 20_000_000, ..ok.clone() }, "context_window"),
-            (Settings { output_reserve: 20_000, ..ok.clone() }, "output_reserve"),
-            (Settings { orchestrator_url: "loom".into(), ..ok.clone() }, "orchestrator_url"),
+        let ok = demo("http://localhost:8080");
+        let cases: Vec<(ModelSettings, &str)> = vec![
+            (ModelSettings { base_url: "api.openai.com/v1".into(), ..ok.clone() }, "base_url"),
+            (ModelSettings { base_url: "https://".into(), ..ok.clone() }, "base_url"),
+            (ModelSettings { model: "  ".into(), ..ok.clone() }, "model"),
+            (ModelSettings { kind: ProviderKind::Anthropic, ..ok.clone() }, "api_key"),
+            (ModelSettings { context_window: 20_000_000, ..ok.clone() }, "context_window"),
+            (ModelSettings { output_reserve: 20_000, ..ok.clone() }, "output_reserve"),
+            (ModelSettings { orchestrator_url: "loom".into(), ..ok.clone() }, "orchestrator_url"),
         ];
         for (s, field) in cases {
             assert_eq!(fields(&s), [field], "{s:?}");
         }
-        assert!(validate(&Settings { orchestrator_url: String::new(), ..ok }).is_empty(), "no orchestrator is fine");
+        assert!(
+            validate(&ModelSettings { orchestrator_url: String::new(), ..ok }).is_empty(),
+            "no orchestrator is fine"
+        );
     }
 
     #[test]
     fn saved_settings_load_back_and_requests_get_trimmed_values() {
-        let s = Settings { api_key: " sk-secret ".into(), model: " gpt-test ".into(), ..Settings::demo("http://x") };
-        let back: Settings = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        let s = ModelSettings { api_key: " sk-secret ".into(), model: " gpt-test ".into(), ..demo("http://x") };
+        let back: ModelSettings = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
         assert_eq!(back, s);
-        let m = s.model_settings();
+        let m = trimmed(&s);
         assert_eq!((m.api_key.as_str(), m.model.as_str()), ("sk-secret", "gpt-test"));
-        let old: Settings = serde_json::from_str(r#"{"model":"m"}"#).unwrap();
+        let old: ModelSettings = serde_json::from_str(r#"{"model":"m"}"#).unwrap();
         assert_eq!(old.context_window, 32_768, "fields missing from older saved settings take defaults");
+    }
+
+    #[test]
+    fn an_unknown_endpoint_kind_is_refused_not_read_as_openai() {
+        let err = serde_json::from_str::<ModelSettings>(r#"{"kind":"gemini","model":"m"}"#).unwrap_err();
+        assert!(err.to_string().contains("unknown variant `gemini`"), "{err}");
+        let anthropic: ModelSettings = serde_json::from_str(r#"{"kind":"anthropic"}"#).unwrap();
+        assert_eq!(anthropic.kind, ProviderKind::Anthropic);
     }
 }

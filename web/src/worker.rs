@@ -21,7 +21,6 @@ use cowork_core::agent::{
 };
 use cowork_core::context::ContextSettings;
 use cowork_core::prompt::{ApprovalPolicy, PromptOptions};
-use cowork_core::provider::{ProviderConfig, ProviderKind};
 use cowork_core::state::ExtractionRules;
 use cowork_core::store::opfs::Opfs;
 use cowork_core::store::{NewSession, SessionFilter, Store};
@@ -195,7 +194,7 @@ impl Hub {
             return;
         }
         if let Op::TestConnection { model } = &req.op {
-            let (id, config) = (req.id, provider_config(model));
+            let (id, config) = (req.id, model.clone());
             wasm_bindgen_futures::spawn_local(async move {
                 post(&WorkerMessage::Response { id, result: test_connection(config).await });
             });
@@ -552,18 +551,8 @@ pub async fn handle(
     r.map_err(|e| e.to_string())
 }
 
-fn provider_config(model: &ModelSettings) -> ProviderConfig {
-    ProviderConfig {
-        kind: ProviderKind::parse(&model.kind).unwrap_or(ProviderKind::OpenAi),
-        base_url: model.base_url.clone(),
-        model: model.model.clone(),
-        api_key: model.api_key.clone(),
-        max_output_tokens: None,
-    }
-}
-
 /// One tiny request ("ping", one output token): an answer means the URL, key and model work.
-async fn test_connection(mut config: ProviderConfig) -> Result<Reply, String> {
+async fn test_connection(mut config: ModelSettings) -> Result<Reply, String> {
     use cowork_core::agent::ResponseBody;
     use cowork_core::provider::{build_request, classify_http_error, cors_error, network_error};
     config.max_output_tokens = Some(1);
@@ -676,7 +665,7 @@ async fn send(
 fn agent_settings(tools: &WorkerTools, model: &ModelSettings, workspace: &str, host: &HostOptions) -> AgentSettings {
     tools.offer(&host.tools);
     AgentSettings {
-        provider: provider_config(model),
+        provider: model.clone(),
         context: ContextSettings {
             context_window: model.context_window,
             output_reserve: model.output_reserve,

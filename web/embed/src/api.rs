@@ -10,7 +10,7 @@ use crate::options::{
 };
 use cowork_web::client::{StorageClient, ToolAnswer, ToolRunner};
 use cowork_web::protocol::{Backend, Event, HostOptions, HostToolSpec, Op, Reply};
-use cowork_web::settings::Settings;
+use cowork_web::settings::ModelSettings;
 use js_sys::{Function, Object, Promise, Reflect};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -68,9 +68,9 @@ pub(crate) fn default_worker_url() -> String {
 }
 
 /// The demo model and orchestrator of the dev server on this page's origin.
-pub(crate) fn page_default_settings() -> Settings {
+pub(crate) fn page_default_settings() -> ModelSettings {
     let origin = web_sys::window().and_then(|w| w.location().origin().ok()).unwrap_or_default();
-    Settings::demo(&origin)
+    cowork_web::settings::demo(&origin)
 }
 
 /// What a tool handler may not do while it runs: use the archive (the reply that called the tool holds it).
@@ -126,7 +126,7 @@ pub(crate) struct Shared {
     approval: RefCell<Option<Function>>,
     listeners: RefCell<Vec<(u32, String, Function)>>,
     next_listener: Cell<u32>,
-    pub(crate) settings: RefCell<Settings>,
+    pub(crate) settings: RefCell<ModelSettings>,
     instructions: RefCell<String>,
     /// Tool handlers running now.
     running_tools: Cell<u32>,
@@ -342,7 +342,7 @@ impl Archive {
         &self,
         what: &str,
         options: Option<RequestOptionsArg>,
-    ) -> Result<(cowork_web::protocol::ModelSettings, HostOptions), JsValue> {
+    ) -> Result<(ModelSettings, HostOptions), JsValue> {
         let o: RequestOptions = options_from(what, options)?;
         let model =
             options::model_settings(&self.shared.settings.borrow(), o.model.as_ref()).map_err(|e| error(what, e))?;

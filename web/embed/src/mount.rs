@@ -113,7 +113,7 @@ fn render(
     element: web_sys::HtmlElement,
     client: StorageClient,
     worker_url: String,
-    settings: Option<cowork_web::settings::Settings>,
+    settings: Option<cowork_web::settings::ModelSettings>,
 ) -> Result<MountHandle, JsValue> {
     if cowork_web::dom::in_shadow_root() {
         return Err(error(what, "Cowork is already mounted in this page; unmount() it first"));

@@ -3,8 +3,8 @@
 
 use cowork_core::prompt::ApprovalPolicy;
 use cowork_core::{NewTurn, Role, SearchQuery, SearchScope, ToolCall, TurnStatus};
-use cowork_web::protocol::{HostToolSpec, ModelSettings};
-use cowork_web::settings::Settings;
+use cowork_web::protocol::HostToolSpec;
+use cowork_web::settings::ModelSettings;
 use serde::Deserialize;
 
 /// Tools the agent loop provides itself; a page cannot register a tool of the same name.
@@ -50,31 +50,22 @@ pub fn worker_url(given: Option<&str>, default: &str, storage: StorageKind) -> S
     }
 }
 
-/// A model endpoint, every field optional (the rest from the demo model on the page's origin).
+/// A model endpoint as a page gives it: any fields of [`ModelSettings`] (by their JSON names), the
+/// rest taken from the archive's settings.
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct ModelOptions {
-    pub kind: Option<String>,
-    pub base_url: Option<String>,
-    pub model: Option<String>,
-    pub api_key: Option<String>,
-    pub context_window: Option<i64>,
-    pub output_reserve: Option<i64>,
-    pub orchestrator_url: Option<String>,
-}
+#[serde(transparent)]
+pub struct ModelOptions(pub serde_json::Map<String, serde_json::Value>);
 
 impl ModelOptions {
     /// The complete, validated settings: `self` over `base`.
-    pub fn over(&self, base: &Settings) -> Result<Settings, String> {
-        let s = Settings {
-            kind: self.kind.clone().unwrap_or_else(|| base.kind.clone()),
-            base_url: self.base_url.clone().unwrap_or_else(|| base.base_url.clone()),
-            model: self.model.clone().unwrap_or_else(|| base.model.clone()),
-            api_key: self.api_key.clone().unwrap_or_else(|| base.api_key.clone()),
-            context_window: self.context_window.unwrap_or(base.context_window),
-            output_reserve: self.output_reserve.unwrap_or(base.output_reserve),
-            orchestrator_url: self.orchestrator_url.clone().unwrap_or_else(|| base.orchestrator_url.clone()),
+    pub fn over(&self, base: &ModelSettings) -> Result<ModelSettings, String> {
+        let mut merged = match serde_json::to_value(base) {
+            Ok(serde_json::Value::Object(map)) => map,
+            _ => unreachable!("settings serialise as an object"),
         };
+        merged.extend(self.0.clone());
+        let s: ModelSettings =
+            serde_json::from_value(serde_json::Value::Object(merged)).map_err(|e| format!("model: {e}"))?;
         let errors = cowork_web::settings::validate(&s);
         if errors.is_empty() {
             Ok(s)
@@ -86,10 +77,10 @@ impl ModelOptions {
 }
 
 /// The settings a request uses: the request's model options over the archive's.
-pub fn model_settings(archive: &Settings, request: Option<&ModelOptions>) -> Result<ModelSettings, String> {
+pub fn model_settings(archive: &ModelSettings, request: Option<&ModelOptions>) -> Result<ModelSettings, String> {
     match request {
-        Some(m) => m.over(archive).map(|s| s.model_settings()),
-        None => Ok(archive.model_settings()),
+        Some(m) => m.over(archive).map(|s| cowork_web::settings::trimmed(&s)),
+        None => Ok(cowork_web::settings::trimmed(archive)),
     }
 }
 
@@ -338,14 +329,19 @@ mod tests {
 
     #[test]
     fn model_options_fill_in_from_the_archive_and_are_validated() {
-        let base = Settings::demo("http://127.0.0.1:8080");
-        let m = ModelOptions { model: Some("gpt-4o-mini".into()), ..ModelOptions::default() };
+        let base = cowork_web::settings::demo("http://127.0.0.1:8080");
+        let options = |v: serde_json::Value| serde_json::from_value::<ModelOptions>(v).unwrap();
+        let m = options(serde_json::json!({"model": "gpt-4o-mini"}));
         let s = model_settings(&base, Some(&m)).unwrap();
         assert_eq!((s.model.as_str(), s.base_url.as_str()), ("gpt-4o-mini", "http://127.0.0.1:8080/v1"));
         assert_eq!(model_settings(&base, None).unwrap().model, "demo");
-        let bad = ModelOptions { base_url: Some("ftp://x".into()), context_window: Some(5), ..ModelOptions::default() };
+        let bad = options(serde_json::json!({"base_url": "ftp://x", "context_window": 5}));
         let err = model_settings(&base, Some(&bad)).unwrap_err();
         assert!(err.contains("model.base_url") && err.contains("model.context_window"), "{err}");
+        let unknown = model_settings(&base, Some(&options(serde_json::json!({"modle": "x"})))).unwrap_err();
+        assert!(unknown.contains("unknown field `modle`"), "{unknown}");
+        let kind = model_settings(&base, Some(&options(serde_json::json!({"kind": "gemini"})))).unwrap_err();
+        assert!(kind.contains("unknown variant `gemini`"), "{kind}");
     }
 
     #[test]
