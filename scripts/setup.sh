@@ -6,7 +6,8 @@
 #   1. the active rustup toolchain already has (or can quickly get) the wasm32 standard library;
 #   2. otherwise Debian's browser-targeted Rust (rustc-web), with the wasm32 std built once from
 #      rust-web-src and linked into rustup as the toolchain `debian-web` (see README "Toolchain").
-# Sourced by scripts/run.sh and scripts/test.sh; exports COWORK_TOOLCHAIN_ENV for them.
+# Sourced by scripts/run.sh and scripts/test.sh: the PATH, RUSTUP_TOOLCHAIN (on the Debian route),
+# CHROMEDRIVER and the wasm test runner it exports are theirs too.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -39,6 +39,15 @@ stage() {
   TOTAL=$(( ${TOTAL:-0} + passed ))
 }
 
+say "lints: cargo fmt --check, cargo clippy -D warnings (native, and the browser build of the app, worker and embed module)"
+if cargo clippy --version >/dev/null 2>&1 && cargo fmt --version >/dev/null 2>&1; then
+  cargo fmt --all -- --check
+  cargo clippy -q --workspace --all-targets -- -D warnings
+  cargo clippy -q --target wasm32-unknown-unknown -p cowork-web -p cowork-embed --features cowork-web/worker -- -D warnings
+else
+  say "clippy or rustfmt is not part of this toolchain (Debian's rustc-web route): lints skipped"
+fi
+
 stage native cargo test --workspace
 stage opfs-worker cargo test -p cowork-core --target wasm32-unknown-unknown --test store_opfs
 stage dom cargo test -p cowork-web --target wasm32-unknown-unknown --test dom

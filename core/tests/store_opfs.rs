@@ -40,11 +40,30 @@ store_cases!(opfs_cases);
 
 #[wasm_bindgen_test]
 async fn fts5_ranks_on_opfs() {
-    let (_pool, store) = fresh("fts5").await;
-    let version: String = store.connection().query_row("SELECT sqlite_version()", [], |r| r.get(0)).unwrap();
-    assert!(!version.is_empty());
-    let on_opfs: String = store.connection().query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
-    assert_eq!(on_opfs, "wal");
+    let (pool, mut store) = fresh("fts5").await;
+    assert!(pool.exists("fts5.db").unwrap(), "the archive is a file of the OPFS pool, not memory");
+    let journal: String = store.connection().query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+    assert_eq!(journal, "wal");
+    let sid = store.create_session(&NewSession::new("w")).unwrap().id;
+    let texts = [
+        "the heron waits by the river",
+        "heron heron heron: the heron is the whole point of this note about herons and the heron",
+        "nothing about birds here",
+        "a heron flew past the window once",
+    ];
+    for text in texts {
+        store.append_turn(&sid, &NewTurn::user(text)).unwrap();
+    }
+    let hits = store.search(&SearchQuery::new("heron", SearchScope::All)).unwrap();
+    let turns: Vec<i64> = hits.iter().map(|h| h.turn_number).collect();
+    assert_eq!(turns.len(), 3, "FTS5 finds exactly the turns with the word: {turns:?}");
+    assert_eq!(turns[0], 2, "bm25 ranks the turn that is all about herons first: {turns:?}");
+    assert!(!turns.contains(&3), "a turn without the word is not a hit: {turns:?}");
+    assert!(hits.windows(2).all(|w| w[0].score >= w[1].score), "hits come best first: {hits:?}");
+    let phrase = store.search(&SearchQuery::new("\"heron flew\"", SearchScope::All)).unwrap();
+    assert_eq!(phrase.iter().map(|h| h.turn_number).collect::<Vec<_>>(), [4], "an exact phrase");
+    drop(store);
+    pool.remove("fts5.db").unwrap();
 }
 
 #[wasm_bindgen_test]

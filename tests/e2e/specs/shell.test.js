@@ -1,7 +1,7 @@
 // The served app renders its shell and opens the archive on OPFS, with no console errors.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { useServerAndBrowser, openPage } from '../harness.js';
+import { useServerAndBrowser, openPage, ready, replyDone, send } from '../harness.js';
 
 const app = useServerAndBrowser();
 
@@ -46,8 +46,20 @@ test('the page has a strict Content-Security-Policy: a script injected into it d
 });
 
 test('a second load finds the same archive and still shows no errors', async () => {
+  // What the first load saves must be there on the second, from OPFS: a fresh page in the same
+  // profile gets a new storage worker, so an in-memory archive would come back empty.
+  const first = await openPage(app.browser.context, app.server.url);
+  await ready(first);
+  await send(first, 'Remember the heron on the second load');
+  await first.locator('.turn[data-role="assistant"]', { hasText: 'You said' }).waitFor({ timeout: 20_000 });
+  await replyDone(first);
+  await first.close();
+
   const page = await openPage(app.browser.context, app.server.url);
-  await page.locator('.storage-status[data-state="ready"]').waitFor({ timeout: 30_000 });
+  await ready(page);
+  await page.locator('.session', { hasText: 'Remember the heron on the second load' }).click();
+  await page.locator('.turn[data-role="user"]', { hasText: 'Remember the heron on the second load' }).waitFor();
+  await page.locator('.turn[data-role="assistant"]', { hasText: 'You said' }).waitFor();
   assert.deepEqual(page.problems, []);
   await page.close();
 });
