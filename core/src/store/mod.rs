@@ -138,11 +138,8 @@ impl Store {
         // Exclusive locking first: a WAL archive can only be read without shared memory (which the OPFS
         // VFS lacks) once the connection holds its lock for good. It writes nothing.
         lock_exclusively(&conn)?;
-        // Check the version before anything that could write: a newer archive stays untouched.
-        let found = schema::user_version(&conn)?;
-        if found > schema::LATEST {
-            return Err(Error::SchemaTooNew { found, supported: schema::LATEST });
-        }
+        // Check the version before anything that could write: a newer (or negative) one stays untouched.
+        schema::check_version(schema::user_version(&conn)?)?;
         configure(&conn)?;
         schema::migrate(&mut conn, schema::LATEST)?;
         Ok(Store { conn, last_ms: std::cell::Cell::new(0) })
@@ -160,6 +157,7 @@ impl Store {
     pub fn open_at_version(path: &str, version: i64) -> Result<Store> {
         let mut conn = Connection::open(path).context(format!("opening the archive {path}"))?;
         lock_exclusively(&conn)?;
+        schema::check_version(schema::user_version(&conn)?)?;
         configure(&conn)?;
         schema::migrate(&mut conn, version)?;
         Ok(Store { conn, last_ms: std::cell::Cell::new(0) })
