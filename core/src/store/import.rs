@@ -1,5 +1,5 @@
 //! Import: a JSONL archive (see `jsonl`) in two steps, [`validate`] (parse and every check, reading
-//! the archive but touching nothing) and [`write`] (the checked rows in one transaction, through
+//! the archive but touching nothing) and [`write()`] (the checked rows in one transaction, through
 //! `rows`); and an OpenAI-style `messages` array as a new session.
 //!
 //! A JSONL import is all-or-nothing and names the first bad line; sessions already in the archive
@@ -61,6 +61,8 @@ impl Store {
         write(&mut self.conn, plan)
     }
 
+    /// Imports an OpenAI-style `messages` array (or `{"messages": [...]}`) as a new session in
+    /// `workspace`. The same messages imported twice give the same session, not a duplicate.
     pub fn import_openai_messages(&mut self, json: &str, workspace: &str) -> Result<Session> {
         let value: serde_json::Value = serde_json::from_str(json)
             .map_err(|e| Error::Import { line: e.line(), message: format!("not valid JSON: {e}") })?;
