@@ -82,6 +82,34 @@ fn an_archive_from_a_newer_version_is_refused_and_untouched() {
     assert!(msg.contains("update Cowork"), "{msg}");
 }
 
+/// Regression: a negative `PRAGMA user_version` (written by another tool, or a damaged header) was read
+/// as a huge unsigned number, so every migration was skipped and the file was stamped as current.
+/// No version of Cowork writes a negative version: it is refused like a newer one, untouched.
+#[test]
+fn an_archive_with_a_negative_schema_version_is_refused_and_untouched() {
+    let db = TempDb::new("negative-version");
+    {
+        let mut store = Store::open(db.path()).unwrap();
+        let sid = store.create_session(&NewSession::new("w")).unwrap().id;
+        store.append_turn(&sid, &NewTurn::user("keep me")).unwrap();
+        store.connection().pragma_update(None, "user_version", -3).unwrap();
+    }
+    let before = std::fs::read(&db.0).unwrap();
+    match Store::open(db.path()) {
+        Err(e) => {
+            let msg = e.to_string();
+            assert!(msg.contains("schema version -3"), "{msg}");
+            assert!(msg.contains("no version of Cowork writes"), "{msg}");
+            assert!(msg.contains("not changed"), "{msg}");
+        }
+        Ok(store) => panic!(
+            "an archive at schema version -3 must be refused, but it opened at version {:?}",
+            store.schema_version()
+        ),
+    }
+    assert!(std::fs::read(&db.0).unwrap() == before, "the refused archive is byte-for-byte unchanged");
+}
+
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
 }

@@ -134,14 +134,28 @@ pub fn user_version(conn: &Connection) -> Result<i64> {
     conn.query_row("PRAGMA user_version", [], |r| r.get(0)).context("reading the schema version")
 }
 
-/// Brings the archive up to `target` (normally [`LATEST`]) in one transaction.
-///
-/// Refuses, without writing anything, an archive whose version is newer than this build knows.
-pub fn migrate(conn: &mut Connection, target: i64) -> Result<()> {
-    let found = user_version(conn)?;
+/// Refuses a version this build cannot upgrade from: newer than [`LATEST`], or negative (no version
+/// of Cowork writes one; a damaged header or another tool did). Check before writing anything.
+pub fn check_version(found: i64) -> Result<()> {
     if found > LATEST {
         return Err(Error::SchemaTooNew { found, supported: LATEST });
     }
+    if found < 0 {
+        // `Error` lives in `error.rs`; a dedicated variant can replace this message there.
+        return Err(Error::Invalid(format!(
+            "this archive reports schema version {found}, which no version of Cowork writes; it was not changed"
+        )));
+    }
+    Ok(())
+}
+
+/// Brings the archive up to `target` (normally [`LATEST`]) in one transaction.
+///
+/// Refuses, without writing anything, an archive whose version is newer than this build knows or
+/// negative (see [`check_version`]).
+pub fn migrate(conn: &mut Connection, target: i64) -> Result<()> {
+    let found = user_version(conn)?;
+    check_version(found)?;
     if found >= target {
         return Ok(());
     }

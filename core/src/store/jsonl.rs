@@ -1,0 +1,66 @@
+//! The JSON Lines archive format: its header values and one wire type per line kind, converted by
+//! hand from the domain types. `export` writes it, `import` reads it.
+//!
+//! A header line `{"type":"header","format":"cowork-archive","version":1}`, then per session its
+//! `session`, `turn`, `tool_execution`, `task`, `task_event` and `manifest` lines (a fork's parent
+//! always comes before it), then an `end` line with counts, so a truncated file is detected.
+
+use crate::{ContextManifest, Role, Session, TaskEvent, TaskRecord, ToolCall, ToolExecution, Turn, TurnStatus};
+use serde::{Deserialize, Serialize};
+
+/// The JSONL format version this build writes and reads.
+pub const FORMAT_VERSION: i64 = 1;
+pub(super) const FORMAT_NAME: &str = "cowork-archive";
+
+/// One line of the JSONL format (the wire type; converted by hand from the domain types).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub(super) enum Line {
+    Header { format: String, version: i64 },
+    Session(Session),
+    Turn(TurnLine),
+    ToolExecution(ToolExecution),
+    Task(TaskRecord),
+    TaskEvent(TaskEvent),
+    Manifest(ContextManifest),
+    End { sessions: usize, turns: usize },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct TurnLine {
+    pub session_id: String,
+    pub turn_number: i64,
+    pub role: Role,
+    pub content: String,
+    pub tool_calls: Vec<ToolCall>,
+    pub tool_call_id: Option<String>,
+    pub tool_name: Option<String>,
+    pub token_count: i64,
+    pub status: TurnStatus,
+    pub created_at: i64,
+    pub metadata: serde_json::Value,
+}
+
+impl From<Turn> for TurnLine {
+    fn from(t: Turn) -> TurnLine {
+        TurnLine {
+            session_id: t.session_id,
+            turn_number: t.turn_number,
+            role: t.role,
+            content: t.content,
+            tool_calls: t.tool_calls,
+            tool_call_id: t.tool_call_id,
+            tool_name: t.tool_name,
+            token_count: t.token_count,
+            status: t.status,
+            created_at: t.created_at,
+            metadata: t.metadata,
+        }
+    }
+}
+
+pub(super) fn line_json(line: &Line) -> String {
+    // Serialising plain data with string keys cannot fail.
+    serde_json::to_string(line).expect("export lines are plain data")
+}

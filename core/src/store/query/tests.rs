@@ -1,0 +1,35 @@
+//! Tests of `Terms`: any text becomes a valid FTS5 expression.
+
+use super::*;
+
+fn check(input: &str, prefix: bool, expect: Option<&str>) {
+    let got = Terms::parse(input, prefix).all();
+    assert_eq!(got.as_deref(), expect, "query {input:?} (prefix_last={prefix})");
+}
+
+#[test]
+fn words_identifiers_paths_and_phrases() {
+    check("jwt auth", false, Some(r#""jwt" AND "auth""#));
+    check("refresh_token", false, Some(r#""refresh token""#));
+    check("src/auth.py", false, Some(r#""src auth py""#));
+    check(r#""exact phrase here" rest"#, false, Some(r#""exact phrase here" AND "rest""#));
+    check("migrat", true, Some(r#""migrat"*"#));
+    check("migrat ", true, Some(r#""migrat""#));
+    check("auth auth", false, Some(r#""auth""#));
+}
+
+#[test]
+fn fts_syntax_is_searched_as_text() {
+    check(r#"NEAR(a b"#, false, Some(r#""NEAR a" AND "b""#));
+    check("a AND b OR NOT c", false, Some(r#""a" AND "AND" AND "b" AND "OR" AND "NOT" AND "c""#));
+    check(r#"unbalanced "quote here"#, false, Some(r#""unbalanced" AND "quote" AND "here""#));
+    check("col:value ^start * -x +y", false, Some(r#""col value" AND "start" AND "x" AND "y""#));
+    check("", false, None);
+    check("*** \"\" () 🎉", false, None);
+}
+
+#[test]
+fn long_queries_are_capped() {
+    let long: String = (0..1000).map(|i| format!("w{i} ")).collect();
+    assert_eq!(Terms::parse(&long, false).len(), MAX_TERMS);
+}
