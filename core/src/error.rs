@@ -136,7 +136,7 @@ impl fmt::Display for Error {
             Error::SchemaInvalid { found } => write!(
                 f,
                 "this archive reports schema version {found}, which no version of Cowork writes; it was not \
-                 opened and not changed"
+                 changed"
             ),
             Error::Model(e) => write!(f, "{e}"),
         }

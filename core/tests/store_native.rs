@@ -101,6 +101,7 @@ fn an_archive_with_a_negative_schema_version_is_refused_and_untouched() {
             assert!(msg.contains("schema version -3"), "{msg}");
             assert!(msg.contains("no version of Cowork writes"), "{msg}");
             assert!(msg.contains("not changed"), "{msg}");
+            assert_eq!(e.kind(), cowork_core::ErrorKind::Schema);
         }
         Ok(store) => panic!(
             "an archive at schema version -3 must be refused, but it opened at version {:?}",

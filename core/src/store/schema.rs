@@ -141,10 +141,7 @@ pub fn check_version(found: i64) -> Result<()> {
         return Err(Error::SchemaTooNew { found, supported: LATEST });
     }
     if found < 0 {
-        // `Error` lives in `error.rs`; a dedicated variant can replace this message there.
-        return Err(Error::Invalid(format!(
-            "this archive reports schema version {found}, which no version of Cowork writes; it was not changed"
-        )));
+        return Err(Error::SchemaInvalid { found });
     }
     Ok(())
 }

@@ -34,9 +34,14 @@ fn main() {
     if what == "all" || what == "search" {
         for (kind, queries) in gen::QUERIES {
             let (p50, p99) = time(&mut || queries.iter().for_each(|q| drop(search(&store, q).unwrap())), 30);
-            let (l50, _) = time(&mut || queries.iter().for_each(|q| {
-                let _ = like_scan(&store, q).unwrap();
-            }), 2);
+            let (l50, _) = time(
+                &mut || {
+                    queries.iter().for_each(|q| {
+                        let _ = like_scan(&store, q).unwrap();
+                    })
+                },
+                2,
+            );
             let n = queries.len() as f64;
             println!("search {kind:7} p50 {:.2} ms p99(batch) {:.2} ms  LIKE {:.2} ms", p50 / n, p99 / n, l50 / n);
         }
