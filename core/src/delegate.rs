@@ -13,7 +13,7 @@ use crate::orchestrator::{
 };
 use crate::sse::SseParser;
 use crate::store::Store;
-use crate::{Result, TaskRecord, ToolCall};
+use crate::{Result, TaskRecord, TaskStatus, ToolCall};
 use serde_json::Value;
 
 /// Polls of the status endpoint after the stream broke, one a second, at most (half an hour).
@@ -76,7 +76,7 @@ pub async fn delegate<T: Transport>(
         turn_number: at.turn_number,
         goal: goal.to_owned(),
         context: submission.context.to_string(),
-        status: if created.status.is_empty() { "pending".into() } else { created.status.clone() },
+        status: if created.status.is_unknown() { TaskStatus::Pending } else { created.status.clone() },
         result_delivered: false,
         created_at: now,
         updated_at: now,
@@ -85,7 +85,7 @@ pub async fn delegate<T: Transport>(
     on_event(AgentEvent::TaskProgress {
         task_id: record.task_id.clone(),
         event_type: "task_submitted".into(),
-        status: record.status.clone(),
+        status: record.status.to_string(),
         goal: goal.to_owned(),
         checklist: Vec::new(),
     });
@@ -103,8 +103,8 @@ pub async fn delegate<T: Transport>(
     }
     record.result_delivered = true;
     store.upsert_task(&record)?;
-    let success = progress.status == "completed";
-    Ok(ToolOutcome { content: format_result(&progress, &progress.status), success })
+    let success = progress.status == TaskStatus::Completed;
+    Ok(ToolOutcome { content: format_result(&progress, progress.status.as_str()), success })
 }
 
 /// Follows a submitted task until it ends (or the orchestrator goes away): stream first, then status,
@@ -146,7 +146,7 @@ async fn follow<T: Transport>(
                         on_event(AgentEvent::TaskProgress {
                             task_id: task_id.to_owned(),
                             event_type: event.event_type().to_owned(),
-                            status: progress.status.clone(),
+                            status: progress.status.to_string(),
                             goal: progress.goal.clone(),
                             checklist: progress.checklist(),
                         });
@@ -181,7 +181,7 @@ async fn follow<T: Transport>(
                     on_event(AgentEvent::TaskProgress {
                         task_id: task_id.to_owned(),
                         event_type: "status".into(),
-                        status: progress.status.clone(),
+                        status: progress.status.to_string(),
                         goal: progress.goal.clone(),
                         checklist: progress.checklist(),
                     });
@@ -223,10 +223,10 @@ pub async fn deliver_pending_tasks<T: Transport>(
             store.upsert_task(&task)?;
             continue;
         }
-        let text = format_result(&progress, &progress.status);
+        let text = format_result(&progress, progress.status.as_str());
         let mut turn =
             crate::NewTurn::tool_result(format!("task:{}", task.task_id), crate::prompt::DELEGATE_TOOL, text);
-        turn.metadata = serde_json::json!({"task_id": task.task_id, "success": progress.status == "completed", "delivered_later": true});
+        turn.metadata = serde_json::json!({"task_id": task.task_id, "success": progress.status == TaskStatus::Completed, "delivered_later": true});
         let stored = store.append_turn(session_id, &turn)?;
         task.result_delivered = true;
         store.upsert_task(&task)?;

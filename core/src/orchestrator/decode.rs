@@ -4,13 +4,14 @@
 use serde_json::{Map, Value};
 
 use super::MAX_TRACKED;
-use crate::{Error, Result};
+use crate::{Error, Result, TaskStatus};
 
 /// The `201` answer to `POST /tasks`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CreatedTask {
     pub task_id: String,
-    pub status: String,
+    /// [`TaskStatus::is_unknown`] when the answer gave none.
+    pub status: TaskStatus,
     pub message: String,
     pub run_id: Option<String>,
 }
@@ -23,7 +24,7 @@ pub fn parse_created_task(body: &str) -> Result<CreatedTask> {
     })?;
     Ok(CreatedTask {
         task_id,
-        status: text(&v, "status").unwrap_or_default(),
+        status: TaskStatus::parse(&text(&v, "status").unwrap_or_default()),
         message: text(&v, "message").unwrap_or_default(),
         run_id: text(&v, "run_id"),
     })
@@ -63,7 +64,8 @@ pub struct FileChange {
 pub struct TaskSnapshot {
     pub task_id: String,
     pub goal: String,
-    pub status: String,
+    /// [`TaskStatus::is_unknown`] when the answer gave none.
+    pub status: TaskStatus,
     pub subtasks: Vec<SubtaskInfo>,
     pub progress: ProgressCounts,
     /// From `result.summary` when the orchestrator gives one.
@@ -75,7 +77,7 @@ pub struct TaskSnapshot {
 
 impl TaskSnapshot {
     pub fn is_terminal(&self) -> bool {
-        is_terminal_status(&self.status)
+        self.status.is_terminal()
     }
 }
 
@@ -87,7 +89,7 @@ pub fn parse_task_status(body: &str) -> Result<TaskSnapshot> {
     Ok(TaskSnapshot {
         task_id: text(&v, "task_id").unwrap_or_default(),
         goal: text(&v, "goal").unwrap_or_default(),
-        status: text(&v, "status").unwrap_or_default(),
+        status: TaskStatus::parse(&text(&v, "status").unwrap_or_default()),
         subtasks: v.get("plan").map(plan_subtasks).unwrap_or_default(),
         progress: ProgressCounts {
             total_subtasks: int(&p, "total_subtasks").unwrap_or(0),
@@ -103,9 +105,9 @@ pub fn parse_task_status(body: &str) -> Result<TaskSnapshot> {
     })
 }
 
-/// Whether a task status is final: `completed`, `failed` or `cancelled` (`canceled` too).
+/// Whether a task status word is final ([`TaskStatus::is_terminal`] of [`TaskStatus::parse`]).
 pub fn is_terminal_status(status: &str) -> bool {
-    matches!(status.trim().to_ascii_lowercase().as_str(), "completed" | "failed" | "cancelled" | "canceled")
+    TaskStatus::parse(status).is_terminal()
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -2,7 +2,8 @@
 //! [`MAX_TRACKED`].
 
 use super::decode::{merge_file, FileChange, LoomEvent, SubtaskInfo, TaskSnapshot};
-use super::{is_terminal_status, MAX_TRACKED};
+use super::MAX_TRACKED;
+use crate::TaskStatus;
 
 /// One line of the live checklist.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -43,9 +44,8 @@ pub struct VerificationNote {
 pub struct TaskProgress {
     pub task_id: String,
     pub goal: String,
-    /// `submitted` until an event says more; then Loom's statuses (`planning`, `executing`, `replanning`,
-    /// `completed`, `failed`, `cancelled`). A terminal status never changes again.
-    pub status: String,
+    /// `submitted` until an event says more; then Loom's statuses. A terminal status never changes again.
+    pub status: TaskStatus,
     pub subtasks: Vec<SubtaskProgress>,
     pub files_changed: Vec<FileChange>,
     /// Task-level verification results (checks that name no subtask in the checklist).
@@ -62,13 +62,13 @@ impl TaskProgress {
         TaskProgress {
             task_id: task_id.into(),
             goal: goal.into(),
-            status: "submitted".to_string(),
+            status: TaskStatus::Submitted,
             ..TaskProgress::default()
         }
     }
 
     pub fn is_terminal(&self) -> bool {
-        is_terminal_status(&self.status)
+        self.status.is_terminal()
     }
 
     /// The live checklist as the UI shows it: one item per subtask, described when the plan names it.
@@ -83,9 +83,9 @@ impl TaskProgress {
             .collect()
     }
 
-    fn set_status(&mut self, status: &str) {
+    fn set_status(&mut self, status: TaskStatus) {
         if !self.is_terminal() {
-            self.status = status.to_string();
+            self.status = status;
         }
     }
 
@@ -111,11 +111,11 @@ impl TaskProgress {
     pub fn apply(&mut self, event: &LoomEvent) {
         self.events_applied += 1;
         match event {
-            LoomEvent::TaskCreated => self.set_status("pending"),
-            LoomEvent::TaskPlanning => self.set_status("planning"),
+            LoomEvent::TaskCreated => self.set_status(TaskStatus::Pending),
+            LoomEvent::TaskPlanning => self.set_status(TaskStatus::Planning),
             LoomEvent::TaskPlanReady { subtasks, .. } => self.take_plan(subtasks),
-            LoomEvent::TaskExecuting => self.set_status("executing"),
-            LoomEvent::TaskReplanning { .. } => self.set_status("replanning"),
+            LoomEvent::TaskExecuting => self.set_status(TaskStatus::Executing),
+            LoomEvent::TaskReplanning { .. } => self.set_status(TaskStatus::Replanning),
             LoomEvent::SubtaskStarted { subtask_id } => {
                 if let Some(s) = self.subtask(subtask_id) {
                     s.status = "running".to_string();
@@ -159,14 +159,14 @@ impl TaskProgress {
             LoomEvent::VerificationPassed { subtask_id, detail } => self.verified(subtask_id, true, detail),
             LoomEvent::VerificationFailed { subtask_id, detail } => self.verified(subtask_id, false, detail),
             LoomEvent::TaskCompleted { summary, files_changed } => {
-                self.set_status("completed");
+                self.set_status(TaskStatus::Completed);
                 self.summary = summary.clone().or(self.summary.take());
                 for file in files_changed {
                     merge_file(&mut self.files_changed, file.clone());
                 }
             }
             LoomEvent::TaskFailed { error, failed_subtasks, files_changed } => {
-                self.set_status("failed");
+                self.set_status(TaskStatus::Failed);
                 self.stop_running("interrupted");
                 self.error = error.clone().or(self.error.take());
                 for id in failed_subtasks {
@@ -179,7 +179,7 @@ impl TaskProgress {
                 }
             }
             LoomEvent::TaskCancelled => {
-                self.set_status("cancelled");
+                self.set_status(TaskStatus::Cancelled);
                 self.stop_running("cancelled");
             }
             LoomEvent::Unknown { event_type, .. } => {
@@ -242,8 +242,8 @@ impl TaskProgress {
         if self.goal.is_empty() {
             self.goal.clone_from(&status.goal);
         }
-        if !status.status.is_empty() {
-            self.set_status(&status.status);
+        if !status.status.is_unknown() {
+            self.set_status(status.status.clone());
         }
         if !status.subtasks.is_empty() {
             self.take_plan(&status.subtasks);

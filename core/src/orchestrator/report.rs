@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use super::decode::first_text;
 use super::{SubtaskProgress, TaskProgress, VerificationNote};
+use crate::TaskStatus;
 
 /// One line of text, at most `max` characters.
 fn one_line(s: &str, max: usize) -> String {
@@ -126,15 +127,16 @@ fn goal_label(progress: &TaskProgress) -> String {
 /// A failed task gets an `Error:` line after the header; a task summary ends the text. A non-terminal
 /// status gives a "still running" header (see also [`format_still_running`]).
 pub fn format_result(progress: &TaskProgress, final_status: &str) -> String {
-    let status = final_status.trim().to_ascii_lowercase();
+    let status = TaskStatus::parse(final_status);
     let goal = goal_label(progress);
-    let mut out = match status.as_str() {
-        "completed" => format!("Task completed: {goal}\n"),
-        "failed" => format!("Task failed: {goal}\n"),
-        "cancelled" | "canceled" => format!("Task cancelled: {goal}\n"),
-        other => format!("Task still running: {goal} (status: {})\n", if other.is_empty() { "unknown" } else { other }),
+    let mut out = match &status {
+        TaskStatus::Completed => format!("Task completed: {goal}\n"),
+        TaskStatus::Failed => format!("Task failed: {goal}\n"),
+        TaskStatus::Cancelled => format!("Task cancelled: {goal}\n"),
+        _ if status.is_unknown() => format!("Task still running: {goal} (status: unknown)\n"),
+        other => format!("Task still running: {goal} (status: {})\n", other.as_str().trim().to_ascii_lowercase()),
     };
-    if status == "failed" {
+    if status == TaskStatus::Failed {
         let error = progress.error.as_deref().map(|e| one_line(e, 500)).unwrap_or_else(|| {
             let failed: Vec<String> =
                 progress.subtasks.iter().filter(|s| s.status == "failed").map(|s| s.id.clone()).collect();

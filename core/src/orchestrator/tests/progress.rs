@@ -64,7 +64,7 @@ fn progress_tracks_the_live_checklist() {
     assert_eq!(progress.unknown_events, ["task_progress_note"]);
     // A terminal status is final: a late event does not reopen the task.
     progress.apply(&LoomEvent::TaskExecuting);
-    assert_eq!(progress.status, "completed");
+    assert_eq!(progress.status, crate::TaskStatus::Completed);
 }
 
 #[test]

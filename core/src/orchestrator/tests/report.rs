@@ -6,7 +6,7 @@ use super::*;
 fn result_of_a_completed_task() {
     let progress = fold(&decode_stream(COMPLETED_STREAM), "task-0001", "Add JWT refresh token rotation");
     check(
-        &format_result(&progress, &progress.status),
+        &format_result(&progress, progress.status.as_str()),
         expect![[r#"
         Task completed: "Add JWT refresh token rotation"
 
@@ -32,7 +32,7 @@ fn result_of_a_completed_task() {
 fn result_of_a_failed_task() {
     let progress = fold(&decode_stream(FAILED_STREAM), "a1b2c3d4", "Migrate src/routes to TypeScript");
     check(
-        &format_result(&progress, &progress.status),
+        &format_result(&progress, progress.status.as_str()),
         expect![[r#"
         Task failed: "Migrate src/routes to TypeScript"
         Error: subtasks failed: update-imports
@@ -63,7 +63,7 @@ fn result_of_a_failed_task_filled_in_from_the_status_snapshot() {
     .unwrap();
     progress.apply_status(&status);
     check(
-        &format_result(&progress, &progress.status),
+        &format_result(&progress, progress.status.as_str()),
         expect![[r#"
         Task failed: "Migrate src/routes to TypeScript"
         Error: 1 of 3 subtasks failed after retries
@@ -93,7 +93,7 @@ fn result_of_a_task_that_finished_before_the_stream_opened() {
     progress.apply_status(&status);
     assert!(progress.is_terminal());
     check(
-        &format_result(&progress, &progress.status),
+        &format_result(&progress, progress.status.as_str()),
         expect![[r#"
         Task completed: "Rename the config module"
 
@@ -119,10 +119,10 @@ fn results_of_cancelled_running_and_submitted_tasks() {
         .position(|e| matches!(e, LoomEvent::SubtaskStarted { subtask_id } if subtask_id == "s3"))
         .unwrap();
     let mut progress = fold(&events[..=cut], "task-0001", "");
-    let running = format_result(&progress, &progress.status);
+    let running = format_result(&progress, progress.status.as_str());
     let still = format_still_running(&progress, "the event stream closed: network error");
     progress.apply(&LoomEvent::TaskCancelled);
-    let cancelled = format_result(&progress, &progress.status);
+    let cancelled = format_result(&progress, progress.status.as_str());
     let submitted = format_submitted("task-0003", "Refactor\nthe  router");
     check(
         &[running, still, cancelled, submitted].join("\n=====\n"),
@@ -174,7 +174,7 @@ fn results_are_read_back_by_the_session_state_register() {
     use crate::state::{apply_turn, ExtractionRules, SessionState};
     use crate::test_support::Convo;
     let progress = fold(&decode_stream(COMPLETED_STREAM), "task-0001", "Add JWT refresh token rotation");
-    let result = format_result(&progress, &progress.status);
+    let result = format_result(&progress, progress.status.as_str());
     let turns = Convo::new()
         .user("Add refresh token rotation")
         .calls("", &[("c1", "delegate_task", r#"{"goal":"Add JWT refresh token rotation"}"#)])
