@@ -13,8 +13,8 @@ use crate::context::{assemble_context, AssembledContext, ContextSettings};
 use crate::delegate::{delegate, Delegation};
 use crate::prompt::{self, ApprovalPolicy, PromptOptions, DELEGATE_TOOL, RECALL_TOOL};
 use crate::provider::{
-    build_request, classify_http_error, retry_plan, FailureKind, HttpRequest, ModelError, ModelSettings, StreamDecoder,
-    StreamEvent,
+    build_request, classify_http_error, retry_plan, AssistantMessage, FailureKind, HttpRequest, ModelError,
+    ModelSettings, StreamDecoder, StreamEvent,
 };
 use crate::sse::SseParser;
 use crate::state::{apply_turn, ExtractionRules, SessionState};
@@ -22,6 +22,7 @@ use crate::store::{NewToolExecution, SessionTurns, Store};
 use crate::tokens::Calibration;
 use crate::{Approval, Error, NewTurn, Result, ToolCall, TurnStatus};
 use serde_json::{json, Value};
+use std::ops::ControlFlow;
 
 /// How often, at most, streamed text is checkpointed into the archive.
 pub const CHECKPOINT_INTERVAL_MS: i64 = 500;
@@ -132,8 +133,8 @@ pub enum AgentEvent {
         wait_ms: u64,
         reason: String,
     },
-    /// A delegated task moved on (every orchestrator event is also archived verbatim).
-    /// A delegated task moved on: its goal, status and the checklist of its subtasks so far.
+    /// A delegated task moved on: its goal, status and the checklist of its subtasks so far (every
+    /// orchestrator event is also archived verbatim).
     TaskProgress {
         task_id: String,
         event_type: String,
@@ -209,45 +210,125 @@ pub async fn continue_session<T: Transport, H: ToolHost>(
     session_id: &str,
     on_event: &mut dyn FnMut(AgentEvent),
 ) -> Result<Outcome> {
-    let result = run(store, transport, tools, settings, session_id, on_event).await;
+    let mut run = Run { store, transport, tools, settings, session_id, on_event };
+    let result = run.run().await;
     if let Err(e) = &result {
-        on_event(AgentEvent::Error { message: e.to_string() });
+        run.emit(AgentEvent::Error { message: e.to_string() });
     }
     result
 }
 
-async fn run<T: Transport, H: ToolHost>(
-    store: &mut Store,
-    transport: &T,
-    tools: &H,
-    settings: &AgentSettings,
-    session_id: &str,
-    on_event: &mut dyn FnMut(AgentEvent),
-) -> Result<Outcome> {
-    let model = settings.provider.model.clone();
-    let mut calibration = calibration_of(store, &model)?;
-    let definitions = tool_definitions(tools, settings);
-    let system = prompt::system_prompt(&settings.prompt);
+/// One run of the loop: what every step needs, borrowed once. Steps: [`Run::assemble_request`],
+/// [`Run::call_model`], [`Run::stream_reply`], [`Run::finalise_reply`], [`Run::dispatch`].
+struct Run<'a, T, H> {
+    store: &'a mut Store,
+    transport: &'a T,
+    tools: &'a H,
+    settings: &'a AgentSettings,
+    session_id: &'a str,
+    on_event: &'a mut dyn FnMut(AgentEvent),
+}
 
-    for _ in 0..settings.max_iterations.max(1) {
-        // Assemble the request from the archive.
-        let assembled = assemble(store, settings, &system, calibration.ratio(), session_id)?;
+/// The request for one model call, and what to note about it once the reply's usage is known.
+struct Prepared {
+    request: HttpRequest,
+    manifest_id: i64,
+    prompt_chars: usize,
+}
+
+impl<T: Transport, H: ToolHost> Run<'_, T, H> {
+    fn emit(&mut self, event: AgentEvent) {
+        (self.on_event)(event);
+    }
+
+    fn update_state(&mut self, turn: &crate::Turn) -> Result<()> {
+        update_state(self.store, self.settings, self.session_id, turn)
+    }
+
+    async fn run(&mut self) -> Result<Outcome> {
+        let model = &self.settings.provider.model;
+        let mut calibration = calibration_of(self.store, model)?;
+        let definitions = tool_definitions(self.tools, self.settings);
+        let system = prompt::system_prompt(&self.settings.prompt);
+
+        for _ in 0..self.settings.max_iterations.max(1) {
+            let prepared = self.assemble_request(&system, calibration.ratio(), &definitions)?;
+            let response = self.call_model(&prepared.request).await?;
+            let (n, message) = match self.stream_reply(response).await? {
+                ControlFlow::Continue(reply) => reply,
+                ControlFlow::Break(outcome) => return Ok(outcome),
+            };
+            self.finalise_reply(n, &message, &prepared, &mut calibration)?;
+            if message.tool_calls.is_empty() {
+                return Ok(Outcome::Done { assistant_turn: n });
+            }
+            for call in &message.tool_calls {
+                self.dispatch(call, n, &definitions).await?;
+            }
+        }
+        Ok(Outcome::IterationLimit)
+    }
+
+    /// Assembles the request from the archive and records its manifest.
+    fn assemble_request(&mut self, system: &str, chars_per_token: f64, definitions: &[Value]) -> Result<Prepared> {
+        let assembled = assemble(self.store, self.settings, system, chars_per_token, self.session_id)?;
         let mut manifest = assembled.manifest.clone();
         manifest.created_at = crate::now_ms();
-        let manifest_id = store.record_manifest(&manifest)?;
-        let prompt_chars: usize = assembled.messages.iter().map(|m| m.content.chars().count()).sum();
-        let request = build_request(&settings.provider, &assembled.messages, &definitions);
+        let manifest_id = self.store.record_manifest(&manifest)?;
+        let prompt_chars = assembled.messages.iter().map(|m| m.content.chars().count()).sum();
+        let request = build_request(&self.settings.provider, &assembled.messages, definitions);
+        Ok(Prepared { request, manifest_id, prompt_chars })
+    }
 
-        // Call the model, retrying what is worth retrying.
-        let response = call_with_retries(transport, &request, on_event).await?;
+    /// Calls the model, retrying what is worth retrying.
+    async fn call_model(&mut self, request: &HttpRequest) -> Result<HttpResponse<T::Body>> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let err = match self.transport.send(request).await {
+                Ok(resp) if (200..300).contains(&resp.status) => return Ok(resp),
+                Ok(mut resp) => {
+                    let retry_after = resp.header("retry-after").map(str::to_owned);
+                    let mut body = Vec::new();
+                    while let Some(Ok(chunk)) = resp.body.chunk().await {
+                        body.extend_from_slice(&chunk);
+                        if body.len() > 64 * 1024 {
+                            break;
+                        }
+                    }
+                    classify_http_error(resp.status, retry_after.as_deref(), &String::from_utf8_lossy(&body))
+                }
+                Err(TransportError::Aborted) => {
+                    return Err(Error::Invalid("stopped by the user before the model answered".into()))
+                }
+                Err(TransportError::Cors(m)) => ModelError::Cors { message: m },
+                Err(TransportError::Network(m)) => ModelError::Network { message: m },
+            };
+            match retry_plan(&err, attempt) {
+                Some(wait) => {
+                    let wait_ms = wait.as_millis() as u64;
+                    self.emit(AgentEvent::Retrying { attempt, wait_ms, reason: err.to_string() });
+                    self.transport.sleep_ms(wait_ms).await;
+                }
+                None => return Err(Error::Model(err)),
+            }
+        }
+    }
 
-        // Stream the reply into an interrupted turn, checkpointing as it grows.
+    /// Streams the reply into an `interrupted` turn, checkpointing as it grows. Continues with the turn
+    /// number and the whole reply; breaks with the outcome when the reply was cut or stopped (the
+    /// partial text is saved). A malformed reply is saved as an `error` turn and is an error.
+    async fn stream_reply(
+        &mut self,
+        response: HttpResponse<T::Body>,
+    ) -> Result<ControlFlow<Outcome, (i64, AssistantMessage)>> {
+        let (store, transport, session_id) = (&mut *self.store, self.transport, self.session_id);
         let turn = store.append_turn(session_id, &NewTurn::assistant("").with_status(TurnStatus::Interrupted))?;
         let n = turn.turn_number;
-        on_event(AgentEvent::TurnAppended { turn: turn.clone() });
+        (self.on_event)(AgentEvent::TurnAppended { turn });
         let mut body = response.body;
         let mut parser = SseParser::new();
-        let mut decoder = StreamDecoder::new(settings.provider.kind);
+        let mut decoder = StreamDecoder::new(self.settings.provider.kind);
         let mut text = String::new();
         // The first words are saved as soon as they arrive, then at most every CHECKPOINT_INTERVAL_MS.
         let (mut last_checkpoint, mut saved_len) = (transport.now_ms(), 0);
@@ -265,7 +346,7 @@ async fn run<T: Transport, H: ToolHost>(
                 }
             };
             for ev in parser.push(&bytes) {
-                feed(&mut decoder, &ev, n, &mut text, on_event);
+                feed(&mut decoder, &ev, n, &mut text, self.on_event);
             }
             let due = saved_len == 0 || transport.now_ms() - last_checkpoint >= CHECKPOINT_INTERVAL_MS;
             if text.len() > saved_len && due {
@@ -274,120 +355,124 @@ async fn run<T: Transport, H: ToolHost>(
             }
         }
         for ev in parser.finish() {
-            feed(&mut decoder, &ev, n, &mut text, on_event);
+            feed(&mut decoder, &ev, n, &mut text, self.on_event);
         }
-        let message = match (aborted, decoder.finish()) {
+        match (aborted, decoder.finish()) {
             (Some(reason), _) => {
                 store.checkpoint_turn(session_id, n, &text)?;
-                return Ok(Outcome::Interrupted { assistant_turn: n, message: reason });
+                Ok(ControlFlow::Break(Outcome::Interrupted { assistant_turn: n, message: reason }))
             }
-            (None, Ok(message)) => message,
+            (None, Ok(message)) => Ok(ControlFlow::Continue((n, message))),
             (None, Err(failure)) => {
                 let partial = failure.partial.content.clone();
                 if failure.kind == FailureKind::Cut {
                     store.checkpoint_turn(session_id, n, &partial)?;
-                    return Ok(Outcome::Interrupted { assistant_turn: n, message: failure.message });
+                    return Ok(ControlFlow::Break(Outcome::Interrupted {
+                        assistant_turn: n,
+                        message: failure.message,
+                    }));
                 }
                 let mut error_turn = NewTurn::assistant(partial).with_status(TurnStatus::Error);
-                error_turn.metadata = json!({"error": failure.message, "raw": failure.raw, "model": model});
+                error_turn.metadata =
+                    json!({"error": failure.message, "raw": failure.raw, "model": self.settings.provider.model});
                 let failed = store.finalize_turn(session_id, n, &error_turn)?;
-                on_event(AgentEvent::TurnAppended { turn: failed });
-                return Err(Error::Invalid(format!("the model's reply could not be read: {}", failure.message)));
+                (self.on_event)(AgentEvent::TurnAppended { turn: failed });
+                Err(Error::Invalid(format!("the model's reply could not be read: {}", failure.message)))
             }
-        };
+        }
+    }
 
-        // Finalise the assistant turn, with usage.
+    /// Finalises the assistant turn with its usage; records usage and calibration; updates the register.
+    fn finalise_reply(
+        &mut self,
+        n: i64,
+        message: &AssistantMessage,
+        prepared: &Prepared,
+        calibration: &mut Calibration,
+    ) -> Result<()> {
+        let model = &self.settings.provider.model;
         let mut final_turn = NewTurn::assistant_calls(message.content.clone(), message.tool_calls.clone());
         let usage =
             message.usage.map(|u| json!({"prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens}));
         final_turn.metadata = json!({"model": model, "finish_reason": message.finish_reason, "usage": usage});
-        let stored = store.finalize_turn(session_id, n, &final_turn)?;
-        on_event(AgentEvent::TurnAppended { turn: stored.clone() });
+        let stored = self.store.finalize_turn(self.session_id, n, &final_turn)?;
+        self.emit(AgentEvent::TurnAppended { turn: stored.clone() });
         if let Some(u) = message.usage {
-            store.add_usage(session_id, u.prompt_tokens, u.completion_tokens)?;
-            store.set_manifest_usage(
-                manifest_id,
+            self.store.add_usage(self.session_id, u.prompt_tokens, u.completion_tokens)?;
+            self.store.set_manifest_usage(
+                prepared.manifest_id,
                 &json!({"prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens}),
             )?;
-            if calibration.observe(prompt_chars, u.prompt_tokens) {
-                store.set_calibration(&model, calibration.chars_per_token, i64::from(calibration.samples))?;
+            if calibration.observe(prepared.prompt_chars, u.prompt_tokens) {
+                self.store.set_calibration(model, calibration.chars_per_token, i64::from(calibration.samples))?;
             }
         }
-        update_state(store, settings, session_id, &stored)?;
-        if message.tool_calls.is_empty() {
-            return Ok(Outcome::Done { assistant_turn: n });
-        }
-
-        // Run each tool call and commit its result.
-        for call in &message.tool_calls {
-            on_event(AgentEvent::ToolStarted { turn_number: n, call: call.clone() });
-            let started = transport.now_ms();
-            let (outcome, approval) = if call.name == DELEGATE_TOOL {
-                match settings.orchestrator_url.as_deref().filter(|_| settings.prompt.delegation) {
-                    None => (
-                        ToolOutcome {
-                            content: "delegate_task is not available: no orchestrator is configured.".into(),
-                            success: false,
-                        },
-                        Approval::Auto,
-                    ),
-                    Some(_) if !tools.approve(call).await => (
-                        ToolOutcome { content: "The user declined to delegate this task.".into(), success: false },
-                        Approval::Denied,
-                    ),
-                    Some(base_url) => {
-                        let session = store.get_session(session_id)?;
-                        let at = Delegation { base_url, session_id, workspace: &session.workspace, turn_number: n };
-                        (delegate(store, transport, &at, call, on_event).await?, Approval::Approved)
-                    }
-                }
-            } else if call.name == RECALL_TOOL {
-                (
-                    ToolOutcome {
-                        content: crate::recall::run_recall(&*store, session_id, &call.arguments),
-                        success: true,
-                    },
-                    Approval::Auto,
-                )
-            } else if offered(&definitions, &call.name) {
-                match tools.approval(&call.name) {
-                    ApprovalPolicy::Auto => (tools.call(call).await, Approval::Auto),
-                    ApprovalPolicy::AskEveryTime if tools.approve(call).await => {
-                        (tools.call(call).await, Approval::Approved)
-                    }
-                    ApprovalPolicy::AskEveryTime => (
-                        ToolOutcome { content: "The user declined this tool call.".into(), success: false },
-                        Approval::Denied,
-                    ),
-                }
-            } else {
-                (
-                    ToolOutcome { content: format!("Error: there is no tool named {:?}.", call.name), success: false },
-                    Approval::Auto,
-                )
-            };
-            let duration_ms = transport.now_ms() - started;
-            let mut result = NewTurn::tool_result(call.id.clone(), call.name.clone(), outcome.content);
-            result.metadata = json!({"success": outcome.success, "duration_ms": duration_ms});
-            let exec = NewToolExecution {
-                tool_name: call.name.clone(),
-                arguments: call.arguments.clone(),
-                success: outcome.success,
-                duration_ms,
-                approval,
-            };
-            let stored = store.append_tool_result(session_id, &result, &exec)?;
-            on_event(AgentEvent::TurnAppended { turn: stored.clone() });
-            on_event(AgentEvent::ToolFinished {
-                turn_number: stored.turn_number,
-                tool_name: call.name.clone(),
-                success: outcome.success,
-                duration_ms,
-            });
-            update_state(store, settings, session_id, &stored)?;
-        }
+        self.update_state(&stored)
     }
-    Ok(Outcome::IterationLimit)
+
+    /// Runs one tool call of assistant turn `n` and commits its result.
+    async fn dispatch(&mut self, call: &ToolCall, n: i64, definitions: &[Value]) -> Result<()> {
+        self.emit(AgentEvent::ToolStarted { turn_number: n, call: call.clone() });
+        let started = self.transport.now_ms();
+        let (outcome, approval) = self.run_tool(call, n, definitions).await?;
+        let duration_ms = self.transport.now_ms() - started;
+        let mut result = NewTurn::tool_result(call.id.clone(), call.name.clone(), outcome.content);
+        result.metadata = json!({"success": outcome.success, "duration_ms": duration_ms});
+        let exec = NewToolExecution {
+            tool_name: call.name.clone(),
+            arguments: call.arguments.clone(),
+            success: outcome.success,
+            duration_ms,
+            approval,
+        };
+        let stored = self.store.append_tool_result(self.session_id, &result, &exec)?;
+        self.emit(AgentEvent::TurnAppended { turn: stored.clone() });
+        self.emit(AgentEvent::ToolFinished {
+            turn_number: stored.turn_number,
+            tool_name: call.name.clone(),
+            success: outcome.success,
+            duration_ms,
+        });
+        self.update_state(&stored)
+    }
+
+    /// The tool's result and how it was approved: `delegate_task` (after the user's yes) and
+    /// `conversation_recall` here, offered host tools by the host, anything else refused.
+    async fn run_tool(&mut self, call: &ToolCall, n: i64, definitions: &[Value]) -> Result<(ToolOutcome, Approval)> {
+        let (settings, tools) = (self.settings, self.tools);
+        let refused = |content: &str| ToolOutcome { content: content.into(), success: false };
+        Ok(if call.name == DELEGATE_TOOL {
+            match settings.orchestrator_url.as_deref().filter(|_| settings.prompt.delegation) {
+                None => (refused("delegate_task is not available: no orchestrator is configured."), Approval::Auto),
+                Some(_) if !tools.approve(call).await => {
+                    (refused("The user declined to delegate this task."), Approval::Denied)
+                }
+                Some(base_url) => {
+                    let session = self.store.get_session(self.session_id)?;
+                    let at = Delegation {
+                        base_url,
+                        session_id: self.session_id,
+                        workspace: &session.workspace,
+                        turn_number: n,
+                    };
+                    (delegate(self.store, self.transport, &at, call, self.on_event).await?, Approval::Approved)
+                }
+            }
+        } else if call.name == RECALL_TOOL {
+            let content = crate::recall::run_recall(&*self.store, self.session_id, &call.arguments);
+            (ToolOutcome { content, success: true }, Approval::Auto)
+        } else if offered(definitions, &call.name) {
+            match tools.approval(&call.name) {
+                ApprovalPolicy::Auto => (tools.call(call).await, Approval::Auto),
+                ApprovalPolicy::AskEveryTime if tools.approve(call).await => {
+                    (tools.call(call).await, Approval::Approved)
+                }
+                ApprovalPolicy::AskEveryTime => (refused("The user declined this tool call."), Approval::Denied),
+            }
+        } else {
+            (refused(&format!("Error: there is no tool named {:?}.", call.name)), Approval::Auto)
+        })
+    }
 }
 
 /// The tools the loop offers the model, in the OpenAI function format: the built-in ones
@@ -445,44 +530,6 @@ fn feed(
         if let StreamEvent::TextDelta(delta) = out {
             text.push_str(&delta);
             on_event(AgentEvent::StreamDelta { turn_number, text: delta });
-        }
-    }
-}
-
-async fn call_with_retries<T: Transport>(
-    transport: &T,
-    request: &HttpRequest,
-    on_event: &mut dyn FnMut(AgentEvent),
-) -> Result<HttpResponse<T::Body>> {
-    let mut attempt = 0;
-    loop {
-        attempt += 1;
-        let err = match transport.send(request).await {
-            Ok(resp) if (200..300).contains(&resp.status) => return Ok(resp),
-            Ok(mut resp) => {
-                let retry_after = resp.header("retry-after").map(str::to_owned);
-                let mut body = Vec::new();
-                while let Some(Ok(chunk)) = resp.body.chunk().await {
-                    body.extend_from_slice(&chunk);
-                    if body.len() > 64 * 1024 {
-                        break;
-                    }
-                }
-                classify_http_error(resp.status, retry_after.as_deref(), &String::from_utf8_lossy(&body))
-            }
-            Err(TransportError::Aborted) => {
-                return Err(Error::Invalid("stopped by the user before the model answered".into()))
-            }
-            Err(TransportError::Cors(m)) => ModelError::Cors { message: m },
-            Err(TransportError::Network(m)) => ModelError::Network { message: m },
-        };
-        match retry_plan(&err, attempt) {
-            Some(wait) => {
-                let wait_ms = wait.as_millis() as u64;
-                on_event(AgentEvent::Retrying { attempt, wait_ms, reason: err.to_string() });
-                transport.sleep_ms(wait_ms).await;
-            }
-            None => return Err(Error::Model(err)),
         }
     }
 }

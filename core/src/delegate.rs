@@ -13,7 +13,7 @@ use crate::orchestrator::{
 };
 use crate::sse::SseParser;
 use crate::store::Store;
-use crate::{Result, TaskRecord, ToolCall};
+use crate::{Result, TaskRecord, TaskStatus, ToolCall};
 use serde_json::Value;
 
 /// Polls of the status endpoint after the stream broke, one a second, at most (half an hour).
@@ -76,24 +76,23 @@ pub async fn delegate<T: Transport>(
         turn_number: at.turn_number,
         goal: goal.to_owned(),
         context: submission.context.to_string(),
-        status: if created.status.is_empty() { "pending".into() } else { created.status.clone() },
+        status: if created.status.is_unknown() { TaskStatus::Pending } else { created.status.clone() },
         result_delivered: false,
         created_at: now,
         updated_at: now,
     };
     store.upsert_task(&record)?;
-    on_event(AgentEvent::TaskProgress {
-        task_id: record.task_id.clone(),
-        event_type: "task_submitted".into(),
-        status: record.status.clone(),
-        goal: goal.to_owned(),
-        checklist: Vec::new(),
-    });
+    let mut link = Link { store, transport, base_url: at.base_url, on_event };
+    link.report(
+        &TaskProgress { status: record.status.clone(), ..TaskProgress::new(&record.task_id, goal) },
+        "task_submitted",
+    );
     if !wait {
         return Ok(ToolOutcome { content: format_submitted(&record.task_id, goal), success: true });
     }
 
-    let (progress, broken) = follow(store, transport, at.base_url, &record.task_id, goal, true, on_event).await?;
+    let (progress, broken) = link.follow(&record.task_id, goal, true).await?;
+    let store = link.store;
     record.status = progress.status.clone();
     record.updated_at = crate::now_ms();
     if !progress.is_terminal() {
@@ -103,101 +102,104 @@ pub async fn delegate<T: Transport>(
     }
     record.result_delivered = true;
     store.upsert_task(&record)?;
-    let success = progress.status == "completed";
-    Ok(ToolOutcome { content: format_result(&progress, &progress.status), success })
+    let success = progress.status == TaskStatus::Completed;
+    Ok(ToolOutcome { content: format_result(&progress, progress.status.as_str()), success })
 }
 
-/// Follows a submitted task until it ends (or the orchestrator goes away): stream first, then status,
-/// archiving every event. Returns the progress and, when it could not be followed to the end, why.
-async fn follow<T: Transport>(
-    store: &mut Store,
-    transport: &T,
-    base_url: &str,
-    task_id: &str,
-    goal: &str,
-    wait: bool,
-    on_event: &mut dyn FnMut(AgentEvent),
-) -> Result<(TaskProgress, Option<String>)> {
-    let mut progress = TaskProgress::new(task_id, goal);
-    let stream = match wait {
-        true => transport.send(&task_stream_request(base_url, task_id)).await.ok().filter(|r| r.status == 200),
-        false => None,
-    };
-    // Now that the stream listens, the status tells whether the task already ended.
-    if let Ok((200, body)) = fetch_text(transport, &task_status_request(base_url, task_id)).await {
-        if let Ok(status) = parse_task_status(&body) {
-            progress.apply_status(&status);
+/// A delegation's I/O, borrowed once: the archive, the orchestrator at `base_url`, and the observer.
+struct Link<'a, T> {
+    store: &'a mut Store,
+    transport: &'a T,
+    base_url: &'a str,
+    on_event: &'a mut dyn FnMut(AgentEvent),
+}
+
+impl<T: Transport> Link<'_, T> {
+    /// Tells the observer where the task stands after an event (or a status snapshot).
+    fn report(&mut self, progress: &TaskProgress, event_type: &str) {
+        (self.on_event)(AgentEvent::TaskProgress {
+            task_id: progress.task_id.clone(),
+            event_type: event_type.to_owned(),
+            status: progress.status.to_string(),
+            goal: progress.goal.clone(),
+            checklist: progress.checklist(),
+        });
+    }
+
+    /// Follows a submitted task until it ends (or the orchestrator goes away): stream first, then
+    /// status, archiving every event. Returns the progress and, when it could not be followed to the
+    /// end, why.
+    async fn follow(&mut self, task_id: &str, goal: &str, wait: bool) -> Result<(TaskProgress, Option<String>)> {
+        let (transport, base_url) = (self.transport, self.base_url);
+        let mut progress = TaskProgress::new(task_id, goal);
+        let stream = match wait {
+            true => transport.send(&task_stream_request(base_url, task_id)).await.ok().filter(|r| r.status == 200),
+            false => None,
+        };
+        // Now that the stream listens, the status tells whether the task already ended.
+        if let Ok((200, body)) = fetch_text(transport, &task_status_request(base_url, task_id)).await {
+            if let Ok(status) = parse_task_status(&body) {
+                progress.apply_status(&status);
+            }
         }
-    }
-    let mut broken = None;
-    if !wait {
-        let reason = (!progress.is_terminal()).then(|| "still running".to_owned());
-        return Ok((progress, reason));
-    }
-    if let (false, Some(mut response)) = (progress.is_terminal(), stream) {
-        let mut parser = SseParser::new();
-        'read: loop {
-            match response.body.chunk().await {
-                Some(Ok(bytes)) => {
-                    for ev in parser.push(&bytes) {
-                        let event = decode_sse_event(&ev);
-                        store.append_task_event(task_id, event.event_type(), &ev.data)?;
-                        progress.apply(&event);
-                        on_event(AgentEvent::TaskProgress {
-                            task_id: task_id.to_owned(),
-                            event_type: event.event_type().to_owned(),
-                            status: progress.status.clone(),
-                            goal: progress.goal.clone(),
-                            checklist: progress.checklist(),
-                        });
-                        if progress.is_terminal() {
-                            break 'read;
+        let mut broken = None;
+        if !wait {
+            let reason = (!progress.is_terminal()).then(|| "still running".to_owned());
+            return Ok((progress, reason));
+        }
+        if let (false, Some(mut response)) = (progress.is_terminal(), stream) {
+            let mut parser = SseParser::new();
+            'read: loop {
+                match response.body.chunk().await {
+                    Some(Ok(bytes)) => {
+                        for ev in parser.push(&bytes) {
+                            let event = decode_sse_event(&ev);
+                            self.store.append_task_event(task_id, event.event_type(), &ev.data)?;
+                            progress.apply(&event);
+                            self.report(&progress, event.event_type());
+                            if progress.is_terminal() {
+                                break 'read;
+                            }
                         }
                     }
+                    Some(Err(e)) => {
+                        broken = Some(format!("{e:?}"));
+                        break;
+                    }
+                    None => {
+                        broken = Some("the event stream closed early".to_owned());
+                        break;
+                    }
                 }
-                Some(Err(e)) => {
-                    broken = Some(format!("{e:?}"));
-                    break;
+            }
+        } else if !progress.is_terminal() {
+            broken = Some("the event stream could not be opened".to_owned());
+        }
+        // Fallback: poll the status until the task ends.
+        let (mut polls, mut failures_in_a_row) = (0, 0);
+        while !progress.is_terminal() && polls < MAX_POLLS && failures_in_a_row < MAX_FAILED_POLLS {
+            polls += 1;
+            transport.sleep_ms(1000).await;
+            match fetch_text(transport, &task_status_request(base_url, task_id)).await {
+                Ok((200, body)) => {
+                    failures_in_a_row = 0;
+                    if let Ok(status) = parse_task_status(&body) {
+                        progress.apply_status(&status);
+                        self.report(&progress, "status");
+                    }
                 }
-                None => {
-                    broken = Some("the event stream closed early".to_owned());
-                    break;
+                Ok((status, _)) => {
+                    failures_in_a_row += 1;
+                    broken = Some(format!("the orchestrator answered {status}"));
+                }
+                Err(e) => {
+                    failures_in_a_row += 1;
+                    broken = Some(format!("the orchestrator stopped answering ({e})"));
                 }
             }
         }
-    } else if !progress.is_terminal() {
-        broken = Some("the event stream could not be opened".to_owned());
+        Ok((progress, broken))
     }
-    // Fallback: poll the status until the task ends.
-    let (mut polls, mut failures_in_a_row) = (0, 0);
-    while !progress.is_terminal() && polls < MAX_POLLS && failures_in_a_row < MAX_FAILED_POLLS {
-        polls += 1;
-        transport.sleep_ms(1000).await;
-        match fetch_text(transport, &task_status_request(base_url, task_id)).await {
-            Ok((200, body)) => {
-                failures_in_a_row = 0;
-                if let Ok(status) = parse_task_status(&body) {
-                    progress.apply_status(&status);
-                    on_event(AgentEvent::TaskProgress {
-                        task_id: task_id.to_owned(),
-                        event_type: "status".into(),
-                        status: progress.status.clone(),
-                        goal: progress.goal.clone(),
-                        checklist: progress.checklist(),
-                    });
-                }
-            }
-            Ok((status, _)) => {
-                failures_in_a_row += 1;
-                broken = Some(format!("the orchestrator answered {status}"));
-            }
-            Err(e) => {
-                failures_in_a_row += 1;
-                broken = Some(format!("the orchestrator stopped answering ({e})"));
-            }
-        }
-    }
-    Ok((progress, broken))
 }
 
 /// Re-attaches to a session's delegated tasks whose result has not reached the conversation yet (after
@@ -214,23 +216,24 @@ pub async fn deliver_pending_tasks<T: Transport>(
     on_event: &mut dyn FnMut(AgentEvent),
 ) -> Result<Vec<crate::Turn>> {
     let mut delivered = Vec::new();
-    for mut task in store.tasks(session_id)?.into_iter().filter(|t| !t.result_delivered) {
-        let (progress, _broken) =
-            follow(store, transport, base_url, &task.task_id, &task.goal.clone(), wait, on_event).await?;
+    let mut link = Link { store, transport, base_url, on_event };
+    for mut task in link.store.tasks(session_id)?.into_iter().filter(|t| !t.result_delivered) {
+        let (progress, _broken) = link.follow(&task.task_id, &task.goal, wait).await?;
+        let store = &mut *link.store;
         task.status = progress.status.clone();
         task.updated_at = crate::now_ms();
         if !progress.is_terminal() {
             store.upsert_task(&task)?;
             continue;
         }
-        let text = format_result(&progress, &progress.status);
+        let text = format_result(&progress, progress.status.as_str());
         let mut turn =
             crate::NewTurn::tool_result(format!("task:{}", task.task_id), crate::prompt::DELEGATE_TOOL, text);
-        turn.metadata = serde_json::json!({"task_id": task.task_id, "success": progress.status == "completed", "delivered_later": true});
+        turn.metadata = serde_json::json!({"task_id": task.task_id, "success": progress.status == TaskStatus::Completed, "delivered_later": true});
         let stored = store.append_turn(session_id, &turn)?;
         task.result_delivered = true;
         store.upsert_task(&task)?;
-        on_event(AgentEvent::TurnAppended { turn: stored.clone() });
+        (link.on_event)(AgentEvent::TurnAppended { turn: stored.clone() });
         delivered.push(stored);
     }
     Ok(delivered)

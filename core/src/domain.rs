@@ -295,8 +295,8 @@ pub struct TaskRecord {
     pub turn_number: i64,
     pub goal: String,
     pub context: String,
-    /// Orchestrator status as last seen (e.g. "executing", "completed", "failed", "cancelled").
-    pub status: String,
+    /// Orchestrator status as last seen.
+    pub status: TaskStatus,
     /// Whether the result has been delivered into the conversation.
     pub result_delivered: bool,
     pub created_at: i64,
@@ -304,9 +304,117 @@ pub struct TaskRecord {
 }
 
 impl TaskRecord {
-    /// Terminal statuses: the task will send nothing more.
+    /// The task will send nothing more ([`TaskStatus::is_terminal`]).
     pub fn is_finished(&self) -> bool {
-        matches!(self.status.as_str(), "completed" | "failed" | "cancelled")
+        self.status.is_terminal()
+    }
+}
+
+/// Where a delegated task stands: Loom's statuses, plus Cowork's own `submitted` (handed over, nothing
+/// heard yet). Read once where a status enters ([`TaskStatus::parse`]: trimmed, any case, `canceled`
+/// too), so every "is it finished?" gives the same answer. Written as the lowercase word (archive
+/// column, JSONL export, UI); `Debug` shows that word too.
+#[derive(Clone, Default, PartialEq, Eq, Hash)]
+pub enum TaskStatus {
+    #[default]
+    Submitted,
+    /// Accepted, not started (`pending`; Loom's `created` means the same).
+    Pending,
+    Planning,
+    Executing,
+    Replanning,
+    Completed,
+    Failed,
+    /// `cancelled` (or `canceled`).
+    Cancelled,
+    /// A status this version does not know, kept verbatim (empty: none was reported). Not final.
+    Other(String),
+}
+
+impl TaskStatus {
+    /// Reads an orchestrator's status word: surrounding space and case are ignored; unknown words are
+    /// kept verbatim as [`TaskStatus::Other`].
+    pub fn parse(s: &str) -> TaskStatus {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "submitted" => TaskStatus::Submitted,
+            "pending" | "created" => TaskStatus::Pending,
+            "planning" => TaskStatus::Planning,
+            "executing" => TaskStatus::Executing,
+            "replanning" => TaskStatus::Replanning,
+            "completed" => TaskStatus::Completed,
+            "failed" => TaskStatus::Failed,
+            "cancelled" | "canceled" => TaskStatus::Cancelled,
+            _ => TaskStatus::Other(s.to_string()),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            TaskStatus::Submitted => "submitted",
+            TaskStatus::Pending => "pending",
+            TaskStatus::Planning => "planning",
+            TaskStatus::Executing => "executing",
+            TaskStatus::Replanning => "replanning",
+            TaskStatus::Completed => "completed",
+            TaskStatus::Failed => "failed",
+            TaskStatus::Cancelled => "cancelled",
+            TaskStatus::Other(s) => s,
+        }
+    }
+
+    /// Final: `completed`, `failed` or `cancelled`; the task will send nothing more.
+    pub fn is_terminal(&self) -> bool {
+        matches!(self, TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled)
+    }
+
+    /// No status was reported (an empty or blank word).
+    pub fn is_unknown(&self) -> bool {
+        matches!(self, TaskStatus::Other(s) if s.trim().is_empty())
+    }
+}
+
+impl fmt::Display for TaskStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+impl fmt::Debug for TaskStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl From<&str> for TaskStatus {
+    fn from(s: &str) -> TaskStatus {
+        TaskStatus::parse(s)
+    }
+}
+
+impl Serialize for TaskStatus {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for TaskStatus {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<TaskStatus, D::Error> {
+        String::deserialize(deserializer).map(|s| TaskStatus::parse(&s))
+    }
+}
+
+/// The archive's `tasks.status` column holds the same word.
+#[cfg(feature = "store")]
+impl rusqlite::types::ToSql for TaskStatus {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        Ok(rusqlite::types::ToSqlOutput::from(self.as_str()))
+    }
+}
+
+#[cfg(feature = "store")]
+impl rusqlite::types::FromSql for TaskStatus {
+    fn column_result(value: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<TaskStatus> {
+        value.as_str().map(TaskStatus::parse)
     }
 }
 

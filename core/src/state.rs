@@ -331,7 +331,7 @@ pub fn sync_tasks(state: &mut SessionState, tasks: &[TaskRecord]) -> bool {
         .map(|t| OpenTask {
             task_id: t.task_id.clone(),
             goal: truncate_end(&t.goal, MAX_STORED_CHARS),
-            status: t.status.clone(),
+            status: t.status.to_string(),
         })
         .collect();
     drop_oldest(&mut open, MAX_OPEN_TASKS);

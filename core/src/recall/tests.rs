@@ -43,7 +43,7 @@ fn archive() -> Archive {
             turn_number: 9,
             goal: format!("Goal of {id}"),
             context: String::new(),
-            status: status.to_string(),
+            status: status.into(),
             result_delivered: status == "completed",
             created_at: 0,
             updated_at: 0,

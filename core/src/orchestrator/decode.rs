@@ -1,0 +1,432 @@
+//! Loom's responses and events, decoded tolerantly into Cowork's own types (missing fields default,
+//! numbers may be strings, unknown fields and event types are kept, never an error).
+
+use serde_json::{Map, Value};
+
+use super::MAX_TRACKED;
+use crate::{Error, Result, TaskStatus};
+
+/// The `201` answer to `POST /tasks`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CreatedTask {
+    pub task_id: String,
+    /// [`TaskStatus::is_unknown`] when the answer gave none.
+    pub status: TaskStatus,
+    pub message: String,
+    pub run_id: Option<String>,
+}
+
+/// Reads the answer to `POST /tasks`; only `task_id` is required.
+pub fn parse_created_task(body: &str) -> Result<CreatedTask> {
+    let v = parse_json(body, "reading the orchestrator's answer to creating a task")?;
+    let task_id = text(&v, "task_id").filter(|id| !id.trim().is_empty()).ok_or_else(|| {
+        Error::Invalid(format!("the orchestrator's answer to creating a task has no task_id: {}", excerpt(body)))
+    })?;
+    Ok(CreatedTask {
+        task_id,
+        status: TaskStatus::parse(&text(&v, "status").unwrap_or_default()),
+        message: text(&v, "message").unwrap_or_default(),
+        run_id: text(&v, "run_id"),
+    })
+}
+
+/// One subtask as the plan lists it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SubtaskInfo {
+    pub id: String,
+    pub description: String,
+    /// `pending`, `running`, `completed`, `failed`, `skipped` … (empty when not given).
+    pub status: String,
+    pub summary: String,
+}
+
+/// `progress` of `GET /tasks/{id}`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProgressCounts {
+    pub total_subtasks: i64,
+    pub completed: i64,
+    pub failed: i64,
+    pub pending: i64,
+    pub running: i64,
+    pub percent_complete: f64,
+}
+
+/// A changed file, as the orchestrator reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    pub path: String,
+    /// `created`, `modified`, `deleted` … when known.
+    pub action: Option<String>,
+}
+
+/// `GET /tasks/{id}`: what the task looks like now.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TaskSnapshot {
+    pub task_id: String,
+    pub goal: String,
+    /// [`TaskStatus::is_unknown`] when the answer gave none.
+    pub status: TaskStatus,
+    pub subtasks: Vec<SubtaskInfo>,
+    pub progress: ProgressCounts,
+    /// From `result.summary` when the orchestrator gives one.
+    pub summary: Option<String>,
+    pub files_changed: Vec<FileChange>,
+    /// From `error` (or `result.error`) when the task failed.
+    pub error: Option<String>,
+}
+
+impl TaskSnapshot {
+    pub fn is_terminal(&self) -> bool {
+        self.status.is_terminal()
+    }
+}
+
+/// Reads `GET /tasks/{id}`; every field is optional.
+pub fn parse_task_status(body: &str) -> Result<TaskSnapshot> {
+    let v = parse_json(body, "reading the orchestrator's task status")?;
+    let p = v.get("progress").cloned().unwrap_or(Value::Null);
+    let result = v.get("result").cloned().unwrap_or(Value::Null);
+    Ok(TaskSnapshot {
+        task_id: text(&v, "task_id").unwrap_or_default(),
+        goal: text(&v, "goal").unwrap_or_default(),
+        status: TaskStatus::parse(&text(&v, "status").unwrap_or_default()),
+        subtasks: v.get("plan").map(plan_subtasks).unwrap_or_default(),
+        progress: ProgressCounts {
+            total_subtasks: int(&p, "total_subtasks").unwrap_or(0),
+            completed: int(&p, "completed").unwrap_or(0),
+            failed: int(&p, "failed").unwrap_or(0),
+            pending: int(&p, "pending").unwrap_or(0),
+            running: int(&p, "running").unwrap_or(0),
+            percent_complete: number(&p, "percent_complete").unwrap_or(0.0),
+        },
+        summary: text(&result, "summary"),
+        files_changed: files_changed(&v),
+        error: text(&v, "error").or_else(|| text(&result, "error")),
+    })
+}
+
+/// Whether a task status word is final ([`TaskStatus::is_terminal`] of [`TaskStatus::parse`]).
+pub fn is_terminal_status(status: &str) -> bool {
+    TaskStatus::parse(status).is_terminal()
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Events
+// ---------------------------------------------------------------------------------------------------
+
+/// One event of `GET /tasks/{id}/stream`, by type. The archive keeps the raw data; this is what it means.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LoomEvent {
+    TaskCreated,
+    TaskPlanning,
+    /// A plan (or, with `replanned`, a new plan). Subtasks may carry only ids (Loom sends `subtask_ids`).
+    TaskPlanReady {
+        subtasks: Vec<SubtaskInfo>,
+        replanned: bool,
+    },
+    TaskExecuting,
+    TaskReplanning {
+        reason: Option<String>,
+    },
+    SubtaskStarted {
+        subtask_id: String,
+    },
+    SubtaskCompleted {
+        subtask_id: String,
+        status: Option<String>,
+        summary: Option<String>,
+        duration_secs: Option<f64>,
+        verification_outcome: Option<String>,
+        files_changed: Vec<FileChange>,
+    },
+    /// `error`, else Loom's verification `feedback`.
+    SubtaskFailed {
+        subtask_id: String,
+        error: Option<String>,
+    },
+    SubtaskRetrying {
+        subtask_id: String,
+        attempt: Option<i64>,
+        reason: Option<String>,
+    },
+    /// A verification result, for one subtask (`subtask_id`) or the whole task; `detail` from `checks`,
+    /// `feedback`, `summary` …
+    VerificationPassed {
+        subtask_id: Option<String>,
+        detail: Option<String>,
+    },
+    VerificationFailed {
+        subtask_id: Option<String>,
+        detail: Option<String>,
+    },
+    TaskCompleted {
+        summary: Option<String>,
+        files_changed: Vec<FileChange>,
+    },
+    TaskFailed {
+        error: Option<String>,
+        failed_subtasks: Vec<String>,
+        files_changed: Vec<FileChange>,
+    },
+    TaskCancelled,
+    /// A type this version does not know, kept to be shown.
+    Unknown {
+        event_type: String,
+        data: String,
+    },
+}
+
+impl LoomEvent {
+    /// The wire name of the event type.
+    pub fn event_type(&self) -> &str {
+        match self {
+            LoomEvent::TaskCreated => "task_created",
+            LoomEvent::TaskPlanning => "task_planning",
+            LoomEvent::TaskPlanReady { .. } => "task_plan_ready",
+            LoomEvent::TaskExecuting => "task_executing",
+            LoomEvent::TaskReplanning { .. } => "task_replanning",
+            LoomEvent::SubtaskStarted { .. } => "subtask_started",
+            LoomEvent::SubtaskCompleted { .. } => "subtask_completed",
+            LoomEvent::SubtaskFailed { .. } => "subtask_failed",
+            LoomEvent::SubtaskRetrying { .. } => "subtask_retrying",
+            LoomEvent::VerificationPassed { .. } => "verification_passed",
+            LoomEvent::VerificationFailed { .. } => "verification_failed",
+            LoomEvent::TaskCompleted { .. } => "task_completed",
+            LoomEvent::TaskFailed { .. } => "task_failed",
+            LoomEvent::TaskCancelled => "task_cancelled",
+            LoomEvent::Unknown { event_type, .. } => event_type,
+        }
+    }
+
+    /// The task will send nothing more (Loom closes the stream after these).
+    pub fn is_terminal(&self) -> bool {
+        matches!(self, LoomEvent::TaskCompleted { .. } | LoomEvent::TaskFailed { .. } | LoomEvent::TaskCancelled)
+    }
+}
+
+/// Decodes one SSE event of the task stream. Without an `event:` name, the data's `event_type` (or
+/// `type`) field names it.
+pub fn decode_sse_event(ev: &crate::sse::SseEvent) -> LoomEvent {
+    match ev.event.as_deref().filter(|t| !t.is_empty() && *t != "message") {
+        Some(event_type) => decode_event(event_type, &ev.data),
+        None => {
+            let v: Value = serde_json::from_str(&ev.data).unwrap_or(Value::Null);
+            let event_type =
+                text(&v, "event_type").or_else(|| text(&v, "type")).unwrap_or_else(|| "message".to_string());
+            decode_event(&event_type, &ev.data)
+        }
+    }
+}
+
+/// Decodes an event from its type and raw data (as the archive stores them). Never fails.
+pub fn decode_event(event_type: &str, data: &str) -> LoomEvent {
+    let parsed: Value = serde_json::from_str(data).unwrap_or(Value::Null);
+    let empty = Value::Object(Map::new());
+    let v = if parsed.is_object() { &parsed } else { &empty };
+    let subtask_id = || text(v, "subtask_id").unwrap_or_default();
+    match event_type.trim() {
+        "task_created" => LoomEvent::TaskCreated,
+        "task_planning" => LoomEvent::TaskPlanning,
+        "task_plan_ready" => LoomEvent::TaskPlanReady {
+            subtasks: plan_subtasks(v),
+            replanned: v.get("replanned").and_then(Value::as_bool).unwrap_or(false),
+        },
+        "task_executing" => LoomEvent::TaskExecuting,
+        "task_replanning" => LoomEvent::TaskReplanning { reason: first_text(v, &["reason", "message"]) },
+        "subtask_started" => LoomEvent::SubtaskStarted { subtask_id: subtask_id() },
+        "subtask_completed" => LoomEvent::SubtaskCompleted {
+            subtask_id: subtask_id(),
+            status: text(v, "status"),
+            summary: text(v, "summary"),
+            duration_secs: number(v, "duration").or_else(|| number(v, "duration_seconds")),
+            verification_outcome: verification_outcome(v),
+            files_changed: files_changed(v),
+        },
+        "subtask_failed" => LoomEvent::SubtaskFailed {
+            subtask_id: subtask_id(),
+            error: first_text(v, &["error", "feedback", "summary", "message", "reason"]),
+        },
+        "subtask_retrying" => LoomEvent::SubtaskRetrying {
+            subtask_id: subtask_id(),
+            attempt: int(v, "attempt"),
+            reason: first_text(v, &["feedback", "reason", "error"]),
+        },
+        "verification_passed" => {
+            LoomEvent::VerificationPassed { subtask_id: text(v, "subtask_id"), detail: verification_detail(v) }
+        }
+        "verification_failed" => {
+            LoomEvent::VerificationFailed { subtask_id: text(v, "subtask_id"), detail: verification_detail(v) }
+        }
+        "task_completed" => LoomEvent::TaskCompleted {
+            summary: text(v, "summary").or_else(|| v.get("result").and_then(|r| text(r, "summary"))),
+            files_changed: files_changed(v),
+        },
+        "task_failed" => LoomEvent::TaskFailed {
+            error: first_text(v, &["error", "reason", "message"])
+                .or_else(|| v.get("result").and_then(|r| text(r, "error"))),
+            failed_subtasks: v
+                .get("failed_subtasks")
+                .and_then(Value::as_array)
+                .map(|ids| ids.iter().filter_map(value_text).collect())
+                .unwrap_or_default(),
+            files_changed: files_changed(v),
+        },
+        "task_cancelled" | "task_canceled" => LoomEvent::TaskCancelled,
+        other => LoomEvent::Unknown { event_type: other.to_string(), data: data.to_string() },
+    }
+}
+
+// ---- tolerant field access ------------------------------------------------------------------------
+
+fn parse_json(body: &str, what: &str) -> Result<Value> {
+    use crate::Context;
+    serde_json::from_str(body).context(format!("{what} ({})", excerpt(body)))
+}
+
+fn excerpt(body: &str) -> String {
+    let flat = body.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() > 200 {
+        format!("{}…", flat.chars().take(199).collect::<String>())
+    } else if flat.is_empty() {
+        "an empty body".to_string()
+    } else {
+        flat
+    }
+}
+
+/// A string, or a number/bool shown as text; `None` for null, empty strings, arrays and objects.
+fn value_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+fn text(v: &Value, key: &str) -> Option<String> {
+    v.get(key).and_then(value_text)
+}
+
+pub(super) fn first_text(v: &Value, keys: &[&str]) -> Option<String> {
+    keys.iter().find_map(|k| text(v, k))
+}
+
+fn number(v: &Value, key: &str) -> Option<f64> {
+    match v.get(key)? {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+    .filter(|n: &f64| n.is_finite())
+}
+
+fn int(v: &Value, key: &str) -> Option<i64> {
+    number(v, key).map(|n| n as i64)
+}
+
+/// `plan.subtasks`, `subtasks` or `subtask_ids` of an object (a plan or an event).
+fn plan_subtasks(v: &Value) -> Vec<SubtaskInfo> {
+    let list = v
+        .get("plan")
+        .and_then(|p| p.get("subtasks"))
+        .or_else(|| v.get("subtasks"))
+        .or_else(|| v.get("subtask_ids"))
+        .and_then(Value::as_array);
+    let Some(list) = list else { return Vec::new() };
+    list.iter()
+        .take(MAX_TRACKED)
+        .filter_map(|s| match s {
+            Value::Object(_) => Some(SubtaskInfo {
+                id: text(s, "id").or_else(|| text(s, "subtask_id"))?,
+                description: first_text(s, &["description", "title", "name"]).unwrap_or_default(),
+                status: text(s, "status").unwrap_or_default(),
+                summary: text(s, "summary").unwrap_or_default(),
+            }),
+            other => value_text(other).map(|id| SubtaskInfo { id, ..SubtaskInfo::default() }),
+        })
+        .collect()
+}
+
+fn verification_outcome(v: &Value) -> Option<String> {
+    match v.get("verification_outcome").or_else(|| v.get("verification"))? {
+        Value::Object(o) => {
+            let passed = o.get("passed").and_then(Value::as_bool);
+            passed
+                .map(|p| if p { "passed" } else { "failed" }.to_string())
+                .or_else(|| o.get("outcome").and_then(value_text))
+        }
+        Value::Bool(b) => Some(if *b { "passed" } else { "failed" }.to_string()),
+        other => value_text(other),
+    }
+}
+
+fn verification_detail(v: &Value) -> Option<String> {
+    if let Some(checks) = v.get("checks").and_then(Value::as_array) {
+        let names: Vec<String> = checks.iter().filter_map(value_text).collect();
+        if !names.is_empty() {
+            return Some(names.join(", "));
+        }
+    }
+    first_text(v, &["feedback", "summary", "detail", "message", "reason"])
+}
+
+/// Changed files from `files_changed`, `result.files_changed`, `changed_files`, `files` or
+/// `workspace_changes`, in any of the shapes in the module docs; one entry per path.
+fn files_changed(v: &Value) -> Vec<FileChange> {
+    let source = [
+        v.get("files_changed"),
+        v.get("result").and_then(|r| r.get("files_changed")),
+        v.get("changed_files"),
+        v.get("files"),
+        v.get("workspace_changes"),
+    ]
+    .into_iter()
+    .flatten()
+    .find(|s| s.is_array() || s.is_object());
+    let mut out = Vec::new();
+    let mut add = |path: String, action: Option<String>| merge_file(&mut out, FileChange { path, action });
+    match source {
+        Some(Value::Array(items)) => {
+            for item in items.iter().take(MAX_TRACKED) {
+                match item {
+                    Value::String(s) => {
+                        let s = s.trim();
+                        match s.rsplit_once(" (") {
+                            Some((path, note)) if note.ends_with(')') && !path.trim().is_empty() => {
+                                add(path.trim().to_string(), Some(note.trim_end_matches(')').trim().to_string()))
+                            }
+                            _ if !s.is_empty() => add(s.to_string(), None),
+                            _ => {}
+                        }
+                    }
+                    Value::Object(_) => {
+                        if let Some(path) = first_text(item, &["path", "file", "name"]) {
+                            add(path, first_text(item, &["action", "change", "status", "type"]));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Some(Value::Object(groups)) => {
+            for (key, action) in [("created", "created"), ("modified", "modified"), ("deleted", "deleted")] {
+                for path in groups.get(key).and_then(Value::as_array).into_iter().flatten().filter_map(value_text) {
+                    add(path, Some(action.to_string()));
+                }
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// Adds `file`, or updates the action of the entry with its path (the latest report wins).
+pub(super) fn merge_file(files: &mut Vec<FileChange>, file: FileChange) {
+    match files.iter().position(|f| f.path == file.path) {
+        Some(i) if file.action.is_some() => files[i].action = file.action,
+        Some(_) => {}
+        None if files.len() < MAX_TRACKED => files.push(file),
+        None => {}
+    }
+}

@@ -1,0 +1,242 @@
+//! The OpenAI-compatible Chat Completions format: the request body, and the stream chunks
+//! [`StreamDecoder`] reads.
+//!
+//! Leading system messages are joined into one (many local chat templates accept only one system message,
+//! at the start); later ones stay in place as `system` messages.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::stream::{error_value_detail, CallState, StreamDecoder, StreamEvent};
+use super::{unlinked_result_text, ModelSettings};
+use crate::context::ContextMessage;
+use crate::sse::SseEvent;
+use crate::Role;
+
+#[derive(Serialize)]
+struct OaRequest<'a> {
+    model: &'a str,
+    messages: Vec<OaMessage<'a>>,
+    stream: bool,
+    stream_options: OaStreamOptions,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    tools: &'a [Value],
+}
+
+#[derive(Serialize)]
+struct OaStreamOptions {
+    include_usage: bool,
+}
+
+#[derive(Serialize)]
+struct OaMessage<'a> {
+    role: &'static str,
+    content: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<OaToolCall<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<&'a str>,
+    /// The tool's name on a tool message (accepted by OpenAI, read by some local servers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct OaToolCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: OaFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct OaFunction<'a> {
+    name: &'a str,
+    arguments: &'a str,
+}
+
+pub(super) fn body(cfg: &ModelSettings, messages: &[ContextMessage], tools: &[Value]) -> String {
+    let mut out: Vec<OaMessage> = Vec::with_capacity(messages.len());
+    let mut leading_system = true;
+    for m in messages {
+        let plain =
+            |role, content: String| OaMessage { role, content, tool_calls: Vec::new(), tool_call_id: None, name: None };
+        match m.role {
+            Role::System if leading_system => match out.last_mut() {
+                Some(first) => {
+                    first.content.push_str("\n\n");
+                    first.content.push_str(&m.content);
+                }
+                None => out.push(plain("system", m.content.clone())),
+            },
+            Role::System => out.push(plain("system", m.content.clone())),
+            Role::User => out.push(plain("user", m.content.clone())),
+            Role::Assistant => out.push(OaMessage {
+                tool_calls: m
+                    .tool_calls
+                    .iter()
+                    .map(|c| OaToolCall {
+                        id: &c.id,
+                        kind: "function",
+                        function: OaFunction {
+                            name: &c.name,
+                            arguments: if c.arguments.trim().is_empty() { "{}" } else { &c.arguments },
+                        },
+                    })
+                    .collect(),
+                ..plain("assistant", m.content.clone())
+            }),
+            Role::Tool => match &m.tool_call_id {
+                Some(id) => out.push(OaMessage {
+                    tool_call_id: Some(id),
+                    name: m.name.as_deref(),
+                    ..plain("tool", m.content.clone())
+                }),
+                None => out.push(plain("user", unlinked_result_text(m))),
+            },
+        }
+        leading_system &= m.role == Role::System;
+    }
+    let request = OaRequest {
+        model: &cfg.model,
+        messages: out,
+        stream: true,
+        stream_options: OaStreamOptions { include_usage: true },
+        max_tokens: cfg.max_output_tokens,
+        tools,
+    };
+    serde_json::to_string(&request).unwrap_or_default()
+}
+
+impl StreamDecoder {
+    pub(super) fn feed_openai(&mut self, ev: &SseEvent, out: &mut Vec<StreamEvent>) {
+        let data = ev.data.trim();
+        if data == "[DONE]" {
+            self.done = true;
+            return;
+        }
+        let chunk: OaChunk = match serde_json::from_str(data) {
+            Ok(chunk) => chunk,
+            Err(e) => return self.malformed(&ev.data, &e),
+        };
+        if let Some(error) = chunk.error.filter(|e| !e.is_null()) {
+            return self.provider_error(&ev.data, error_value_detail(&error), out);
+        }
+        let choices = chunk.choices.unwrap_or_default();
+        // One reply is asked for (n = 1): only choice 0 counts.
+        if let Some(choice) = choices.into_iter().find(|c| c.index.unwrap_or(0) == 0) {
+            if let Some(delta) = choice.delta {
+                self.text(delta.content.unwrap_or_default(), out);
+                for call in delta.tool_calls.unwrap_or_default() {
+                    self.openai_call(call, out);
+                }
+            }
+            if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
+                self.finish_reason = Some(reason.clone());
+                out.push(StreamEvent::Finished { reason });
+            }
+        }
+        if let Some(usage) = chunk.usage {
+            self.prompt_tokens = usage.prompt_tokens.or(self.prompt_tokens);
+            self.completion_tokens = usage.completion_tokens.or(self.completion_tokens);
+            out.push(self.usage_event());
+        }
+    }
+
+    fn openai_call(&mut self, delta: OaToolCallDelta, out: &mut Vec<StreamEvent>) {
+        let function = delta.function.unwrap_or_default();
+        let existing = match delta.index {
+            Some(i) => self.calls.iter().position(|c| c.provider_index == Some(i)),
+            // No index: a new id starts a call; anything else continues the last one.
+            None => match (&delta.id, self.calls.last()) {
+                (Some(id), Some(last)) if last.id.as_ref() != Some(id) => None,
+                (_, Some(_)) => Some(self.calls.len() - 1),
+                (_, None) => None,
+            },
+        };
+        let slot = match existing {
+            Some(slot) => {
+                let call = &mut self.calls[slot];
+                if call.id.is_none() {
+                    call.id = delta.id;
+                }
+                if call.name.is_empty() {
+                    call.name = function.name.unwrap_or_default();
+                }
+                slot
+            }
+            None => {
+                let call = CallState {
+                    provider_index: delta.index,
+                    id: delta.id,
+                    name: function.name.unwrap_or_default(),
+                    ..CallState::default()
+                };
+                self.start_call(call, out)
+            }
+        };
+        let fragment = match function.arguments {
+            Some(Value::String(s)) => s,
+            Some(Value::Null) | None => String::new(),
+            // Some servers send the arguments as an object in one piece.
+            Some(other) => other.to_string(),
+        };
+        self.arguments(slot, fragment, out);
+    }
+}
+
+#[derive(Deserialize)]
+struct OaChunk {
+    #[serde(default)]
+    choices: Option<Vec<OaChoice>>,
+    #[serde(default)]
+    usage: Option<OaUsage>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct OaChoice {
+    #[serde(default)]
+    index: Option<u64>,
+    #[serde(default)]
+    delta: Option<OaDelta>,
+    #[serde(default)]
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct OaDelta {
+    #[serde(default)]
+    content: Option<String>,
+    #[serde(default)]
+    tool_calls: Option<Vec<OaToolCallDelta>>,
+}
+
+#[derive(Deserialize)]
+struct OaToolCallDelta {
+    #[serde(default)]
+    index: Option<i64>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    function: Option<OaFunctionDelta>,
+}
+
+#[derive(Deserialize, Default)]
+struct OaFunctionDelta {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    arguments: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct OaUsage {
+    #[serde(default)]
+    prompt_tokens: Option<i64>,
+    #[serde(default)]
+    completion_tokens: Option<i64>,
+}

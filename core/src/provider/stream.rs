@@ -1,0 +1,322 @@
+//! Decoding a streamed reply, one SSE event at a time, into [`StreamEvent`]s and the whole
+//! [`AssistantMessage`] (or a [`StreamFailure`] that keeps the partial reply). The formats' own event
+//! types live in `openai.rs` and `anthropic.rs`.
+
+use std::fmt;
+
+use serde_json::Value;
+
+use super::ProviderKind;
+use crate::sse::SseEvent;
+use crate::ToolCall;
+
+/// Tokens the provider says the request and the reply used.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TokenUsage {
+    /// The whole prompt, cached parts included (Anthropic's `input_tokens` + cache reads and writes).
+    pub prompt_tokens: i64,
+    pub completion_tokens: i64,
+}
+
+/// The model's reply, as decoded so far or in full.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AssistantMessage {
+    /// The text, all text blocks concatenated.
+    pub content: String,
+    /// Calls in the order they started; `arguments` is the concatenated raw text (empty becomes `{}` once
+    /// the stream is finished).
+    pub tool_calls: Vec<ToolCall>,
+    /// The provider's own reason (`stop`, `tool_calls`, `length`; `end_turn`, `tool_use`, `max_tokens` …).
+    pub finish_reason: Option<String>,
+    pub usage: Option<TokenUsage>,
+}
+
+/// What one SSE event meant, for the UI to show as it streams.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StreamEvent {
+    TextDelta(String),
+    /// A tool call began; `index` is its position in [`AssistantMessage::tool_calls`].
+    ToolCallStarted {
+        index: usize,
+        id: String,
+        name: String,
+    },
+    ToolCallArgumentsDelta {
+        index: usize,
+        fragment: String,
+    },
+    /// Totals so far (not increments): the last one wins.
+    Usage {
+        prompt_tokens: i64,
+        completion_tokens: i64,
+    },
+    Finished {
+        reason: String,
+    },
+    /// The provider reported an error inside the stream; the stream is over.
+    ProviderError {
+        message: String,
+    },
+}
+
+/// Why a stream did not give a complete reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailureKind {
+    /// The stream ended (network drop, Stop) before the provider said it was done.
+    Cut,
+    /// The stream carried data that is not what the format allows (invalid JSON, a tool call whose
+    /// arguments are not valid JSON).
+    Malformed,
+    /// The provider sent an error event.
+    Provider,
+}
+
+/// A reply that did not complete: the caller saves `partial` as an `interrupted` (cut) or `error` turn,
+/// with `raw` in its metadata, and shows `message`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamFailure {
+    pub kind: FailureKind,
+    pub partial: AssistantMessage,
+    /// The offending raw text: the bad data line, the invalid arguments, the error event; for a cut
+    /// stream, the last data received.
+    pub raw: String,
+    /// What happened and what to do, for the user.
+    pub message: String,
+}
+
+impl fmt::Display for StreamFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for StreamFailure {}
+
+#[derive(Debug, Clone, Default)]
+pub(super) struct CallState {
+    /// OpenAI's `index` for this call (`None` when the server sent none).
+    pub(super) provider_index: Option<i64>,
+    pub(super) id: Option<String>,
+    pub(super) name: String,
+    pub(super) arguments: String,
+    /// Anthropic's `input` from `content_block_start`, used when no `input_json_delta` follows.
+    pub(super) start_input: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Block {
+    Text,
+    Tool(usize),
+    Other,
+}
+
+/// Decodes one streamed reply, one SSE event at a time. See [`StreamDecoder::finish`] for what counts as
+/// complete.
+#[derive(Debug, Clone)]
+pub struct StreamDecoder {
+    kind: ProviderKind,
+    content: String,
+    pub(super) calls: Vec<CallState>,
+    /// Anthropic content-block index → what the block is.
+    pub(super) blocks: Vec<(u64, Block)>,
+    pub(super) finish_reason: Option<String>,
+    pub(super) prompt_tokens: Option<i64>,
+    pub(super) completion_tokens: Option<i64>,
+    /// `[DONE]`, `message_stop` or an error event was seen: later events are ignored.
+    pub(super) done: bool,
+    failure: Option<(FailureKind, String, String)>,
+    events: usize,
+    last_data: String,
+}
+
+impl StreamDecoder {
+    pub fn new(kind: ProviderKind) -> StreamDecoder {
+        StreamDecoder {
+            kind,
+            content: String::new(),
+            calls: Vec::new(),
+            blocks: Vec::new(),
+            finish_reason: None,
+            prompt_tokens: None,
+            completion_tokens: None,
+            done: false,
+            failure: None,
+            events: 0,
+            last_data: String::new(),
+        }
+    }
+
+    /// Takes one SSE event; returns what it meant. Unknown event types and `ping`s give nothing.
+    pub fn feed(&mut self, ev: &SseEvent) -> Vec<StreamEvent> {
+        if self.done || ev.data.trim().is_empty() {
+            return Vec::new();
+        }
+        self.events += 1;
+        self.last_data.clone_from(&ev.data);
+        let mut out = Vec::new();
+        match self.kind {
+            ProviderKind::OpenAi => self.feed_openai(ev, &mut out),
+            ProviderKind::Anthropic => self.feed_anthropic(ev, &mut out),
+        }
+        out
+    }
+
+    /// The end of the stream has been seen (`[DONE]`, `message_stop`, an error event): stop reading.
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// The reply so far (for checkpointing while it streams).
+    pub fn partial(&self) -> AssistantMessage {
+        AssistantMessage {
+            content: self.content.clone(),
+            tool_calls: self
+                .calls
+                .iter()
+                .enumerate()
+                .map(|(i, c)| ToolCall {
+                    id: c.id.clone().unwrap_or_else(|| format!("call_{i}")),
+                    name: c.name.clone(),
+                    arguments: match (&c.start_input, c.arguments.is_empty()) {
+                        (Some(input), true) => input.clone(),
+                        _ => c.arguments.clone(),
+                    },
+                })
+                .collect(),
+            finish_reason: self.finish_reason.clone(),
+            usage: (self.prompt_tokens.is_some() || self.completion_tokens.is_some()).then(|| TokenUsage {
+                prompt_tokens: self.prompt_tokens.unwrap_or(0),
+                completion_tokens: self.completion_tokens.unwrap_or(0),
+            }),
+        }
+    }
+
+    /// The whole reply, or why there is none. Complete means: no error event and no malformed data, the
+    /// provider's end marker or finish reason was seen (OpenAI `[DONE]` or a `finish_reason`; Anthropic
+    /// `message_stop` or a `stop_reason`), and every tool call's arguments are valid JSON (empty arguments
+    /// count as `{}`).
+    // Called once per reply; the failure carries the partial reply by design, so it is as large as a reply.
+    #[allow(clippy::result_large_err)]
+    pub fn finish(self) -> Result<AssistantMessage, StreamFailure> {
+        let mut message = self.partial();
+        let fail = |partial: AssistantMessage, kind, raw, message| Err(StreamFailure { kind, partial, raw, message });
+        if let Some((kind, raw, text)) = self.failure {
+            return fail(message, kind, raw, text);
+        }
+        if !self.done && self.finish_reason.is_none() {
+            let text = if self.events == 0 {
+                format!(
+                    "The model endpoint closed the connection without sending a streamed reply. Check that the base \
+                     URL in Settings points at an {} endpoint that supports streaming, then retry.",
+                    self.kind.label()
+                )
+            } else {
+                "The model's reply was cut off before it finished (the stream ended early). The partial reply is \
+                 saved; use Retry or Continue."
+                    .to_string()
+            };
+            return fail(message, FailureKind::Cut, self.last_data, text);
+        }
+        for call in &mut message.tool_calls {
+            if call.arguments.trim().is_empty() {
+                call.arguments = "{}".to_string();
+            }
+        }
+        let invalid = message.tool_calls.iter().find_map(|call| {
+            serde_json::from_str::<Value>(&call.arguments).err().map(|e| (call.name.clone(), call.arguments.clone(), e))
+        });
+        if let Some((name, raw, e)) = invalid {
+            let mut text = format!(
+                "The model called {name} with arguments that are not valid JSON ({e}), so the call was not run. The \
+                 raw arguments are saved; retry, or ask the model to call the tool again."
+            );
+            if matches!(message.finish_reason.as_deref(), Some("length" | "max_tokens")) {
+                text.push_str(" The reply hit the output token limit: raise it in Settings.");
+            }
+            return fail(message, FailureKind::Malformed, raw, text);
+        }
+        Ok(message)
+    }
+
+    pub(super) fn malformed(&mut self, raw: &str, error: &dyn fmt::Display) {
+        if self.failure.is_none() {
+            let message = format!(
+                "The model endpoint sent data that is not valid {} streaming JSON ({error}). The partial reply and the \
+                 raw data are saved; retry, or check the endpoint kind in Settings.",
+                self.kind.label()
+            );
+            self.failure = Some((FailureKind::Malformed, raw.to_string(), message));
+        }
+    }
+
+    pub(super) fn provider_error(&mut self, raw: &str, detail: String, out: &mut Vec<StreamEvent>) {
+        let message = format!(
+            "The model endpoint reported an error in the middle of the reply: {detail}. The partial reply is saved; \
+             retry in a moment."
+        );
+        if self.failure.is_none() {
+            self.failure = Some((FailureKind::Provider, raw.to_string(), message.clone()));
+        }
+        self.done = true;
+        out.push(StreamEvent::ProviderError { message });
+    }
+
+    pub(super) fn usage_event(&self) -> StreamEvent {
+        StreamEvent::Usage {
+            prompt_tokens: self.prompt_tokens.unwrap_or(0),
+            completion_tokens: self.completion_tokens.unwrap_or(0),
+        }
+    }
+
+    pub(super) fn text(&mut self, text: String, out: &mut Vec<StreamEvent>) {
+        if !text.is_empty() {
+            self.content.push_str(&text);
+            out.push(StreamEvent::TextDelta(text));
+        }
+    }
+
+    pub(super) fn arguments(&mut self, slot: usize, fragment: String, out: &mut Vec<StreamEvent>) {
+        if !fragment.is_empty() {
+            self.calls[slot].arguments.push_str(&fragment);
+            out.push(StreamEvent::ToolCallArgumentsDelta { index: slot, fragment });
+        }
+    }
+
+    pub(super) fn start_call(&mut self, call: CallState, out: &mut Vec<StreamEvent>) -> usize {
+        let index = self.calls.len();
+        let id = call.id.clone().unwrap_or_else(|| format!("call_{index}"));
+        out.push(StreamEvent::ToolCallStarted { index, id, name: call.name.clone() });
+        self.calls.push(call);
+        index
+    }
+}
+
+/// The provider's message from an error object (`{"message": …, "type": …}`) or string.
+pub(super) fn error_value_detail(error: &Value) -> String {
+    match error {
+        Value::String(s) => s.clone(),
+        Value::Object(map) => {
+            let message = map.get("message").and_then(Value::as_str);
+            let kind = map.get("type").or_else(|| map.get("code")).and_then(|v| match v {
+                Value::String(s) => Some(s.clone()),
+                Value::Number(n) => Some(n.to_string()),
+                _ => None,
+            });
+            match (message, kind) {
+                (Some(m), Some(k)) => format!("{m} ({k})"),
+                (Some(m), None) => m.to_string(),
+                (None, Some(k)) => k,
+                (None, None) => error.to_string(),
+            }
+        }
+        other => other.to_string(),
+    }
+}
+
+/// Decodes a whole recorded body: every event, then the outcome.
+#[allow(clippy::result_large_err)] // see `StreamDecoder::finish`
+pub fn decode_body(kind: ProviderKind, body: &[u8]) -> (Vec<StreamEvent>, Result<AssistantMessage, StreamFailure>) {
+    let mut decoder = StreamDecoder::new(kind);
+    let events = crate::sse::parse_all(body).iter().flat_map(|ev| decoder.feed(ev)).collect();
+    (events, decoder.finish())
+}

@@ -1,0 +1,6 @@
+//! Tests of the provider wire formats, by topic: decoding recorded streams, building requests, and
+//! classifying failures.
+
+mod decode;
+mod http;
+mod request;

@@ -1,0 +1,544 @@
+//! Decoding recorded streams (fixtures in `core/tests/data/provider/`), whole and cut anywhere.
+
+use expect_test::{expect, Expect};
+use proptest::prelude::*;
+
+use crate::provider::*;
+use crate::sse::SseParser;
+
+// ---- fixtures -----------------------------------------------------------------------------------
+
+/// An OpenAI stream as api.openai.com sends it with `include_usage`: text, then two parallel tool
+/// calls whose arguments arrive in fragments, the finish reason, the usage chunk with empty
+/// `choices`, and `[DONE]`.
+const OPENAI_TOOLS: &str = include_str!("../../../tests/data/provider/openai_tools.sse");
+
+/// A plain text answer from an OpenAI-compatible local server (llama.cpp style: CRLF, a keepalive
+/// comment, multi-byte text, usage on the last choice chunk).
+const OPENAI_TEXT: &str = include_str!("../../../tests/data/provider/openai_text.sse");
+
+/// An Anthropic stream as the Messages API sends it: text, two tool_use blocks with
+/// input_json_delta fragments, a ping, usage with cache reads, stop_reason and message_stop.
+const ANTHROPIC_TOOLS: &str = include_str!("../../../tests/data/provider/anthropic_tools.sse");
+
+// ---- rendering ----------------------------------------------------------------------------------
+
+fn render_events(events: &[StreamEvent]) -> String {
+    let mut out = String::new();
+    for e in events {
+        let line = match e {
+            StreamEvent::TextDelta(t) => format!("text {t:?}"),
+            StreamEvent::ToolCallStarted { index, id, name } => format!("call#{index} started id={id} name={name}"),
+            StreamEvent::ToolCallArgumentsDelta { index, fragment } => format!("call#{index} args {fragment:?}"),
+            StreamEvent::Usage { prompt_tokens, completion_tokens } => {
+                format!("usage prompt={prompt_tokens} completion={completion_tokens}")
+            }
+            StreamEvent::Finished { reason } => format!("finished {reason}"),
+            StreamEvent::ProviderError { message } => format!("provider error: {message}"),
+        };
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+fn render_message(m: &AssistantMessage) -> String {
+    let mut out = format!("content: {:?}\n", m.content);
+    for c in &m.tool_calls {
+        out.push_str(&format!("call {} {} {}\n", c.id, c.name, c.arguments));
+    }
+    out.push_str(&format!("finish: {:?}\n", m.finish_reason));
+    if let Some(u) = m.usage {
+        out.push_str(&format!("usage: prompt={} completion={}\n", u.prompt_tokens, u.completion_tokens));
+    }
+    out
+}
+
+fn render_outcome(outcome: &Result<AssistantMessage, StreamFailure>) -> String {
+    match outcome {
+        Ok(m) => format!("OK\n{}", render_message(m)),
+        Err(f) => format!("{:?}: {}\nraw: {}\npartial:\n{}", f.kind, f.message, f.raw, render_message(&f.partial)),
+    }
+}
+
+/// Decodes `body` whole; the events and the outcome must match `expect`.
+fn check(kind: ProviderKind, body: &str, expect: Expect) {
+    let (events, outcome) = decode_body(kind, body.as_bytes());
+    expect.assert_eq(&format!("{}---\n{}", render_events(&events), render_outcome(&outcome)));
+}
+
+/// Decodes `body` fed to the SSE parser in pieces cut at `cuts`.
+fn decode_split(
+    kind: ProviderKind,
+    body: &[u8],
+    cuts: &[usize],
+) -> (Vec<StreamEvent>, Result<AssistantMessage, StreamFailure>) {
+    let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (body.len() + 1)).collect();
+    cuts.sort_unstable();
+    let mut parser = SseParser::new();
+    let mut decoder = StreamDecoder::new(kind);
+    let mut events = Vec::new();
+    let mut start = 0;
+    for end in cuts.into_iter().chain([body.len()]) {
+        for ev in parser.push(&body[start..end]) {
+            events.extend(decoder.feed(&ev));
+        }
+        start = end;
+    }
+    for ev in parser.finish() {
+        events.extend(decoder.feed(&ev));
+    }
+    (events, decoder.finish())
+}
+
+// ---- decoding -----------------------------------------------------------------------------------
+
+#[test]
+fn openai_parallel_tool_calls_with_fragmented_arguments() {
+    check(
+        ProviderKind::OpenAi,
+        OPENAI_TOOLS,
+        expect![[r#"
+        text "Let me look at "
+        text "both — src/auth.py first."
+        call#0 started id=call_Ab12 name=read_file
+        call#0 args "{\"pa"
+        call#0 args "th\": \"src/auth.py\"}"
+        call#1 started id=call_Cd34 name=conversation_recall
+        call#1 args "{\"action\": \"search\", "
+        call#1 args "\"query\": \"refresh_token\"}"
+        finished tool_calls
+        usage prompt=1834 completion=61
+        ---
+        OK
+        content: "Let me look at both — src/auth.py first."
+        call call_Ab12 read_file {"path": "src/auth.py"}
+        call call_Cd34 conversation_recall {"action": "search", "query": "refresh_token"}
+        finish: Some("tool_calls")
+        usage: prompt=1834 completion=61
+    "#]],
+    );
+}
+
+#[test]
+fn openai_text_from_a_local_server() {
+    check(
+        ProviderKind::OpenAi,
+        OPENAI_TEXT,
+        expect![[r#"
+        text "Grüße! Der Token "
+        text "läuft nach 7 Tagen ab 🔑."
+        finished stop
+        usage prompt=312 completion=14
+        ---
+        OK
+        content: "Grüße! Der Token läuft nach 7 Tagen ab 🔑."
+        finish: Some("stop")
+        usage: prompt=312 completion=14
+    "#]],
+    );
+}
+
+#[test]
+fn anthropic_text_and_parallel_tool_use() {
+    check(
+        ProviderKind::Anthropic,
+        ANTHROPIC_TOOLS,
+        expect![[r#"
+        usage prompt=3550 completion=3
+        text "I'll check "
+        text "the file and the archive — 両方."
+        call#0 started id=toolu_01T1x1fJ34qAmk2tNTrN7Up6 name=read_file
+        call#0 args "{\"path\": \"src/"
+        call#0 args "auth.py\"}"
+        call#1 started id=toolu_01Vd2 name=conversation_recall
+        call#1 args "{\"action\": \"sea"
+        call#1 args "rch\", \"query\": \"refresh_token\"}"
+        usage prompt=3550 completion=97
+        finished tool_use
+        ---
+        OK
+        content: "I'll check the file and the archive — 両方."
+        call toolu_01T1x1fJ34qAmk2tNTrN7Up6 read_file {"path": "src/auth.py"}
+        call toolu_01Vd2 conversation_recall {"action": "search", "query": "refresh_token"}
+        finish: Some("tool_use")
+        usage: prompt=3550 completion=97
+    "#]],
+    );
+}
+
+#[test]
+fn every_single_split_point_decodes_the_same() {
+    for (kind, body) in [
+        (ProviderKind::OpenAi, OPENAI_TOOLS),
+        (ProviderKind::OpenAi, OPENAI_TEXT),
+        (ProviderKind::Anthropic, ANTHROPIC_TOOLS),
+    ] {
+        let whole = decode_body(kind, body.as_bytes());
+        assert!(whole.1.is_ok(), "{kind:?} fixture must decode: {:?}", whole.1);
+        for cut in 0..=body.len() {
+            assert_eq!(decode_split(kind, body.as_bytes(), &[cut]), whole, "{kind:?} split at byte {cut}");
+        }
+    }
+}
+
+proptest! {
+    #[test]
+    fn streams_split_at_random_points_decode_identically(cuts in prop::collection::vec(any::<usize>(), 0..24)) {
+        for (kind, body) in [
+            (ProviderKind::OpenAi, OPENAI_TOOLS),
+            (ProviderKind::OpenAi, OPENAI_TEXT),
+            (ProviderKind::Anthropic, ANTHROPIC_TOOLS),
+        ] {
+            prop_assert_eq!(decode_split(kind, body.as_bytes(), &cuts), decode_body(kind, body.as_bytes()));
+        }
+    }
+
+    /// A stream cut at any byte before its end marker is a `Cut` or (inside a tool call's arguments)
+    /// `Malformed` failure that keeps every complete text delta received; never a panic, never `Ok`.
+    #[test]
+    fn a_stream_cut_anywhere_keeps_its_partial_text(cut_at in any::<usize>()) {
+        for (kind, body, marker) in [
+            (ProviderKind::OpenAi, OPENAI_TOOLS, "\"finish_reason\":\"tool_calls\""),
+            (ProviderKind::Anthropic, ANTHROPIC_TOOLS, "\"stop_reason\":\"tool_use\""),
+        ] {
+            let end = body.find(marker).unwrap();
+            let cut = cut_at % end;
+            let (events, outcome) = decode_body(kind, &body.as_bytes()[..cut]);
+            let failure = outcome.expect_err("a cut stream must fail");
+            prop_assert_eq!(failure.kind, FailureKind::Cut);
+            let streamed: String = events.iter().filter_map(|e| match e { StreamEvent::TextDelta(t) => Some(t.as_str()), _ => None }).collect();
+            prop_assert_eq!(failure.partial.content, streamed);
+        }
+    }
+}
+
+#[test]
+fn a_cut_openai_stream_keeps_the_partial_text_and_calls() {
+    let cut = OPENAI_TOOLS.find(r#""index":1,"function""#).unwrap();
+    check(
+        ProviderKind::OpenAi,
+        &OPENAI_TOOLS[..cut],
+        expect![[r#"
+        text "Let me look at "
+        text "both — src/auth.py first."
+        call#0 started id=call_Ab12 name=read_file
+        call#0 args "{\"pa"
+        call#0 args "th\": \"src/auth.py\"}"
+        call#1 started id=call_Cd34 name=conversation_recall
+        ---
+        Cut: The model's reply was cut off before it finished (the stream ended early). The partial reply is saved; use Retry or Continue.
+        raw: {"id":"chatcmpl-9x","object":"chat.completion.chunk","created":1718000000,"model":"gpt-4o-2024-08-06","choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_Cd34","type":"function","function":{"name":"conversation_recall","arguments":""}}]},"logprobs":null,"finish_reason":null}],"usage":null}
+        partial:
+        content: "Let me look at both — src/auth.py first."
+        call call_Ab12 read_file {"path": "src/auth.py"}
+        call call_Cd34 conversation_recall 
+        finish: None
+    "#]],
+    );
+}
+
+#[test]
+fn a_cut_anthropic_stream_keeps_the_partial_text() {
+    let cut = ANTHROPIC_TOOLS
+        .find("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1")
+        .unwrap();
+    check(
+        ProviderKind::Anthropic,
+        &ANTHROPIC_TOOLS[..cut],
+        expect![[r#"
+        usage prompt=3550 completion=3
+        text "I'll check "
+        text "the file and the archive — 両方."
+        ---
+        Cut: The model's reply was cut off before it finished (the stream ended early). The partial reply is saved; use Retry or Continue.
+        raw: {"type":"content_block_stop","index":0}
+        partial:
+        content: "I'll check the file and the archive — 両方."
+        finish: None
+        usage: prompt=3550 completion=3
+    "#]],
+    );
+}
+
+#[test]
+fn an_anthropic_stream_without_message_stop_is_complete_once_stop_reason_arrived() {
+    let cut = ANTHROPIC_TOOLS.find("event: message_stop").unwrap();
+    let (_, outcome) = decode_body(ProviderKind::Anthropic, &ANTHROPIC_TOOLS.as_bytes()[..cut]);
+    assert_eq!(outcome.map(|m| m.finish_reason), Ok(Some("tool_use".to_string())));
+}
+
+#[test]
+fn malformed_json_mid_stream_fails_with_the_raw_line_and_all_the_text() {
+    // The dev server's `badjson` fault: a broken chunk between good ones.
+    let body = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Demo model \"}}]}\n\n",
+        "data: {\"choices\": [ this is not json\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"here.\"}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+        "data: [DONE]\n\n",
+    );
+    check(
+        ProviderKind::OpenAi,
+        body,
+        expect![[r#"
+        text "Demo model "
+        text "here."
+        finished stop
+        ---
+        Malformed: The model endpoint sent data that is not valid OpenAI-compatible streaming JSON (expected ident at line 1 column 16). The partial reply and the raw data are saved; retry, or check the endpoint kind in Settings.
+        raw: {"choices": [ this is not json
+        partial:
+        content: "Demo model here."
+        finish: Some("stop")
+    "#]],
+    );
+    let body = concat!(
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":10,\"output_tokens\":1}}}\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Partial\"}}\n\n",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"delta\":{\"type\":\"text_delta\",\"text\":\"no index\"}}\n\n",
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+    );
+    check(
+        ProviderKind::Anthropic,
+        body,
+        expect![[r#"
+        usage prompt=10 completion=1
+        text "Partial"
+        ---
+        Malformed: The model endpoint sent data that is not valid Anthropic streaming JSON (missing field `index`). The partial reply and the raw data are saved; retry, or check the endpoint kind in Settings.
+        raw: {"type":"content_block_delta","delta":{"type":"text_delta","text":"no index"}}
+        partial:
+        content: "Partial"
+        finish: None
+        usage: prompt=10 completion=1
+    "#]],
+    );
+}
+
+#[test]
+fn tool_arguments_that_are_not_json_fail_with_the_raw_arguments() {
+    let body = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"function\":{\"name\":\"write_file\",\"arguments\":\"{\\\"path\\\": \\\"a.txt\\\", \\\"content\\\": \\\"unterminated\"}}]}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}]}\n\n",
+        "data: [DONE]\n\n",
+    );
+    check(
+        ProviderKind::OpenAi,
+        body,
+        expect![[r#"
+        call#0 started id=call_1 name=write_file
+        call#0 args "{\"path\": \"a.txt\", \"content\": \"unterminated"
+        finished length
+        ---
+        Malformed: The model called write_file with arguments that are not valid JSON (EOF while parsing a string at line 1 column 42), so the call was not run. The raw arguments are saved; retry, or ask the model to call the tool again. The reply hit the output token limit: raise it in Settings.
+        raw: {"path": "a.txt", "content": "unterminated
+        partial:
+        content: ""
+        call call_1 write_file {"path": "a.txt", "content": "unterminated
+        finish: Some("length")
+    "#]],
+    );
+    let body = concat!(
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"read_file\",\"input\":{}}}\n\n",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{path: src/main.rs}\"}}\n\n",
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":12}}\n\n",
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+    );
+    check(
+        ProviderKind::Anthropic,
+        body,
+        expect![[r#"
+        call#0 started id=toolu_1 name=read_file
+        call#0 args "{path: src/main.rs}"
+        usage prompt=0 completion=12
+        finished tool_use
+        ---
+        Malformed: The model called read_file with arguments that are not valid JSON (key must be a string at line 1 column 2), so the call was not run. The raw arguments are saved; retry, or ask the model to call the tool again.
+        raw: {path: src/main.rs}
+        partial:
+        content: ""
+        call toolu_1 read_file {path: src/main.rs}
+        finish: Some("tool_use")
+        usage: prompt=0 completion=12
+    "#]],
+    );
+}
+
+#[test]
+fn provider_error_events_end_the_stream() {
+    let body = concat!(
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":10,\"output_tokens\":1}}}\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"Sure, \"}}\n\n",
+        "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"ignored\"}}\n\n",
+    );
+    check(
+        ProviderKind::Anthropic,
+        body,
+        expect![[r#"
+        usage prompt=10 completion=1
+        text "Sure, "
+        provider error: The model endpoint reported an error in the middle of the reply: Overloaded (overloaded_error). The partial reply is saved; retry in a moment.
+        ---
+        Provider: The model endpoint reported an error in the middle of the reply: Overloaded (overloaded_error). The partial reply is saved; retry in a moment.
+        raw: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}
+        partial:
+        content: "Sure, "
+        finish: None
+        usage: prompt=10 completion=1
+    "#]],
+    );
+    // OpenRouter / vLLM report errors inside the stream as a chunk with an `error` object.
+    let body = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Half an\"}}]}\n\n",
+        "data: {\"error\":{\"message\":\"Upstream provider timed out\",\"code\":502}}\n\n",
+        "data: [DONE]\n\n",
+    );
+    check(
+        ProviderKind::OpenAi,
+        body,
+        expect![[r#"
+        text "Half an"
+        provider error: The model endpoint reported an error in the middle of the reply: Upstream provider timed out (502). The partial reply is saved; retry in a moment.
+        ---
+        Provider: The model endpoint reported an error in the middle of the reply: Upstream provider timed out (502). The partial reply is saved; retry in a moment.
+        raw: {"error":{"message":"Upstream provider timed out","code":502}}
+        partial:
+        content: "Half an"
+        finish: None
+    "#]],
+    );
+}
+
+#[test]
+fn unknown_events_and_blocks_are_ignored() {
+    let body = concat!(
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":7,\"output_tokens\":1}}}\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"thinking\",\"thinking\":\"\"}}\n\n",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"hmm\"}}\n\n",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"signature_delta\",\"signature\":\"abc\"}}\n\n",
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
+        "event: brand_new_event\ndata: {\"type\":\"brand_new_event\",\"whatever\":[1,2]}\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"text\",\"text\":\"Answer.\"}}\n\n",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"citations_delta\",\"citation\":{}}}\n\n",
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"input_tokens\":7,\"cache_read_input_tokens\":5,\"output_tokens\":20}}\n\n",
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{}}\n\n",
+    );
+    check(
+        ProviderKind::Anthropic,
+        body,
+        expect![[r#"
+        usage prompt=7 completion=1
+        text "Answer."
+        usage prompt=12 completion=20
+        finished end_turn
+        ---
+        OK
+        content: "Answer."
+        finish: Some("end_turn")
+        usage: prompt=12 completion=20
+    "#]],
+    );
+    // OpenAI-compatible servers add fields (reasoning, refusal, logprobs) that are ignored.
+    let body = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"thinking…\",\"refusal\":null}}]}\n\n",
+        "data: {\"choices\":[{\"index\":1,\"delta\":{\"content\":\"second choice\"}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\n",
+    );
+    check(
+        ProviderKind::OpenAi,
+        body,
+        expect![[r#"
+        text "ok"
+        finished stop
+        ---
+        OK
+        content: "ok"
+        finish: Some("stop")
+    "#]],
+    );
+}
+
+#[test]
+fn tool_calls_without_index_or_as_one_object() {
+    // Ollama-style: the whole call in one chunk, arguments as an object, no index; then a second.
+    let body = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"id\":\"call_x\",\"function\":{\"name\":\"read_file\",\"arguments\":{\"path\":\"a.rs\"}}}]}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"function\":{\"name\":\"list_dir\",\"arguments\":\"\"}}]}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"id\":\"call_y\",\"function\":{\"name\":\"read_file\",\"arguments\":\"{\\\"path\\\":\\\"b.rs\\\"}\"}}]}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+    );
+    check(
+        ProviderKind::OpenAi,
+        body,
+        expect![[r#"
+        call#0 started id=call_x name=read_file
+        call#0 args "{\"path\":\"a.rs\"}"
+        call#1 started id=call_y name=read_file
+        call#1 args "{\"path\":\"b.rs\"}"
+        finished tool_calls
+        ---
+        OK
+        content: ""
+        call call_x read_file {"path":"a.rs"}
+        call call_y read_file {"path":"b.rs"}
+        finish: Some("tool_calls")
+    "#]],
+    );
+}
+
+#[test]
+fn a_body_that_is_not_a_stream_says_so() {
+    check(
+        ProviderKind::OpenAi,
+        "{\"id\":\"chatcmpl-1\",\"choices\":[{\"message\":{\"content\":\"hi\"}}]}",
+        expect![[r#"
+            ---
+            Cut: The model endpoint closed the connection without sending a streamed reply. Check that the base URL in Settings points at an OpenAI-compatible endpoint that supports streaming, then retry.
+            raw: 
+            partial:
+            content: ""
+            finish: None
+        "#]],
+    );
+    check(
+        ProviderKind::Anthropic,
+        "<html><body>Bad gateway</body></html>\n",
+        expect![[r#"
+        ---
+        Cut: The model endpoint closed the connection without sending a streamed reply. Check that the base URL in Settings points at an Anthropic endpoint that supports streaming, then retry.
+        raw: 
+        partial:
+        content: ""
+        finish: None
+    "#]],
+    );
+}
+
+#[test]
+fn partial_is_available_while_streaming() {
+    let mut parser = SseParser::new();
+    let mut decoder = StreamDecoder::new(ProviderKind::Anthropic);
+    let cut = ANTHROPIC_TOOLS
+        .find("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":2")
+        .unwrap();
+    for ev in parser.push(&ANTHROPIC_TOOLS.as_bytes()[..cut]) {
+        decoder.feed(&ev);
+    }
+    assert!(!decoder.is_done());
+    expect![[r#"
+        content: "I'll check the file and the archive — 両方."
+        call toolu_01T1x1fJ34qAmk2tNTrN7Up6 read_file {"path": "src/auth.py"}
+        finish: None
+        usage: prompt=3550 completion=3
+    "#]]
+    .assert_eq(&render_message(&decoder.partial()));
+    for ev in parser.push(&ANTHROPIC_TOOLS.as_bytes()[cut..]) {
+        decoder.feed(&ev);
+    }
+    assert!(decoder.is_done());
+    assert_eq!(decoder.finish().map(|m| m.tool_calls.len()), Ok(2));
+}
