@@ -31,7 +31,9 @@ use crate::{Role, SearchHit, SearchQuery, SearchScope, Session, TaskRecord, Tool
 
 /// The output never exceeds this many tokens (by [`estimate_tokens`]).
 pub const RECALL_TOKEN_CAP: i64 = 8_000;
+/// Hits (`search`) or executions (`tool_calls`) returned when the model gives no `limit`.
 pub const DEFAULT_LIMIT: usize = 10;
+/// The largest `limit`; larger values are capped to it and the header says so.
 pub const MAX_LIMIT: usize = 50;
 /// Most turns one `range` call returns.
 pub const MAX_RANGE_TURNS: i64 = 200;
@@ -40,12 +42,15 @@ pub const RANGE_PAGE_CHARS: usize = 28_000;
 
 /// What recall reads. The store implements it over SQLite.
 pub trait RecallSource {
+    /// Ranked full-text hits for `query`, best first.
     fn search(&self, query: &SearchQuery) -> crate::Result<Vec<SearchHit>>;
     /// Turns `start..=end` of a session, in order.
     fn turns_range(&self, session_id: &str, start: i64, end: i64) -> crate::Result<Vec<Turn>>;
     /// Executions of one tool, newest first.
     fn tool_executions(&self, session_id: &str, tool_name: &str, limit: usize) -> crate::Result<Vec<ToolExecution>>;
+    /// The session `session_id` (its workspace, title, counts and state register).
     fn session(&self, session_id: &str) -> crate::Result<Session>;
+    /// The session's delegated tasks, oldest first.
     fn tasks(&self, session_id: &str) -> crate::Result<Vec<TaskRecord>>;
 }
 
