@@ -44,6 +44,13 @@
 //! (they are apostrophes too often); a long pasted document full of "must" will be read as constraints
 //! (the register keeps only the last ten decisions).
 
+mod words;
+
+use words::{
+    ADVERBS, CONDITIONAL_OPENERS, CONJUNCTIONS, DONT_EXCEPTIONS, HEDGES, IRREGULAR_PAST, LEAD_INS, NOT_PAST_ED,
+    PAST_MARKERS, QUESTION_OPENERS, REPORTING,
+};
+
 /// Sentences longer than this (in characters) are never returned as constraints.
 pub const MAX_CONSTRAINT_CHARS: usize = 300;
 
@@ -241,190 +248,6 @@ fn expand_contraction(word: &str) -> Vec<String> {
     }
     vec![word.to_string()]
 }
-
-/// Words that open a question (or an auxiliary that makes one); "do" counts unless followed by "not".
-const QUESTION_OPENERS: &[&str] = &[
-    "what", "why", "how", "when", "where", "which", "who", "whose", "is", "are", "was", "were", "am", "does", "did",
-    "can", "could", "would", "should", "shall", "will", "may", "might", "have", "has", "had",
-];
-/// Words that open a condition or a hypothetical.
-const CONDITIONAL_OPENERS: &[&str] =
-    &["if", "unless", "when", "whenever", "once", "suppose", "supposing", "imagine", "assuming", "assume"];
-/// Hedges anywhere in the sentence.
-const HEDGES: &[&str] = &[
-    "maybe",
-    "perhaps",
-    "probably",
-    "possibly",
-    "wonder",
-    "wondering",
-    "whether",
-    "hypothetically",
-    "could",
-    "might",
-    "would",
-];
-/// Reporting verbs and opinion words: the sentence tells what someone said or thinks.
-const REPORTING: &[&str] = &[
-    "said",
-    "says",
-    "say",
-    "told",
-    "tell",
-    "tells",
-    "claim",
-    "claims",
-    "claimed",
-    "mentioned",
-    "mentions",
-    "think",
-    "thinks",
-    "thought",
-    "believe",
-    "believes",
-    "believed",
-    "suggest",
-    "suggests",
-    "suggested",
-    "recommend",
-    "recommends",
-    "recommended",
-    "wrote",
-    "writes",
-    "according",
-    "heard",
-    "argued",
-    "argues",
-    "insist",
-    "insists",
-    "insisted",
-    "reckon",
-    "reckons",
-    "asked",
-    "asks",
-    "read",
-];
-/// Multi-word markers that the sentence talks about the past.
-const PAST_MARKERS: &[&[&str]] = &[
-    &["used", "to"],
-    &["back", "then"],
-    &["in", "the", "past"],
-    &["last", "time"],
-    &["at", "the", "time"],
-    &["yesterday"],
-    &["ago"],
-    &["previously"],
-    &["originally"],
-];
-/// Irregular past forms (regular ones end in "-ed").
-const IRREGULAR_PAST: &[&str] = &[
-    "got",
-    "had",
-    "was",
-    "were",
-    "did",
-    "went",
-    "made",
-    "saw",
-    "thought",
-    "found",
-    "knew",
-    "came",
-    "took",
-    "gave",
-    "wrote",
-    "ran",
-    "sent",
-    "built",
-    "broke",
-    "brought",
-    "kept",
-    "left",
-    "lost",
-    "meant",
-    "paid",
-    "said",
-    "told",
-    "felt",
-    "heard",
-    "held",
-    "understood",
-    "became",
-    "began",
-    "won",
-    "been",
-    "forgot",
-    "chose",
-    "fell",
-    "stood",
-    "spent",
-    "taught",
-    "caught",
-    "bought",
-    "sought",
-    "fought",
-    "hit",
-    "put",
-    "set",
-    "let",
-];
-/// Words ending in "-ed" that are not past forms.
-const NOT_PAST_ED: &[&str] =
-    &["need", "embed", "shed", "bed", "red", "feed", "seed", "proceed", "exceed", "succeed", "speed"];
-/// Adverbs that may sit between a subject, a modal and a trigger.
-const ADVERBS: &[&str] = &[
-    "just",
-    "really",
-    "also",
-    "still",
-    "all",
-    "absolutely",
-    "definitely",
-    "strictly",
-    "basically",
-    "generally",
-    "ever",
-    "actually",
-    "even",
-    "once",
-    "please",
-];
-/// Courtesy and discourse words skipped at the start of a clause.
-const LEAD_INS: &[&[&str]] = &[
-    &["as", "i", "said"],
-    &["as", "i", "mentioned"],
-    &["like", "i", "said"],
-    &["as", "mentioned"],
-    &["from", "now", "on"],
-    &["going", "forward"],
-    &["one", "more", "thing"],
-    &["please"],
-    &["also"],
-    &["and"],
-    &["but"],
-    &["so"],
-    &["then"],
-    &["ok"],
-    &["okay"],
-    &["oh"],
-    &["again"],
-    &["remember"],
-    &["reminder"],
-    &["note"],
-    &["important"],
-    &["just"],
-    &["btw"],
-    &["fyi"],
-    &["now"],
-    &["hey"],
-    &["thanks"],
-    &["and", "please"],
-];
-/// Words that split a sentence into clauses.
-const CONJUNCTIONS: &[&str] = &["and", "but", "so", "then", "or"];
-/// What may follow "don't" without it being an order about the work.
-const DONT_EXCEPTIONS: &[&str] =
-    &["know", "think", "remember", "understand", "see", "get", "care", "mind", "worry", "have"];
 
 fn is_constraint(masked: &str) -> bool {
     let trimmed = masked.trim_end().trim_end_matches(['.', '!', ')', '"', '\'']);

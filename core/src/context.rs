@@ -47,8 +47,11 @@ mod units;
 
 use units::{render_unit, Reader, Unit};
 
+/// The context window assumed when settings give none, in tokens.
 pub const DEFAULT_CONTEXT_WINDOW: i64 = 32_768;
+/// Tokens kept free for the reply by default.
 pub const DEFAULT_OUTPUT_RESERVE: i64 = 8_192;
+/// The newest part of the budget in which nothing is shortened, by default (a quarter).
 pub const DEFAULT_PROTECTION_FRACTION: f64 = 0.25;
 /// Tokens a provider spends on each message's framing (role, separators).
 pub const MESSAGE_OVERHEAD_TOKENS: i64 = 4;
@@ -59,7 +62,9 @@ pub const PAGE_SIZE: usize = 32;
 pub const MAX_PAGE_SIZE: usize = 1024;
 /// Contents longer than this (in characters) are shortened outside the protection window.
 pub const TRIM_THRESHOLD_CHARS: usize = 2_400;
+/// Characters a shortened content keeps from its start.
 pub const TRIM_HEAD_CHARS: usize = 800;
+/// Characters a shortened content keeps from its end.
 pub const TRIM_TAIL_CHARS: usize = 400;
 
 /// A session's context settings.
@@ -113,7 +118,9 @@ impl ContextSettings {
 /// One message of the request, provider-neutral (the wire formats convert it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ContextMessage {
+    /// Who the message is from (`System` also for notes, e.g. a result that arrived outside its call).
     pub role: Role,
+    /// The text as sent: possibly shortened to head + tail, or with a note appended.
     pub content: String,
     /// For an assistant message: the calls it made (each answered by a following tool message).
     pub tool_calls: Vec<ToolCall>,
@@ -132,6 +139,7 @@ impl ContextMessage {
 /// The request's messages, what they contain, and how many archived turns are not among them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AssembledContext {
+    /// The messages to send, in order: the system message first, then the window of turns.
     pub messages: Vec<ContextMessage>,
     /// `created_at` is 0 and `usage` null: the caller stamps them when it stores the manifest.
     pub manifest: ContextManifest,

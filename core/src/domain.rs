@@ -7,15 +7,21 @@ use std::fmt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
+    /// Instructions or notes from the app or a host, not typed by the user (e.g. an imported system message).
     System,
+    /// The person in the chat.
     User,
+    /// The model's reply (text and/or tool calls).
     Assistant,
+    /// A tool's result, answering one call of the assistant turn before it.
     Tool,
 }
 
 impl Role {
+    /// Every role, in a fixed order.
     pub const ALL: [Role; 4] = [Role::System, Role::User, Role::Assistant, Role::Tool];
 
+    /// The lower-case name used in the archive and on the wire ("user", "tool", …).
     pub fn as_str(self) -> &'static str {
         match self {
             Role::System => "system",
@@ -25,6 +31,7 @@ impl Role {
         }
     }
 
+    /// The role named by [`Role::as_str`]'s text; `None` for anything else (case-sensitive).
     pub fn parse(s: &str) -> Option<Role> {
         Role::ALL.into_iter().find(|r| r.as_str() == s)
     }
@@ -40,12 +47,16 @@ impl fmt::Display for Role {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TurnStatus {
+    /// Final: the turn was saved whole.
     Complete,
+    /// The stream was cut or stopped: the content is what arrived so far, and may still be finalised.
     Interrupted,
+    /// The reply failed (e.g. a malformed stream); the content is the partial text, the metadata says why.
     Error,
 }
 
 impl TurnStatus {
+    /// The lower-case name stored in the archive ("complete", "interrupted", "error").
     pub fn as_str(self) -> &'static str {
         match self {
             TurnStatus::Complete => "complete",
@@ -54,6 +65,7 @@ impl TurnStatus {
         }
     }
 
+    /// The status named by [`TurnStatus::as_str`]'s text; `None` for anything else.
     pub fn parse(s: &str) -> Option<TurnStatus> {
         [TurnStatus::Complete, TurnStatus::Interrupted, TurnStatus::Error].into_iter().find(|r| r.as_str() == s)
     }
@@ -64,6 +76,7 @@ impl TurnStatus {
 pub struct ToolCall {
     /// Provider-assigned id that the tool result refers back to.
     pub id: String,
+    /// The tool's name, as offered to the model.
     pub name: String,
     /// The arguments exactly as streamed: usually a JSON object, but kept as text because models
     /// sometimes send invalid JSON and the archive keeps what was said.
@@ -82,12 +95,15 @@ impl ToolCall {
 pub struct Turn {
     /// Row id, unique across the archive.
     pub id: i64,
+    /// The session that stores the turn: for a turn a fork inherits, its parent's id.
     pub session_id: String,
     /// 1-based, monotonic and unique within the session (forks continue their parent's numbering).
     pub turn_number: i64,
+    /// Who wrote it.
     pub role: Role,
     /// Verbatim content, no size cap.
     pub content: String,
+    /// For `Role::Assistant`: the calls it requested, in order (empty: none).
     pub tool_calls: Vec<ToolCall>,
     /// For `Role::Tool`: the id of the call this result answers.
     pub tool_call_id: Option<String>,
@@ -95,6 +111,7 @@ pub struct Turn {
     pub tool_name: Option<String>,
     /// Estimated tokens for content + tool calls.
     pub token_count: i64,
+    /// Whether the turn is final (see [`TurnStatus`]).
     pub status: TurnStatus,
     /// Milliseconds since the Unix epoch.
     pub created_at: i64,
@@ -105,12 +122,19 @@ pub struct Turn {
 /// What a caller supplies to append a turn; the store assigns id, number, tokens and time.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NewTurn {
+    /// Who wrote it.
     pub role: Role,
+    /// The text, stored verbatim.
     pub content: String,
+    /// For an assistant turn: the calls it requests (empty: none).
     pub tool_calls: Vec<ToolCall>,
+    /// For `Role::Tool`: the id of the call this result answers.
     pub tool_call_id: Option<String>,
+    /// For `Role::Tool`: the name of the tool that produced it.
     pub tool_name: Option<String>,
+    /// Usually `Complete`; `Interrupted` for a reply about to be streamed (finalised later).
     pub status: TurnStatus,
+    /// Provider usage, finish reason, model… (a JSON object; `null` when there is none).
     pub metadata: serde_json::Value,
 }
 
@@ -127,14 +151,17 @@ impl NewTurn {
         }
     }
 
+    /// A complete user message.
     pub fn user(content: impl Into<String>) -> NewTurn {
         NewTurn::plain(Role::User, content)
     }
 
+    /// A complete system turn.
     pub fn system(content: impl Into<String>) -> NewTurn {
         NewTurn::plain(Role::System, content)
     }
 
+    /// A complete assistant reply without tool calls.
     pub fn assistant(content: impl Into<String>) -> NewTurn {
         NewTurn::plain(Role::Assistant, content)
     }
@@ -157,6 +184,7 @@ impl NewTurn {
         }
     }
 
+    /// The same turn with `status` (e.g. `Interrupted` before a reply is streamed into it).
     pub fn with_status(mut self, status: TurnStatus) -> NewTurn {
         self.status = status;
         self
@@ -166,24 +194,33 @@ impl NewTurn {
 /// A session as listed and resumed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Session {
+    /// Unique id: a UUID v7, or the id an import brought.
     pub id: String,
+    /// The project the session belongs to; sessions are grouped and searched by it.
     pub workspace: String,
     /// From the first user message (≤ 100 chars) until renamed.
     pub title: String,
+    /// The model last used (empty until one is set).
     pub model: String,
     /// The system prompt in use for this session.
     pub system_prompt: String,
+    /// Milliseconds since the Unix epoch.
     pub created_at: i64,
+    /// When the last turn was appended (ms since the Unix epoch); session lists sort by it.
     pub last_active_at: i64,
     /// Turns visible in this session, including those inherited from a fork parent.
     pub turn_count: i64,
+    /// Provider-reported prompt tokens, summed over the session's requests.
     pub prompt_tokens: i64,
+    /// Provider-reported completion tokens, summed over the session's requests.
     pub completion_tokens: i64,
     /// The session-state register as JSON (see [`crate::state::SessionState`]).
     pub state: serde_json::Value,
+    /// For a fork: the session it was forked from (`None` otherwise, or once that session is deleted).
     pub parent_session_id: Option<String>,
     /// For a fork: the last parent turn the fork inherits.
     pub fork_turn: Option<i64>,
+    /// Hidden from the default session list; nothing is deleted.
     pub is_archived: bool,
 }
 
@@ -204,9 +241,15 @@ pub fn now_ms() -> i64 {
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum SearchScope {
     /// One session (including turns it inherits from a fork parent).
-    Session { session_id: String },
+    Session {
+        /// The session's id.
+        session_id: String,
+    },
     /// Every session of a workspace.
-    Workspace { workspace: String },
+    Workspace {
+        /// The workspace's name, as in [`Session::workspace`].
+        workspace: String,
+    },
     /// The whole archive.
     All,
 }
@@ -214,16 +257,20 @@ pub enum SearchScope {
 /// A search request. Any `text` at all is safe: it is turned into a valid full-text expression.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SearchQuery {
+    /// What to look for: words, "quoted phrases", identifiers or paths.
     pub text: String,
+    /// Where to look.
     pub scope: SearchScope,
     /// Only turns of these roles (empty: all roles).
     pub roles: Vec<Role>,
+    /// Most hits returned; the store clamps it to 1..=50.
     pub limit: usize,
     /// Treat the last word as a prefix (search-as-you-type).
     pub prefix_last: bool,
 }
 
 impl SearchQuery {
+    /// A query for `text` in `scope`: every role, at most 10 hits, no prefix matching.
     pub fn new(text: impl Into<String>, scope: SearchScope) -> SearchQuery {
         SearchQuery { text: text.into(), scope, roles: Vec::new(), limit: 10, prefix_last: false }
     }
@@ -232,12 +279,19 @@ impl SearchQuery {
 /// One full-text hit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SearchHit {
+    /// The session that stores the turn (for a turn a fork inherits, its parent).
     pub session_id: String,
+    /// That session's title.
     pub session_title: String,
+    /// The turn's row id ([`Turn::id`]).
     pub turn_id: i64,
+    /// The turn's number in its session.
     pub turn_number: i64,
+    /// Who wrote the turn.
     pub role: Role,
+    /// For a tool result: the tool that produced it.
     pub tool_name: Option<String>,
+    /// When the turn was saved, in milliseconds since the Unix epoch.
     pub created_at: i64,
     /// A short excerpt around the match, plain text.
     pub snippet: String,
@@ -251,12 +305,16 @@ pub struct SearchHit {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Approval {
+    /// Ran without asking: the tool's policy allows it (or the call could not run at all).
     Auto,
+    /// The user approved this call.
     Approved,
+    /// The user declined; the tool did not run.
     Denied,
 }
 
 impl Approval {
+    /// The lower-case name stored in the archive ("auto", "approved", "denied").
     pub fn as_str(self) -> &'static str {
         match self {
             Approval::Auto => "auto",
@@ -265,6 +323,7 @@ impl Approval {
         }
     }
 
+    /// The approval named by [`Approval::as_str`]'s text; `None` for anything else.
     pub fn parse(s: &str) -> Option<Approval> {
         [Approval::Auto, Approval::Approved, Approval::Denied].into_iter().find(|a| a.as_str() == s)
     }
@@ -273,16 +332,23 @@ impl Approval {
 /// One executed tool call, archived beside the tool-result turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolExecution {
+    /// The session that stores the result turn.
     pub session_id: String,
     /// The turn number of the tool-result turn.
     pub turn_number: i64,
+    /// The tool that ran.
     pub tool_name: String,
     /// Arguments as the model sent them (usually JSON text).
     pub arguments: String,
+    /// The tool's output as the model got it (the result turn's content).
     pub result: String,
+    /// Whether the tool succeeded; `false` for a denied call or an unknown tool.
     pub success: bool,
+    /// How long the call took, in milliseconds.
     pub duration_ms: i64,
+    /// How the call was allowed to run, or that the user declined it.
     pub approval: Approval,
+    /// When it was recorded, in milliseconds since the Unix epoch (the result turn's time).
     pub created_at: i64,
 }
 
@@ -433,6 +499,7 @@ pub struct TaskEvent {
 /// What one model request contained: "what did the model see?" is always answerable.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ContextManifest {
+    /// The session the request was for.
     pub session_id: String,
     /// Turn numbers sent, in order.
     pub turn_numbers: Vec<i64>,
@@ -440,22 +507,31 @@ pub struct ContextManifest {
     pub trimmed_turns: Vec<i64>,
     /// Version (update counter) of the session-state register included.
     pub state_version: i64,
+    /// The request's estimated size in tokens (at the model's calibrated ratio).
     pub estimated_tokens: i64,
+    /// What it had to fit in: context window − output reserve, in tokens.
     pub budget_tokens: i64,
     /// Provider-reported usage, when known (JSON object or null).
     pub usage: serde_json::Value,
+    /// When the request was recorded, in milliseconds since the Unix epoch.
     pub created_at: i64,
 }
 
 /// Sizes of the archive, for the storage panel.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StorageStats {
+    /// Sessions, archived ones included.
     pub sessions: i64,
+    /// Turns stored (a turn a fork inherits is stored, and counted, once).
     pub turns: i64,
+    /// Tool execution records.
     pub tool_executions: i64,
+    /// Delegated tasks.
     pub tasks: i64,
+    /// Context manifests: one per model request.
     pub manifests: i64,
     /// Database file size (page_count × page_size).
     pub bytes: i64,
+    /// The archive's schema version (`PRAGMA user_version`).
     pub schema_version: i64,
 }

@@ -10,26 +10,54 @@ use crate::provider::ModelError;
 #[non_exhaustive]
 pub enum Error {
     /// SQLite refused an operation; `context` says what we were doing.
-    Sqlite { context: String, source: SqliteError },
+    Sqlite {
+        /// What we were doing, e.g. "saving turn 3 of session …".
+        context: String,
+        /// SQLite's error.
+        source: SqliteError,
+    },
     /// The archive was written by a newer version of Cowork; nothing was touched.
-    SchemaTooNew { found: i64, supported: i64 },
+    SchemaTooNew {
+        /// The archive's schema version.
+        found: i64,
+        /// The newest schema version this build can open.
+        supported: i64,
+    },
     /// No session with this id.
     SessionNotFound(String),
     /// The caller asked for something the data does not allow (e.g. forking past the last turn).
     Invalid(String),
     /// An import file is malformed; nothing was imported.
-    Import { line: usize, message: String },
+    Import {
+        /// The 1-based line of the file that is wrong.
+        line: usize,
+        /// What is wrong with it.
+        message: String,
+    },
     /// JSON that should have been valid was not.
-    Json { context: String, source: serde_json::Error },
+    Json {
+        /// What we were reading or decoding.
+        context: String,
+        /// The parser's error.
+        source: serde_json::Error,
+    },
     /// Context assembly could not fit the mandatory parts into the window.
-    ContextOverflow { needed: i64, available: i64 },
+    ContextOverflow {
+        /// Estimated tokens of the mandatory parts.
+        needed: i64,
+        /// The budget: context window − output reserve, in tokens.
+        available: i64,
+    },
     /// The storage backend is unavailable (e.g. OPFS missing or locked).
     Storage(String),
     /// The model endpoint refused or failed; the message says what to do. The user's message is saved.
     Model(ModelError),
     /// An archive's `PRAGMA user_version` is negative: no version of Cowork writes that; nothing was
     /// touched.
-    SchemaInvalid { found: i64 },
+    SchemaInvalid {
+        /// The negative version found.
+        found: i64,
+    },
 }
 
 /// What kind of failure an [`Error`] is, for callers that choose a remedy (the UI offers Settings for

@@ -65,8 +65,11 @@ pub const BACK_REFERENCE_PHRASES: &[&str] = &[
 /// right after it (each a word or a few words, lower case).
 #[derive(Debug, Clone, Copy)]
 pub struct Exception {
+    /// The phrase of [`BACK_REFERENCE_PHRASES`] this exception is about.
     pub phrase: &'static str,
+    /// Words that, right before the phrase, make it not a back reference.
     pub preceded_by: &'static [&'static str],
+    /// Words that, right after the phrase, make it not a back reference.
     pub followed_by: &'static [&'static str],
 }
 

@@ -5,7 +5,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+/// The name of the built-in tool that reads the archive ([`crate::recall`]).
 pub const RECALL_TOOL: &str = "conversation_recall";
+/// The name of the built-in tool that hands work to the orchestrator.
 pub const DELEGATE_TOOL: &str = crate::state::DELEGATE_TOOL;
 
 /// What the static prompt depends on.
@@ -39,8 +41,11 @@ pub enum ApprovalPolicy {
 /// A tool offered to the model: its definition in the OpenAI function format and its approval policy.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolSpec {
+    /// The tool's name, as the model calls it.
     pub name: String,
+    /// The definition sent to the model: `{"type": "function", "function": {name, description, parameters}}`.
     pub definition: Value,
+    /// Whether each call needs the user's approval.
     pub approval: ApprovalPolicy,
 }
 

@@ -44,10 +44,15 @@ use commands::{command_text, commit_message, file_paths, first_error_line};
 pub use render::render_yaml;
 pub(crate) use render::{thousands, truncate_end};
 
+/// Most files the register lists (one entry per path; the oldest go first).
 pub const MAX_FILES: usize = 20;
+/// Most key decisions the register keeps (the oldest go first).
 pub const MAX_DECISIONS: usize = 10;
+/// Most resolved errors the register keeps (the oldest go first).
 pub const MAX_ERRORS: usize = 5;
+/// Most open tasks the register lists (the oldest go first).
 pub const MAX_OPEN_TASKS: usize = 20;
+/// Longest current focus, in characters (longer lines are cut with "…").
 pub const MAX_FOCUS_CHARS: usize = 100;
 /// The rendered register never exceeds this many tokens (by [`estimate_tokens`](crate::tokens::estimate_tokens)).
 pub const STATE_TOKEN_LIMIT: i64 = 1_000;
@@ -60,11 +65,14 @@ const MAX_PENDING_FAILURES: usize = 20;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SessionState {
+    /// The session the register belongs to, with its running totals.
     pub session: SessionInfo,
     /// Oldest first; at most [`MAX_FILES`], one per path.
     pub files_touched: Vec<FileTouch>,
     /// "… (turn N)", oldest first; at most [`MAX_DECISIONS`].
     pub key_decisions: Vec<String>,
+    /// The first non-empty line of the latest user message, at most [`MAX_FOCUS_CHARS`] characters (empty
+    /// before the first one).
     pub current_focus: String,
     /// Oldest first; at most [`MAX_ERRORS`].
     pub errors_resolved: Vec<String>,
@@ -77,13 +85,19 @@ pub struct SessionState {
     pending: Pending,
 }
 
+/// The session a register belongs to, with totals over the turns applied to it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SessionInfo {
+    /// The session's id (empty in a register that was never set up).
     pub id: String,
+    /// The session's workspace.
     pub workspace: String,
+    /// The model in use when the register was created.
     pub model: String,
+    /// The highest turn number applied.
     pub turn_count: i64,
+    /// Estimated tokens of all turns applied (their `token_count`s summed).
     pub total_tokens: i64,
 }
 
@@ -91,14 +105,20 @@ pub struct SessionInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FileAction {
+    /// Read or viewed.
     Read,
+    /// Created (`create_file`, an added file in a patch).
     Create,
+    /// Written whole (`write_file`): the archive cannot tell whether it existed before.
     Write,
+    /// Changed in place (an edit tool, an updated file in a patch).
     Edit,
+    /// Deleted.
     Delete,
 }
 
 impl FileAction {
+    /// The lower-case name the register uses ("read", "edit", …).
     pub fn as_str(self) -> &'static str {
         match self {
             FileAction::Read => "read",
@@ -110,18 +130,26 @@ impl FileAction {
     }
 }
 
+/// A file a tool touched, as the register lists it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FileTouch {
+    /// The path as the tool's arguments (or the patch) named it.
     pub path: String,
+    /// What the latest touch did.
     pub action: FileAction,
+    /// The turn number of the latest touch's tool result.
     pub turn: i64,
 }
 
+/// A delegated task that has not finished, as the register lists it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct OpenTask {
+    /// The orchestrator's id for the task.
     pub task_id: String,
+    /// What the task was asked to do.
     pub goal: String,
+    /// The task's status as last seen.
     pub status: String,
 }
 
@@ -187,8 +215,11 @@ pub const DELEGATE_TOOL: &str = "delegate_task";
 pub struct ExtractionRules {
     /// The one mapping from tool name to file action.
     pub file_tools: Vec<(String, FileAction)>,
+    /// Tools that run a shell command: failures then fixes become resolved errors, `git commit`s decisions.
     pub command_tools: Vec<String>,
+    /// Argument keys that hold a file path (a string or a list of strings).
     pub path_keys: Vec<String>,
+    /// Argument keys that hold a command (a string or an argv list).
     pub command_keys: Vec<String>,
 }
 
@@ -222,6 +253,7 @@ impl ExtractionRules {
         self
     }
 
+    /// What `tool` does to files; `None` when it is not a file tool.
     pub fn file_action(&self, tool: &str) -> Option<FileAction> {
         self.file_tools.iter().find(|(n, _)| n == tool).map(|(_, a)| *a)
     }
@@ -232,6 +264,7 @@ impl ExtractionRules {
 }
 
 impl SessionState {
+    /// An empty register for the session `id`.
     pub fn new(id: impl Into<String>, workspace: impl Into<String>, model: impl Into<String>) -> SessionState {
         SessionState {
             session: SessionInfo {

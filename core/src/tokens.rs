@@ -17,6 +17,7 @@ pub fn estimate_with_ratio(text: &str, chars_per_token: f64) -> i64 {
 /// The lowest and highest characters-per-token ratio a calibration will ever hold. Real tokenizers sit
 /// between about 1.5 (CJK, dense code) and 6 (plain English); anything outside this range is a bad report.
 pub const MIN_CHARS_PER_TOKEN: f64 = 1.0;
+/// The highest ratio a calibration holds (see [`MIN_CHARS_PER_TOKEN`]).
 pub const MAX_CHARS_PER_TOKEN: f64 = 10.0;
 
 /// After this many samples the calibration becomes an exponential moving average with weight
@@ -33,6 +34,8 @@ pub const CALIBRATION_WINDOW: u32 = 20;
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct Calibration {
+    /// The learned ratio, in characters per token; always within
+    /// [`MIN_CHARS_PER_TOKEN`]..=[`MAX_CHARS_PER_TOKEN`].
     pub chars_per_token: f64,
     /// How many reports have been taken into account.
     pub samples: u32,

@@ -2,6 +2,8 @@
 
 use super::*;
 use crate::test_support::{Archive, Convo};
+use crate::tokens::estimate_tokens;
+use crate::TurnStatus;
 use expect_test::{expect, Expect};
 
 /// Runs `args` against the test archive (session "s1") and compares the text.

@@ -18,9 +18,11 @@ use std::collections::{HashMap, HashSet};
 /// What an import did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ImportSummary {
+    /// Sessions added, each with all its rows.
     pub sessions_added: usize,
     /// Sessions already in the archive (same id), left as they were.
     pub sessions_skipped: usize,
+    /// Turns added (those of skipped sessions are not).
     pub turns_added: usize,
 }
 

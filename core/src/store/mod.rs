@@ -87,6 +87,7 @@ impl Store {
         Ok(Store { conn, last_ms: std::cell::Cell::new(0) })
     }
 
+    /// The archive's schema version (`PRAGMA user_version`): [`SCHEMA_VERSION`] once opened with [`Store::open`].
     pub fn schema_version(&self) -> Result<i64> {
         schema::user_version(&self.conn)
     }

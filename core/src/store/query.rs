@@ -55,10 +55,12 @@ impl Terms {
         Terms { phrases, prefix_last: prefix_last && ends_in_word }
     }
 
+    /// Whether nothing in the text is searchable (the search then finds nothing).
     pub fn is_empty(&self) -> bool {
         self.phrases.is_empty()
     }
 
+    /// How many terms there are (at most [`MAX_TERMS`]).
     pub fn len(&self) -> usize {
         self.phrases.len()
     }

@@ -15,13 +15,19 @@ pub const TITLE_MAX_CHARS: usize = 100;
 pub struct NewSession {
     /// Keep an existing id (imports); `None` makes a new UUID v7.
     pub id: Option<String>,
+    /// The project the session belongs to.
     pub workspace: String,
+    /// The title to start with, cut to its first line and [`TITLE_MAX_CHARS`]; empty: the first user message
+    /// becomes the title.
     pub title: String,
+    /// The model to start with (may be empty).
     pub model: String,
+    /// The system prompt to record for the session (may be empty).
     pub system_prompt: String,
 }
 
 impl NewSession {
+    /// A new, untitled session in `workspace`, with no model or prompt yet.
     pub fn new(workspace: impl Into<String>) -> NewSession {
         NewSession { workspace: workspace.into(), ..NewSession::default() }
     }
@@ -30,9 +36,13 @@ impl NewSession {
 /// Which sessions to list.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionFilter {
+    /// Only this workspace (`None`: every workspace).
     pub workspace: Option<String>,
+    /// Archived sessions too (default: not).
     pub include_archived: bool,
+    /// At most this many sessions (default 500).
     pub limit: usize,
+    /// Skip this many of the most recent first (paging).
     pub offset: usize,
 }
 
@@ -45,6 +55,7 @@ impl Default for SessionFilter {
 /// A session ready to continue: its row, its state and its newest turns.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Resumed {
+    /// The session row, with its state register.
     pub session: Session,
     /// The last N turns, oldest first.
     pub turns: Vec<Turn>,
@@ -55,8 +66,11 @@ pub struct Resumed {
 /// A workspace and how many (unarchived) sessions it holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkspaceSummary {
+    /// The workspace's name.
     pub workspace: String,
+    /// Its unarchived sessions (0 when all are archived).
     pub sessions: i64,
+    /// The latest activity among all its sessions, in milliseconds since the Unix epoch.
     pub last_active_at: i64,
 }
 
@@ -90,6 +104,7 @@ pub(super) fn new_session_row(id: String, workspace: &str, title: String, now: i
 }
 
 impl Store {
+    /// Creates a session (no turns, an empty state register) and returns it as stored.
     pub fn create_session(&mut self, new: &NewSession) -> Result<Session> {
         let id = new.id.clone().unwrap_or_else(|| uuid::Uuid::now_v7().to_string());
         let now = self.tick();
@@ -103,6 +118,7 @@ impl Store {
         self.get_session(&row.id)
     }
 
+    /// The session `id`, or [`Error::SessionNotFound`].
     pub fn get_session(&self, id: &str) -> Result<Session> {
         self.conn
             .prepare_cached(&format!("SELECT {SESSION_COLS} FROM sessions WHERE id = ?1"))
@@ -146,6 +162,7 @@ impl Store {
             .context("listing workspaces")
     }
 
+    /// Sets the title (its first line, at most [`TITLE_MAX_CHARS`] characters); an empty title is refused.
     pub fn rename_session(&mut self, id: &str, title: &str) -> Result<()> {
         let title = clip_title(title);
         if title.is_empty() {
@@ -154,6 +171,7 @@ impl Store {
         self.update_session(id, "renaming", "UPDATE sessions SET title = ?2 WHERE id = ?1", title)
     }
 
+    /// Archives (hides from the default list) or unarchives a session; nothing is deleted.
     pub fn set_archived(&mut self, id: &str, archived: bool) -> Result<()> {
         self.update_session(id, "archiving", "UPDATE sessions SET is_archived = ?2 WHERE id = ?1", archived)
     }

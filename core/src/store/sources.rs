@@ -38,6 +38,7 @@ pub struct SessionTurns<'a> {
 }
 
 impl<'a> SessionTurns<'a> {
+    /// The turns of `session_id` in `store` (reads only the turn count); fails if there is no such session.
     pub fn new(store: &'a Store, session_id: &str) -> Result<SessionTurns<'a>> {
         let count = store.turn_count(session_id)?;
         Ok(SessionTurns { store, session_id: session_id.to_owned(), count, read: Cell::new(0) })

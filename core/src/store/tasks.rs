@@ -28,6 +28,7 @@ impl Store {
         Ok(seq)
     }
 
+    /// The task `task_id`, or `None` if the archive has no such task.
     pub fn task(&self, task_id: &str) -> Result<Option<TaskRecord>> {
         self.conn
             .prepare_cached(&format!("SELECT {TASK_COLS} FROM tasks WHERE task_id = ?1"))
@@ -45,6 +46,7 @@ impl Store {
             .context(format!("reading the tasks of session {session_id}"))
     }
 
+    /// A task's archived events in arrival order (by `seq`); empty for an unknown task.
     pub fn task_events(&self, task_id: &str) -> Result<Vec<TaskEvent>> {
         self.conn
             .prepare_cached(&format!("SELECT {TASK_EVENT_COLS} FROM task_events WHERE task_id = ?1 ORDER BY seq"))
@@ -54,6 +56,8 @@ impl Store {
 
     // --- context manifests and calibration --------------------------------------------------------
 
+    /// Records what one model request contained; returns the manifest's id (for
+    /// [`Store::set_manifest_usage`]).
     pub fn record_manifest(&mut self, m: &ContextManifest) -> Result<i64> {
         rows::insert_manifest(&self.conn, m).context("recording what the model was sent")
     }
@@ -84,6 +88,7 @@ impl Store {
             .context(format!("reading the token calibration of {model}"))
     }
 
+    /// Saves a model's chars-per-token ratio and sample count, replacing what was stored.
     pub fn set_calibration(&mut self, model: &str, chars_per_token: f64, samples: i64) -> Result<()> {
         rows::upsert_calibration(&self.conn, model, chars_per_token, samples)
             .context(format!("saving the token calibration of {model}"))
@@ -91,6 +96,7 @@ impl Store {
 
     // --- statistics -------------------------------------------------------------------------------
 
+    /// Row counts and the database's size, for the storage panel.
     pub fn stats(&self) -> Result<StorageStats> {
         let count = |table: &str| -> Result<i64> {
             self.conn

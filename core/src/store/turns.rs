@@ -15,10 +15,15 @@ pub const CLIENT_KEY_WINDOW: i64 = 1000;
 /// What a tool run produced, recorded beside its result turn.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewToolExecution {
+    /// The tool that ran.
     pub tool_name: String,
+    /// Its arguments as the model sent them (usually JSON text).
     pub arguments: String,
+    /// Whether it succeeded (`false` when the user declined it).
     pub success: bool,
+    /// How long it took, in milliseconds.
     pub duration_ms: i64,
+    /// How it was allowed to run.
     pub approval: Approval,
 }
 
