@@ -295,6 +295,19 @@ pub enum Event {
     },
 }
 
+impl Event {
+    /// A committed turn, as every event carrying one is built (the worker's `appendTurn`, the agent
+    /// loop's turns and tool results, a message found saved already): its content cut to its first
+    /// [`EVENT_CONTENT_CHARS`] characters, so a 10 MB tool output is not sent whole to every tab (the
+    /// full text is read from the archive). The variant is built nowhere else.
+    pub fn turn_appended(mut turn: Turn) -> Event {
+        if let Some((cut, _)) = turn.content.char_indices().nth(EVENT_CONTENT_CHARS) {
+            turn.content.truncate(cut);
+        }
+        Event::TurnAppended { turn }
+    }
+}
+
 /// A successful answer, one variant per kind of result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "reply", rename_all = "snake_case")]
@@ -437,6 +450,30 @@ mod tests {
         assert_eq!(serde_json::from_str::<PeerMessage>(&reply.to_json()).unwrap(), reply);
         assert!(Op::Stop.is_out_of_turn() && Op::Release.is_out_of_turn());
         assert!(!Op::Stats.is_out_of_turn() && !Op::ExportAll.is_out_of_turn());
+    }
+
+    /// Regression: `appendTurn` and tool results broadcast a 10 MB turn whole to every tab.
+    #[test]
+    fn a_10_mb_turn_is_cut_before_it_is_broadcast() {
+        let content = "é".repeat(5_000_000) + &"x".repeat(1_000); // 10 MB, two bytes a character mostly
+        let turn: Turn = serde_json::from_value(serde_json::json!({
+            "id": 1, "session_id": "s", "turn_number": 1, "role": "tool", "content": content,
+            "tool_calls": [], "tool_call_id": "c1", "tool_name": "read_file", "token_count": 1, "created_at": 0,
+            "status": "complete", "metadata": {}
+        }))
+        .unwrap();
+        let Event::TurnAppended { turn: sent } = Event::turn_appended(turn.clone()) else { panic!("a turn event") };
+        let chars = sent.content.chars().count();
+        assert!(chars <= EVENT_CONTENT_CHARS, "the event carries {chars} characters of a 10 MB turn");
+        let head: String = turn.content.chars().take(EVENT_CONTENT_CHARS).collect();
+        assert!(sent.content == head, "cut to its first EVENT_CONTENT_CHARS characters, as the loop's turns were");
+        assert_eq!(
+            Turn { content: String::new(), ..sent },
+            Turn { content: String::new(), ..turn.clone() },
+            "only the text is cut"
+        );
+        let short = Turn { content: "hello".into(), ..turn };
+        assert_eq!(Event::turn_appended(short.clone()), Event::TurnAppended { turn: short }, "short turns are whole");
     }
 
     #[test]

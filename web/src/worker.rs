@@ -13,8 +13,7 @@
 
 use crate::fetch::FetchTransport;
 use crate::protocol::{
-    Backend, Event, HostOptions, HostToolSpec, ModelSettings, Op, PeerMessage, ReadyInfo, Reply, Request,
-    WorkerMessage, EVENT_CONTENT_CHARS,
+    Backend, Event, HostOptions, HostToolSpec, ModelSettings, Op, PeerMessage, ReadyInfo, Reply, Request, WorkerMessage,
 };
 use cowork_core::agent::{
     continue_session, send_turn, AgentEvent, AgentSettings, Outcome, ToolHost, ToolOutcome, Transport,
@@ -488,7 +487,7 @@ pub async fn handle(
             // The state register follows turns written directly too (the embedding API's appendTurn).
             let model = store.get_session(&session_id)?.model;
             cowork_core::agent::record_in_state(store, &ExtractionRules::default(), &model, &session_id, &turn)?;
-            emit(Event::TurnAppended { turn: turn.clone() });
+            emit(Event::turn_appended(turn.clone()));
             Ok(Reply::Turn { turn })
         }),
         Op::GetTurns { session_id, offset, limit } => {
@@ -619,7 +618,7 @@ async fn send(
     // user continue the reply rather than run it twice.
     if let Some((_, key)) = &message {
         if let Some(earlier) = store.find_recent_by_client_key(key).map_err(|e| e.to_string())? {
-            emit(Event::TurnAppended { turn: earlier.clone() });
+            emit(Event::turn_appended(earlier.clone()));
             let outcome = CLOSED_MID_REPLY.to_owned();
             return Ok(Reply::Sent { session_id: earlier.session_id, outcome });
         }
@@ -690,12 +689,7 @@ fn agent_settings(tools: &WorkerTools, model: &ModelSettings, workspace: &str, h
 fn wire_event(e: AgentEvent, session_id: &str) -> Event {
     let session_id = session_id.to_owned();
     match e {
-        AgentEvent::TurnAppended { mut turn } => {
-            if turn.content.len() > EVENT_CONTENT_CHARS {
-                turn.content = turn.content.chars().take(EVENT_CONTENT_CHARS).collect();
-            }
-            Event::TurnAppended { turn }
-        }
+        AgentEvent::TurnAppended { turn } => Event::turn_appended(turn),
         AgentEvent::StreamDelta { turn_number, text } => Event::Delta { session_id, turn_number, text },
         AgentEvent::ToolStarted { turn_number, call } => {
             Event::ToolStarted { session_id, turn_number, name: call.name, arguments: call.arguments }
