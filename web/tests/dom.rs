@@ -219,3 +219,29 @@ async fn deleting_a_session_asks_first_and_cancel_keeps_it() {
     button("Delete").click();
     assert_eq!(actions.get_untracked(), [SessionAction::Delete { id: "s1".into(), confirmed: true }]);
 }
+
+#[wasm_bindgen_test]
+async fn an_error_notice_offers_the_place_that_fixes_it_by_its_kind() {
+    use cowork_web::chat::{ChatState, DialogState, Notice, NoticeLine};
+    use cowork_web::protocol::{ErrorKind, Problem};
+    let el = host();
+    let (chat, dialogs) = (ChatState::new(), DialogState::new());
+    let _mounted = leptos::mount::mount_to(el.clone(), move || {
+        provide_context(chat);
+        provide_context(dialogs);
+        view! { <NoticeLine /> }
+    });
+    chat.notice.set(Some(Notice::info("Reply interrupted: you pressed Stop (the model is in Settings)")));
+    sleep(0).await;
+    assert!(el.query_selector(".notice-fix").unwrap().is_none(), "words alone offer nothing: {}", text(&el));
+    chat.notice.set(Some(Notice::problem(&Problem::new(ErrorKind::Auth, "The model endpoint rejected the API key."))));
+    sleep(0).await;
+    let fix: web_sys::HtmlElement = el.query_selector(".notice-fix").unwrap().expect("a fix").unchecked_into();
+    assert_eq!(fix.text_content().as_deref(), Some("Open Settings"));
+    fix.click();
+    assert!(dialogs.settings_open.get_untracked());
+    chat.notice.set(Some(Notice::problem(&Problem::new(ErrorKind::StorageFull, "storage is full"))));
+    sleep(0).await;
+    let fix = el.query_selector(".notice-fix").unwrap().expect("a fix");
+    assert_eq!(fix.text_content().as_deref(), Some("Open Storage"));
+}
