@@ -124,7 +124,7 @@ mod browser {
                     return;
                 }
             };
-            // The draft is cleared when the worker reports the user's turn saved (chat::apply_event), so a
+            // The draft is cleared when the worker reports the user's turn saved (a `Change::DraftSaved`), so a
             // failure before that keeps it, and a new draft typed meanwhile is never touched.
             let result = client.call(op).await;
             match &result {

@@ -39,8 +39,8 @@ pub fn App(
     let (chat, dialogs) = (ChatState::new(), DialogState::new());
     provide_context(chat);
     provide_context(dialogs);
-    // The client lives as long as the app. It is context too (`Client`), for components that need it;
-    // the actions get it from the callbacks built here.
+    // The client lives as long as the app. It is provided as context (`Client`) so any component below
+    // can reach the archive; the app's own actions get it from the callbacks built here.
     let client: Client = StoredValue::new_local(start_storage(worker_url, client, set_storage, chat));
     provide_context(client);
     let on_open = Callback::new(move |id: String| {
