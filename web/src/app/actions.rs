@@ -124,8 +124,8 @@ mod browser {
                     return;
                 }
             };
-            // The draft is cleared when the worker reports the user's turn saved (a `Change::DraftSaved`), so a
-            // failure before that keeps it, and a new draft typed meanwhile is never touched.
+            // The draft is cleared when the worker reports the user's turn saved (`Change::DraftSaved`), so
+            // a failure before that keeps it, and a new draft typed meanwhile is never touched.
             let result = client.call(op).await;
             match &result {
                 Ok(Reply::Sent { outcome, .. }) if *outcome != SendOutcome::Done => {

@@ -43,24 +43,24 @@ pub fn Composer(
         }
     };
     view! {
-            <form class="composer" on:submit=move |ev| { ev.prevent_default(); on_send.run(()); }>
-                <label class="visually-hidden" for="composer-input">"Message"</label>
-                <textarea
-                    id="composer-input"
-                    rows="3"
-                    placeholder="Message Cowork (Enter sends, Shift+Enter for a new line)"
-                    prop:value=move || state.draft.get()
-                    on:input=move |ev| state.draft.set(event_target_value(&ev))
-                    on:keydown=send_on_enter
-                ></textarea>
-                <Show
-                    when=move || state.busy.get()
-                    fallback=move || view! {
-                        <button type="submit" class="send" disabled=move || state.draft.get().trim().is_empty()>"Send"</button>
-                    }
-                >
-                    <button type="button" class="stop" on:click=move |_| on_stop.run(())>"Stop"</button>
-                </Show>
-            </form>
+        <form class="composer" on:submit=move |ev| { ev.prevent_default(); on_send.run(()); }>
+            <label class="visually-hidden" for="composer-input">"Message"</label>
+            <textarea
+                id="composer-input"
+                rows="3"
+                placeholder="Message Cowork (Enter sends, Shift+Enter for a new line)"
+                prop:value=move || state.draft.get()
+                on:input=move |ev| state.draft.set(event_target_value(&ev))
+                on:keydown=send_on_enter
+            ></textarea>
+            <Show
+                when=move || state.busy.get()
+                fallback=move || view! {
+                    <button type="submit" class="send" disabled=move || state.draft.get().trim().is_empty()>"Send"</button>
+                }
+            >
+                <button type="button" class="stop" on:click=move |_| on_stop.run(())>"Stop"</button>
+            </Show>
+        </form>
     }
 }

@@ -206,10 +206,12 @@ async fn send(
         store.set_model(&session_id, &model.model)?;
     }
     let settings = agent_settings(tools, &model, &session.workspace, &host);
-    let mut on_event = |e: AgentEvent| {
-        if let Some(event) = wire_event(e, &session_id, transport) {
-            emit(event)
-        }
+    // The loop reports its failure as text (`AgentEvent::Error`) and then returns it: the event is sent
+    // from the returned error instead, with its kind.
+    let loop_failed = std::cell::Cell::new(false);
+    let mut on_event = |e: AgentEvent| match e {
+        AgentEvent::Error { .. } => loop_failed.set(true),
+        e => emit(wire_event(e, &session_id, transport)),
     };
     // Background (`wait: false`) tasks that have ended since: their results join the conversation first.
     if let Some(base) = &settings.orchestrator_url {
@@ -228,9 +230,10 @@ async fn send(
         Ok(Outcome::Interrupted { message, .. }) => SendOutcome::Interrupted { message },
         Ok(Outcome::IterationLimit) => SendOutcome::IterationLimit { calls: MAX_ITERATIONS },
         Err(e) => {
-            // The loop said it as text (`AgentEvent::Error`); the page and the UI get it with its kind.
             let problem = Problem::from(e);
-            emit(Event::Error(problem.clone()));
+            if loop_failed.get() {
+                emit(Event::Error(problem.clone()));
+            }
             return Err(problem);
         }
     };
@@ -268,13 +271,13 @@ pub(super) fn agent_settings(
     }
 }
 
-/// The loop's events in their wire form; `None` for its error, which [`send`] reports with its kind.
+/// The loop's events in their wire form (its error is sent by [`send`], with its kind).
 ///
 /// A retry's kind is the last failure `transport` saw: the core's `AgentEvent::Retrying` carries the
 /// reason as text only.
-fn wire_event(e: AgentEvent, session_id: &str, transport: &FetchTransport) -> Option<Event> {
+fn wire_event(e: AgentEvent, session_id: &str, transport: &FetchTransport) -> Event {
     let session_id = session_id.to_owned();
-    Some(match e {
+    match e {
         AgentEvent::TurnAppended { turn } => Event::turn_appended(turn),
         AgentEvent::StreamDelta { turn_number, text } => Event::Delta { session_id, turn_number, text },
         AgentEvent::ToolStarted { turn_number, call } => {
@@ -290,6 +293,7 @@ fn wire_event(e: AgentEvent, session_id: &str, transport: &FetchTransport) -> Op
         AgentEvent::TaskProgress { task_id, event_type, status, goal, checklist } => {
             Event::TaskProgress { session_id, task_id, event_type, status, goal, checklist }
         }
-        AgentEvent::Error { .. } => return None,
-    })
+        // Sent by `send` from the error the loop returns, with its kind.
+        AgentEvent::Error { message } => Event::Error(Problem::new(ErrorKind::Internal, message)),
+    }
 }
