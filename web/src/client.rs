@@ -6,7 +6,7 @@
 //! When the page goes away (`pagehide`), the worker is told to release the archive at once, so a
 //! reload or another tab can open it without waiting.
 
-use crate::protocol::{Event, HostOptions, Op, ReadyInfo, Reply, Request, WorkerMessage};
+use crate::protocol::{ErrorKind, Event, HostOptions, Op, Problem, ReadyInfo, Reply, Request, WorkerMessage};
 use futures_channel::oneshot;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -22,17 +22,35 @@ const MAX_RESTARTS: u32 = 3;
 /// Why a storage call failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StorageError {
-    /// The worker could not start or open any archive.
-    Unavailable(String),
+    /// The worker could not start or open any archive, or it stopped.
+    Unavailable(Problem),
     /// The operation itself failed (the archive is unchanged).
-    Failed(String),
+    Failed(Problem),
+}
+
+impl StorageError {
+    /// The worker is gone or cannot start (a failure of this side, not of the archive's data).
+    fn worker(message: impl Into<String>) -> StorageError {
+        StorageError::Unavailable(Problem::new(ErrorKind::Storage, message))
+    }
+
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            StorageError::Unavailable(p) | StorageError::Failed(p) => p.kind,
+        }
+    }
+
+    /// The failure as the UI shows it: its kind and the whole message.
+    pub fn problem(&self) -> Problem {
+        Problem { kind: self.kind(), message: self.to_string() }
+    }
 }
 
 impl std::fmt::Display for StorageError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            StorageError::Unavailable(m) => write!(f, "storage is unavailable: {m}"),
-            StorageError::Failed(m) => f.write_str(m),
+            StorageError::Unavailable(p) => write!(f, "storage is unavailable: {}", p.message),
+            StorageError::Failed(p) => f.write_str(&p.message),
         }
     }
 }
@@ -166,7 +184,7 @@ impl StorageClient {
         }
         let (tx, rx) = oneshot::channel();
         self.inner.waiting_for_ready.borrow_mut().push(tx);
-        rx.await.unwrap_or_else(|_| Err(StorageError::Unavailable("the storage worker went away".into())))
+        rx.await.unwrap_or_else(|_| Err(StorageError::worker("the storage worker went away")))
     }
 
     /// Calls `f` with every progress event and the id of the request it belongs to (0: a change made
@@ -188,7 +206,7 @@ impl StorageClient {
             self.inner.requesters.borrow_mut().remove(&id);
             return Err(e);
         }
-        rx.await.unwrap_or_else(|_| Err(StorageError::Unavailable("the storage worker went away".into())))
+        rx.await.unwrap_or_else(|_| Err(StorageError::worker("the storage worker went away")))
     }
 }
 
@@ -233,7 +251,7 @@ impl Inner {
         let opts = WorkerOptions::new();
         opts.set_type(WorkerType::Classic);
         let worker = Worker::new_with_options(&self.script_url, &opts)
-            .map_err(|e| StorageError::Unavailable(format!("cannot start the storage worker: {e:?}")))?;
+            .map_err(|e| StorageError::worker(format!("cannot start the storage worker: {e:?}")))?;
         if let Some(f) = self.on_message.borrow().as_ref() {
             worker.set_onmessage(Some(f.as_ref().unchecked_ref()));
         }
@@ -246,11 +264,10 @@ impl Inner {
 
     fn post(&self, req: &Request) -> Result<(), StorageError> {
         let worker = self.worker.borrow();
-        let worker =
-            worker.as_ref().ok_or_else(|| StorageError::Unavailable("the storage worker is not running".into()))?;
+        let worker = worker.as_ref().ok_or_else(|| StorageError::worker("the storage worker is not running"))?;
         worker
             .post_message(&JsValue::from_str(&req.to_json()))
-            .map_err(|e| StorageError::Unavailable(format!("cannot reach the storage worker: {e:?}")))
+            .map_err(|e| StorageError::worker(format!("cannot reach the storage worker: {e:?}")))
     }
 
     /// The worker died: fail what was pending, and start a new one if it had been working.
@@ -266,7 +283,7 @@ impl Inner {
             format!("the storage worker stopped: {why}")
         };
         for (_, tx) in self.pending.borrow_mut().drain() {
-            let _ = tx.send(Err(StorageError::Unavailable(message.clone())));
+            let _ = tx.send(Err(StorageError::worker(message.clone())));
         }
         self.requesters.borrow_mut().clear();
         if restart {
@@ -276,14 +293,14 @@ impl Inner {
                 self.fail_all(e);
             }
         } else {
-            self.fail_all(StorageError::Unavailable(message));
+            self.fail_all(StorageError::worker(message));
         }
     }
 
     fn receive(self: &Rc<Self>, text: &str) {
         match serde_json::from_str::<WorkerMessage>(text) {
             Ok(WorkerMessage::Ready(info)) => self.set_ready(Ok(info)),
-            Ok(WorkerMessage::Failed { message }) => self.fail_all(StorageError::Unavailable(message)),
+            Ok(WorkerMessage::Failed(problem)) => self.fail_all(StorageError::Unavailable(problem)),
             Ok(WorkerMessage::Response { id, result }) => {
                 self.requesters.borrow_mut().remove(&id);
                 if let Some(tx) = self.pending.borrow_mut().remove(&id) {

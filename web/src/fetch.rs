@@ -3,7 +3,8 @@
 
 use cowork_core::agent::{HttpResponse, ResponseBody, Transport, TransportError};
 use cowork_core::provider::HttpRequest;
-use std::cell::RefCell;
+use cowork_core::ErrorKind;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -13,6 +14,8 @@ use web_sys::{AbortController, ReadableStreamDefaultReader, RequestInit, Respons
 #[derive(Clone, Default)]
 pub struct FetchTransport {
     current: Rc<RefCell<Option<AbortController>>>,
+    /// The kind of the last request's failure (an error status, or no answer), if it failed.
+    last_failure: Rc<Cell<Option<ErrorKind>>>,
 }
 
 impl FetchTransport {
@@ -21,6 +24,12 @@ impl FetchTransport {
         if let Some(c) = self.current.borrow_mut().take() {
             c.abort();
         }
+    }
+
+    /// What kind of failure the last request met (`None`: it was answered with a success status).
+    /// The worker tells the UI why a request is retried with it.
+    pub fn last_failure(&self) -> Option<ErrorKind> {
+        self.last_failure.get()
     }
 }
 
@@ -63,6 +72,34 @@ impl Transport for FetchTransport {
     type Body = FetchBody;
 
     async fn send(&self, req: &HttpRequest) -> Result<HttpResponse<FetchBody>, TransportError> {
+        self.last_failure.set(None);
+        let sent = self.fetch(req).await;
+        let failure = match &sent {
+            Ok(r) if (200..300).contains(&r.status) => None,
+            Ok(r) => Some(cowork_core::provider::classify_http_error(r.status, r.header("retry-after"), "").kind()),
+            Err(TransportError::Aborted) => None,
+            Err(TransportError::Cors(_)) => Some(ErrorKind::Cors),
+            Err(TransportError::Network(_)) => Some(ErrorKind::Network),
+        };
+        self.last_failure.set(failure);
+        sent
+    }
+
+    async fn sleep_ms(&self, ms: u64) {
+        let promise = js_sys::Promise::new(&mut |resolve, _| {
+            let _ =
+                scope().set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms.min(i32::MAX as u64) as i32);
+        });
+        let _ = JsFuture::from(promise).await;
+    }
+
+    fn now_ms(&self) -> i64 {
+        js_sys::Date::now() as i64
+    }
+}
+
+impl FetchTransport {
+    async fn fetch(&self, req: &HttpRequest) -> Result<HttpResponse<FetchBody>, TransportError> {
         let controller = AbortController::new().map_err(|e| TransportError::Network(describe(&e)))?;
         let init = RequestInit::new();
         init.set_method(&req.method);
@@ -97,17 +134,5 @@ impl Transport for FetchTransport {
         }
         let reader = resp.body().map(|b| b.get_reader().unchecked_into::<ReadableStreamDefaultReader>());
         Ok(HttpResponse { status: resp.status(), headers: out_headers, body: FetchBody { reader } })
-    }
-
-    async fn sleep_ms(&self, ms: u64) {
-        let promise = js_sys::Promise::new(&mut |resolve, _| {
-            let _ =
-                scope().set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms.min(i32::MAX as u64) as i32);
-        });
-        let _ = JsFuture::from(promise).await;
-    }
-
-    fn now_ms(&self) -> i64 {
-        js_sys::Date::now() as i64
     }
 }

@@ -4,6 +4,9 @@
 //! id, and announces itself with [`WorkerMessage::Ready`] before the UI may send anything. Messages
 //! travel as JSON strings.
 //!
+//! Failures cross as a [`Problem`] (an [`ErrorKind`] and the message), never as bare text, and a
+//! reply's end as a [`SendOutcome`].
+//!
 //! The payloads reuse the core's plain data types (`NewTurn`, `Session`, …) rather than mirror them:
 //! both ends are built from the same commit, so there is no version skew to guard against, and a
 //! hand-written copy of every type would only be a place for the two to drift apart.
@@ -11,8 +14,72 @@
 use cowork_core::context::ContextMessage;
 use cowork_core::prompt::ApprovalPolicy;
 pub use cowork_core::provider::ModelSettings;
+pub use cowork_core::ErrorKind;
 use cowork_core::{ContextManifest, NewTurn, SearchHit, SearchQuery, Session, StorageStats, TaskRecord, Turn};
 use serde::{Deserialize, Serialize};
+
+/// Why a request failed: what kind of failure it is (the UI chooses its remedy from the kind, never
+/// from the words) and the message to show.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Problem {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl Problem {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Problem {
+        Problem { kind, message: message.into() }
+    }
+}
+
+/// The one conversion of the core's errors for the wire: their kind and their message.
+impl From<cowork_core::Error> for Problem {
+    fn from(e: cowork_core::Error) -> Problem {
+        Problem { kind: e.kind(), message: e.to_string() }
+    }
+}
+
+impl From<cowork_core::provider::ModelError> for Problem {
+    fn from(e: cowork_core::provider::ModelError) -> Problem {
+        Problem { kind: e.kind(), message: e.message().to_owned() }
+    }
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// How a reply ([`Op::SendMessage`], [`Op::Continue`]) ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SendOutcome {
+    /// The model answered without asking for more tools.
+    Done,
+    /// The stream was cut or stopped; the partial reply is saved as an interrupted turn.
+    Interrupted { message: String },
+    /// The model still wanted tools after `calls` model calls.
+    IterationLimit { calls: u32 },
+    /// The tab that was running the reply closed before it ended (or the message had been saved by
+    /// an owner that closed before answering): Retry continues it.
+    ClosedMidReply,
+}
+
+impl SendOutcome {
+    /// In words, as the embedding API's `outcome` says it: "done", "interrupted: …", "stopped after 8
+    /// model calls".
+    pub fn describe(&self) -> String {
+        match self {
+            SendOutcome::Done => "done".to_owned(),
+            SendOutcome::Interrupted { message } => format!("interrupted: {message}"),
+            SendOutcome::IterationLimit { calls } => format!("stopped after {calls} model calls"),
+            SendOutcome::ClosedMidReply => {
+                "interrupted: the tab that was running this reply closed; Retry continues it".to_owned()
+            }
+        }
+    }
+}
 
 /// Where the archive lives, as the worker reports it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -259,9 +326,12 @@ pub enum Event {
         success: bool,
         duration_ms: i64,
     },
+    /// Waiting before a retry. `kind` is the failure's (rate_limited, model_server or network);
+    /// `reason` says it in words.
     Retrying {
         attempt: u32,
         wait_ms: u64,
+        kind: ErrorKind,
         reason: String,
     },
     /// A delegated task moved on: the whole checklist so far (small: one line per subtask).
@@ -286,13 +356,25 @@ pub enum Event {
         name: String,
         arguments: String,
     },
-    Error {
-        message: String,
-    },
+    /// The reply failed (`{"event": "error", "kind": …, "message": …}`).
+    Error(Problem),
     /// Sessions were renamed, forked, archived, deleted or imported: the session list is out of date.
     SessionsChanged {
         deleted: Option<String>,
     },
+}
+
+impl Event {
+    /// A committed turn, as every event carrying one is built (the worker's `appendTurn`, the agent
+    /// loop's turns and tool results, a message found saved already): its content cut to its first
+    /// [`EVENT_CONTENT_CHARS`] characters, so a 10 MB tool output is not sent whole to every tab (the
+    /// full text is read from the archive). The variant is built nowhere else.
+    pub fn turn_appended(mut turn: Turn) -> Event {
+        if let Some((cut, _)) = turn.content.char_indices().nth(EVENT_CONTENT_CHARS) {
+            turn.content.truncate(cut);
+        }
+        Event::TurnAppended { turn }
+    }
 }
 
 /// A successful answer, one variant per kind of result.
@@ -320,10 +402,10 @@ pub enum Reply {
     Text {
         text: String,
     },
-    /// How a `SendMessage` ended: the session and a short description ("done", "interrupted: …").
+    /// How a `SendMessage` or `Continue` ended, and in which session.
     Sent {
         session_id: String,
-        outcome: String,
+        outcome: SendOutcome,
     },
     Details {
         session: Session,
@@ -350,13 +432,11 @@ pub enum Reply {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum WorkerMessage {
     Ready(ReadyInfo),
-    /// The worker could not open any archive at all.
-    Failed {
-        message: String,
-    },
+    /// The worker could not open any archive at all (or could not read a request).
+    Failed(Problem),
     Response {
         id: u64,
-        result: Result<Reply, String>,
+        result: Result<Reply, Problem>,
     },
     Event {
         id: u64,
@@ -422,8 +502,21 @@ mod tests {
             schema_version: 2,
         });
         assert_eq!(serde_json::from_str::<WorkerMessage>(&ready.to_json()).unwrap(), ready);
-        let err = WorkerMessage::Response { id: 1, result: Err("disk full".into()) };
+        let full = Problem::new(ErrorKind::StorageFull, "disk full");
+        let err = WorkerMessage::Response { id: 1, result: Err(full.clone()) };
         assert_eq!(serde_json::from_str::<WorkerMessage>(&err.to_json()).unwrap(), err);
+        let failed = WorkerMessage::Failed(full.clone());
+        assert_eq!(serde_json::from_str::<WorkerMessage>(&failed.to_json()).unwrap(), failed);
+        let sent = WorkerMessage::Response {
+            id: 2,
+            result: Ok(Reply::Sent { session_id: "s".into(), outcome: SendOutcome::IterationLimit { calls: 8 } }),
+        };
+        assert_eq!(serde_json::from_str::<WorkerMessage>(&sent.to_json()).unwrap(), sent);
+        // Events as pages see them: an error keeps its message field and gains its kind.
+        let error = WorkerMessage::Event { id: 3, event: Event::Error(full) };
+        assert_eq!(serde_json::from_str::<WorkerMessage>(&error.to_json()).unwrap(), error);
+        let json = serde_json::to_value(Event::Error(Problem::new(ErrorKind::Auth, "bad key"))).unwrap();
+        assert_eq!(json, serde_json::json!({"event": "error", "kind": "auth", "message": "bad key"}));
     }
 
     #[test]
@@ -437,6 +530,43 @@ mod tests {
         assert_eq!(serde_json::from_str::<PeerMessage>(&reply.to_json()).unwrap(), reply);
         assert!(Op::Stop.is_out_of_turn() && Op::Release.is_out_of_turn());
         assert!(!Op::Stats.is_out_of_turn() && !Op::ExportAll.is_out_of_turn());
+    }
+
+    /// Regression: `appendTurn` and tool results broadcast a 10 MB turn whole to every tab.
+    #[test]
+    fn a_10_mb_turn_is_cut_before_it_is_broadcast() {
+        let content = "é".repeat(5_000_000) + &"x".repeat(1_000); // 10 MB, two bytes a character mostly
+        let turn: Turn = serde_json::from_value(serde_json::json!({
+            "id": 1, "session_id": "s", "turn_number": 1, "role": "tool", "content": content,
+            "tool_calls": [], "tool_call_id": "c1", "tool_name": "read_file", "token_count": 1, "created_at": 0,
+            "status": "complete", "metadata": {}
+        }))
+        .unwrap();
+        let Event::TurnAppended { turn: sent } = Event::turn_appended(turn.clone()) else { panic!("a turn event") };
+        let chars = sent.content.chars().count();
+        assert!(chars <= EVENT_CONTENT_CHARS, "the event carries {chars} characters of a 10 MB turn");
+        let head: String = turn.content.chars().take(EVENT_CONTENT_CHARS).collect();
+        assert!(sent.content == head, "cut to its first EVENT_CONTENT_CHARS characters, as the loop's turns were");
+        assert_eq!(
+            Turn { content: String::new(), ..sent },
+            Turn { content: String::new(), ..turn.clone() },
+            "only the text is cut"
+        );
+        let short = Turn { content: "hello".into(), ..turn };
+        assert_eq!(Event::turn_appended(short.clone()), Event::TurnAppended { turn: short }, "short turns are whole");
+    }
+
+    #[test]
+    fn outcomes_read_as_they_always_did() {
+        assert_eq!(SendOutcome::Done.describe(), "done");
+        assert_eq!(
+            SendOutcome::Interrupted { message: "you pressed Stop".into() }.describe(),
+            "interrupted: you pressed Stop"
+        );
+        assert_eq!(SendOutcome::IterationLimit { calls: 8 }.describe(), "stopped after 8 model calls");
+        assert!(SendOutcome::ClosedMidReply.describe().ends_with("closed; Retry continues it"));
+        let e = cowork_core::Error::SessionNotFound("s9".into());
+        assert_eq!(Problem::from(e), Problem::new(ErrorKind::NotFound, "no session with id s9"));
     }
 
     #[test]

@@ -96,13 +96,17 @@ fn text(el: &web_sys::HtmlElement) -> String {
 
 #[wasm_bindgen_test]
 async fn the_session_panel_shows_the_register_and_the_context_meter() {
-    use cowork_web::chat::{ChatState, SessionPanel};
+    use cowork_web::chat::{ChatState, DialogState, SessionPanel};
     let el = host();
-    let chat = ChatState::new();
-    let _mounted = leptos::mount::mount_to(el.clone(), move || view! { <SessionPanel state=chat /> });
+    let (chat, dialogs) = (ChatState::new(), DialogState::new());
+    let _mounted = leptos::mount::mount_to(el.clone(), move || {
+        provide_context(chat);
+        provide_context(dialogs);
+        view! { <SessionPanel /> }
+    });
     sleep(0).await;
     assert!(el.query_selector(".session-panel").unwrap().is_none(), "closed until asked for");
-    chat.panel_open.set(true);
+    dialogs.panel_open.set(true);
     sleep(0).await;
     assert!(text(&el).contains("Open a session"), "{}", text(&el));
     let state = serde_json::json!({
@@ -146,7 +150,10 @@ async fn a_delegated_task_ticks_off_its_steps_and_can_be_cancelled_only_while_it
     let chat = ChatState::new();
     let cancelled = RwSignal::new(Vec::<String>::new());
     let on_cancel = Callback::new(move |id: String| cancelled.update(|c| c.push(id)));
-    let _mounted = leptos::mount::mount_to(el.clone(), move || view! { <TaskCards state=chat on_cancel=on_cancel /> });
+    let _mounted = leptos::mount::mount_to(el.clone(), move || {
+        provide_context(chat);
+        view! { <TaskCards on_cancel=on_cancel /> }
+    });
     let item = |label: &str, status: &str| ChecklistItem { label: label.into(), status: status.into(), detail: None };
     let task = |status: &str, steps: Vec<ChecklistItem>| LiveTask {
         task_id: "t1".into(),
@@ -182,14 +189,16 @@ async fn a_delegated_task_ticks_off_its_steps_and_can_be_cancelled_only_while_it
 
 #[wasm_bindgen_test]
 async fn deleting_a_session_asks_first_and_cancel_keeps_it() {
-    use cowork_web::chat::{ChatState, DeleteDialog, SessionAction};
+    use cowork_web::chat::{DeleteDialog, DialogState, SessionAction};
     let el = host();
-    let chat = ChatState::new();
+    let dialogs = DialogState::new();
     let actions = RwSignal::new(Vec::<SessionAction>::new());
     let on_action = Callback::new(move |a: SessionAction| actions.update(|v| v.push(a)));
-    let _mounted =
-        leptos::mount::mount_to(el.clone(), move || view! { <DeleteDialog state=chat on_action=on_action /> });
-    chat.confirm_delete.set(Some(session(42, serde_json::json!({}))));
+    let _mounted = leptos::mount::mount_to(el.clone(), move || {
+        provide_context(dialogs);
+        view! { <DeleteDialog on_action=on_action /> }
+    });
+    dialogs.confirm_delete.set(Some(session(42, serde_json::json!({}))));
     sleep(0).await;
     assert!(text(&el).contains("Delete \u{201c}Auth work\u{201d}?"), "{}", text(&el));
     assert!(text(&el).contains("Its 42 turns are removed"));
@@ -205,8 +214,34 @@ async fn deleting_a_session_asks_first_and_cancel_keeps_it() {
     sleep(0).await;
     assert!(el.query_selector(".dialog").unwrap().is_none());
     assert!(actions.get_untracked().is_empty(), "Cancel deletes nothing");
-    chat.confirm_delete.set(Some(session(42, serde_json::json!({}))));
+    dialogs.confirm_delete.set(Some(session(42, serde_json::json!({}))));
     sleep(0).await;
     button("Delete").click();
     assert_eq!(actions.get_untracked(), [SessionAction::Delete { id: "s1".into(), confirmed: true }]);
+}
+
+#[wasm_bindgen_test]
+async fn an_error_notice_offers_the_place_that_fixes_it_by_its_kind() {
+    use cowork_web::chat::{ChatState, DialogState, Notice, NoticeLine};
+    use cowork_web::protocol::{ErrorKind, Problem};
+    let el = host();
+    let (chat, dialogs) = (ChatState::new(), DialogState::new());
+    let _mounted = leptos::mount::mount_to(el.clone(), move || {
+        provide_context(chat);
+        provide_context(dialogs);
+        view! { <NoticeLine /> }
+    });
+    chat.notice.set(Some(Notice::info("Reply interrupted: you pressed Stop (the model is in Settings)")));
+    sleep(0).await;
+    assert!(el.query_selector(".notice-fix").unwrap().is_none(), "words alone offer nothing: {}", text(&el));
+    chat.notice.set(Some(Notice::problem(&Problem::new(ErrorKind::Auth, "The model endpoint rejected the API key."))));
+    sleep(0).await;
+    let fix: web_sys::HtmlElement = el.query_selector(".notice-fix").unwrap().expect("a fix").unchecked_into();
+    assert_eq!(fix.text_content().as_deref(), Some("Open Settings"));
+    fix.click();
+    assert!(dialogs.settings_open.get_untracked());
+    chat.notice.set(Some(Notice::problem(&Problem::new(ErrorKind::StorageFull, "storage is full"))));
+    sleep(0).await;
+    let fix = el.query_selector(".notice-fix").unwrap().expect("a fix");
+    assert_eq!(fix.text_content().as_deref(), Some("Open Storage"));
 }

@@ -8,6 +8,7 @@ import init, {
   type Archive,
   type ArchiveEvents,
   type AssembledContext,
+  type ErrorKind,
   type HostTool,
   type MountHandle,
   type Resumed,
@@ -57,7 +58,10 @@ export async function tour(panel: HTMLElement, otherPanel: HTMLElement): Promise
     archive.on("session", ({ session }) => log.push(session.id)),
     archive.on("sessions", ({ deleted }) => log.push(deleted ?? "changed")),
     archive.on("retry", ({ wait_ms }) => log.push(`retry in ${wait_ms} ms`)),
-    archive.on("error", ({ message }) => log.push(message)),
+    archive.on("error", ({ kind, message }) => {
+      const settingsFix: ErrorKind[] = ["auth", "quota", "bad_request", "cors", "context_overflow", "network"];
+      log.push(settingsFix.includes(kind) ? `${message} (check the model settings)` : message);
+    }),
   ];
 
   const session: Session = await archive.createSession({ workspace: "ide", title: "Refactor auth" });

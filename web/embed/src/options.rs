@@ -1,5 +1,5 @@
 //! What a page passes in, checked and turned into the worker protocol's types. Pure (no JS values),
-//! so it is tested natively; `api.rs` only converts JS values to and from these.
+//! so it is tested natively; `api/` only converts JS values to and from these.
 
 use cowork_core::prompt::ApprovalPolicy;
 use cowork_core::{NewTurn, Role, SearchQuery, SearchScope, ToolCall, TurnStatus};

@@ -4,6 +4,25 @@ export type StorageKind = "opfs" | "memory";
 export type Role = "system" | "user" | "assistant" | "tool";
 export type TurnStatus = "complete" | "interrupted" | "error";
 
+/** What kind of failure an `error` or `retry` event reports. */
+export type ErrorKind =
+  | "auth"
+  | "rate_limited"
+  | "quota"
+  | "model_server"
+  | "bad_request"
+  | "network"
+  | "cors"
+  | "bad_reply"
+  | "context_overflow"
+  | "storage_full"
+  | "storage"
+  | "schema"
+  | "not_found"
+  | "invalid"
+  | "import"
+  | "internal";
+
 /** A model endpoint. Every field is optional: the rest comes from the archive's settings, or the dev
  * server's demo model on this page's origin. The API key is only sent to `base_url`, never stored. */
 export interface ModelSettings {
@@ -302,9 +321,10 @@ export interface ArchiveEvents {
     goal: string;
     checklist: { label: string; status: string; detail?: string }[];
   };
-  /** The model endpoint asked to wait (429, 5xx); the request is retried. */
-  retry: { event: "retrying"; attempt: number; wait_ms: number; reason: string };
-  error: { event: "error"; message: string };
+  /** The model endpoint asked to wait (429, 5xx) or could not be reached; the request is retried. */
+  retry: { event: "retrying"; attempt: number; wait_ms: number; kind: ErrorKind; reason: string };
+  /** The reply failed: what kind of failure (to choose a remedy without reading the words) and why. */
+  error: { event: "error"; kind: ErrorKind; message: string };
 }
 
 export interface Archive {

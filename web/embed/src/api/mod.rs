@@ -1,4 +1,6 @@
 //! The exported API: `openArchive`, the `Archive` class, `mount` (see `mount.rs`) and `version`.
+//! `convert.rs` turns values, options and failures into what JS sees; `shared.rs` holds what an
+//! archive shares with a UI mounted from it (the page's tools, approval handler and listeners).
 //!
 //! Every method that touches the archive returns a `Promise`; failures reject with a JS `Error` whose
 //! message starts with the method's name ("send: the model endpoint refused the API key …"), never
@@ -8,22 +10,26 @@ use crate::options::{
     self, CreateOptions, ListOptions, OpenOptions, ReadOptions, RequestOptions, ResumeOptions, SearchOptions,
     StorageKind, ToolInit, TurnInit,
 };
-use cowork_web::client::{StorageClient, ToolAnswer, ToolRunner};
-use cowork_web::protocol::{Backend, Event, HostOptions, HostToolSpec, Op, Reply};
+use cowork_web::client::StorageClient;
+use cowork_web::protocol::{Backend, Event, HostOptions, Op, Reply};
 use cowork_web::settings::ModelSettings;
 use js_sys::{Function, Object, Promise, Reflect};
-use serde::de::DeserializeOwned;
-use serde::Serialize;
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
-use std::future::Future;
-use std::pin::Pin;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use wasm_bindgen_futures::future_to_promise;
+
+mod convert;
+mod shared;
+
+use convert::{done_reply, message_of, plain, required, sent_reply, session_reply, swb, text_reply, to_js, unexpected};
+pub(crate) use convert::{error, options_from};
+use shared::ask_approval;
+pub(crate) use shared::{Runner, Shared};
 
 #[wasm_bindgen(typescript_custom_section)]
-const TYPES: &str = include_str!("types.d.ts");
+const TYPES: &str = include_str!("../types.d.ts");
 
 #[wasm_bindgen(inline_js = "export function module_url() { return import.meta.url; }")]
 extern "C" {
@@ -77,162 +83,6 @@ pub(crate) fn page_default_settings() -> ModelSettings {
 const BUSY_IN_TOOL: &str = "the archive is busy with the reply that called a tool of this page: a tool \
 handler cannot use the archive while it runs (pass what it needs in its arguments, or read it before sending)";
 
-pub(crate) fn error(what: &str, message: impl std::fmt::Display) -> JsValue {
-    js_sys::Error::new(&format!("{what}: {message}")).into()
-}
-
-/// An options object (absent: every option at its default). It goes through a JSON value so that a
-/// misspelt option is refused by name (serde-wasm-bindgen reads only the fields it knows).
-pub(crate) fn options_from<T: DeserializeOwned + Default>(
-    what: &str,
-    v: Option<impl AsRef<JsValue>>,
-) -> Result<T, JsValue> {
-    match v.map(|o| o.as_ref().clone()) {
-        Some(o) if !o.is_undefined() && !o.is_null() => plain(o).map_err(|e| error(what, format!("options: {e}"))),
-        _ => Ok(T::default()),
-    }
-}
-
-/// A serde-wasm-bindgen error's message (its `Display` adds "Error: ").
-fn swb(e: serde_wasm_bindgen::Error) -> String {
-    message_of(&e.into())
-}
-
-fn plain<T: DeserializeOwned>(v: JsValue) -> Result<T, String> {
-    let value: serde_json::Value = serde_wasm_bindgen::from_value(v).map_err(swb)?;
-    serde_json::from_value(value).map_err(|e| e.to_string())
-}
-
-pub(crate) fn to_js<T: Serialize + ?Sized>(v: &T) -> Result<JsValue, String> {
-    v.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).map_err(swb)
-}
-
-fn unexpected(reply: Reply) -> Result<JsValue, String> {
-    Err(format!("unexpected answer from the storage worker: {reply:?}"))
-}
-
-/// A JS exception's message (an `Error`'s `message`, or the thrown value as text).
-fn message_of(e: &JsValue) -> String {
-    e.dyn_ref::<js_sys::Error>()
-        .map(|e| String::from(e.message()))
-        .or_else(|| e.as_string())
-        .unwrap_or_else(|| format!("{e:?}"))
-}
-
-/// What an archive and a UI mounted from it share: the page's tools, its approval handler, the event
-/// listeners, the default model.
-pub(crate) struct Shared {
-    tools: RefCell<BTreeMap<String, (HostToolSpec, Function)>>,
-    approval: RefCell<Option<Function>>,
-    listeners: RefCell<Vec<(u32, String, Function)>>,
-    next_listener: Cell<u32>,
-    pub(crate) settings: RefCell<ModelSettings>,
-    instructions: RefCell<String>,
-    /// Tool handlers running now.
-    running_tools: Cell<u32>,
-}
-
-impl Shared {
-    fn emit(&self, name: &str, payload: &JsValue) {
-        let listeners: Vec<Function> =
-            self.listeners.borrow().iter().filter(|(_, n, _)| n == name).map(|(_, _, f)| f.clone()).collect();
-        for f in listeners {
-            if let Err(e) = f.call1(&JsValue::NULL, payload) {
-                web_sys::console::error_2(&format!("a Cowork \"{name}\" listener threw:").into(), &e);
-            }
-        }
-    }
-
-    /// Passes a worker event on to the page's listeners (`id` 0: a change made elsewhere).
-    fn dispatch(&self, id: u64, event: &Event) {
-        let name = match event {
-            Event::TurnAppended { .. } => "turn",
-            Event::SessionCreated { .. } => "session",
-            Event::SessionsChanged { .. } => "sessions",
-            Event::Delta { .. } if id != 0 => "delta",
-            Event::ToolStarted { .. } | Event::ToolFinished { .. } if id != 0 => "tool",
-            Event::TaskProgress { .. } if id != 0 => "task",
-            Event::Retrying { .. } if id != 0 => "retry",
-            Event::Error { .. } if id != 0 => "error",
-            _ => return,
-        };
-        let payload = match event {
-            Event::SessionCreated { session } => {
-                to_js(&Event::SessionCreated { session: options::session_for_page(session.clone()) })
-            }
-            other => to_js(other),
-        };
-        match payload {
-            Ok(payload) => self.emit(name, &payload),
-            Err(e) => web_sys::console::error_1(&format!("a Cowork event could not be passed on: {e}").into()),
-        }
-    }
-
-    fn host_options(&self, instructions: Option<String>) -> HostOptions {
-        HostOptions {
-            tools: self.tools.borrow().values().map(|(spec, _)| spec.clone()).collect(),
-            instructions: instructions.unwrap_or_else(|| self.instructions.borrow().clone()),
-        }
-    }
-}
-
-/// Runs the page's tools for the storage client.
-pub(crate) struct Runner(pub(crate) Rc<Shared>);
-
-impl ToolRunner for Runner {
-    fn host_options(&self) -> HostOptions {
-        self.0.host_options(None)
-    }
-
-    fn run(&self, call_id: String, name: String, arguments: String) -> Pin<Box<dyn Future<Output = ToolAnswer>>> {
-        let shared = self.0.clone();
-        Box::pin(async move {
-            let handler = shared.tools.borrow().get(&name).map(|(_, f)| f.clone());
-            let Some(handler) = handler else {
-                return ToolAnswer {
-                    content: format!("Error: the tool {name:?} is no longer registered in this page."),
-                    success: false,
-                };
-            };
-            let args = match js_sys::JSON::parse(if arguments.trim().is_empty() { "{}" } else { &arguments }) {
-                Ok(v) => v,
-                Err(e) => {
-                    return ToolAnswer {
-                        content: format!(
-                            "Error: the arguments are not valid JSON ({}); send a JSON object that matches the tool's schema.",
-                            message_of(&e)
-                        ),
-                        success: false,
-                    }
-                }
-            };
-            let call = Object::new();
-            let _ = Reflect::set(&call, &"call_id".into(), &call_id.into());
-            let _ = Reflect::set(&call, &"name".into(), &name.clone().into());
-            shared.running_tools.set(shared.running_tools.get() + 1);
-            let result = match handler.call2(&JsValue::NULL, &args, &call) {
-                Ok(v) => JsFuture::from(Promise::resolve(&v)).await,
-                Err(e) => Err(e),
-            };
-            shared.running_tools.set(shared.running_tools.get().saturating_sub(1));
-            match result {
-                Ok(v) if v.is_undefined() || v.is_null() => ToolAnswer { content: String::new(), success: true },
-                Ok(v) => match v.as_string() {
-                    Some(s) => ToolAnswer { content: s, success: true },
-                    None => match js_sys::JSON::stringify(&v) {
-                        Ok(s) => ToolAnswer { content: String::from(s), success: true },
-                        Err(e) => ToolAnswer {
-                            content: format!("Error: {name} returned a value that is not JSON: {}", message_of(&e)),
-                            success: false,
-                        },
-                    },
-                },
-                Err(e) => ToolAnswer { content: format!("Error: {}", message_of(&e)), success: false },
-            }
-        })
-    }
-}
-
 /// Opens the archive: starts the storage worker (OPFS, shared with the Cowork app and the other tabs of
 /// this origin; or a private in-memory archive) and resolves when it is ready.
 #[wasm_bindgen(js_name = openArchive, unchecked_return_type = "Promise<Archive>")]
@@ -274,35 +124,6 @@ pub fn open_archive(options: Option<OpenOptionsArg>) -> Promise {
         }
         Ok(Archive { client, shared, kind, closed: Rc::new(Cell::new(false)) }.into())
     })
-}
-
-/// Asks the page's approval handler (none: the call is declined) and answers the worker.
-fn ask_approval(shared: &Rc<Shared>, client: &StorageClient, call_id: String, name: String, arguments: String) {
-    let handler = shared.approval.borrow().clone();
-    let client = client.clone();
-    wasm_bindgen_futures::spawn_local(async move {
-        let approved = match handler {
-            None => {
-                web_sys::console::warn_1(
-                    &format!("Cowork: {name} needs approval and the page set no approval handler, so it was declined")
-                        .into(),
-                );
-                false
-            }
-            Some(f) => {
-                let request = Object::new();
-                let _ = Reflect::set(&request, &"call_id".into(), &call_id.clone().into());
-                let _ = Reflect::set(&request, &"name".into(), &name.into());
-                let args = js_sys::JSON::parse(&arguments).unwrap_or_else(|_| arguments.into());
-                let _ = Reflect::set(&request, &"arguments".into(), &args);
-                match f.call1(&JsValue::NULL, &request) {
-                    Ok(v) => JsFuture::from(Promise::resolve(&v)).await.is_ok_and(|v| v.is_truthy()),
-                    Err(_) => false,
-                }
-            }
-        };
-        let _ = client.call(Op::Approve { call_id, approved }).await;
-    });
 }
 
 /// An open archive. Sessions, turns, search, recall, context assembly, the agent loop with the page's
@@ -347,44 +168,6 @@ impl Archive {
         let model =
             options::model_settings(&self.shared.settings.borrow(), o.model.as_ref()).map_err(|e| error(what, e))?;
         Ok((model, self.shared.host_options(o.instructions)))
-    }
-}
-
-fn session_reply(r: Reply) -> Result<JsValue, String> {
-    match r {
-        Reply::Session { session } => to_js(&options::session_for_page(session)),
-        other => unexpected(other),
-    }
-}
-
-fn done_reply(r: Reply) -> Result<JsValue, String> {
-    match r {
-        Reply::Done => Ok(JsValue::UNDEFINED),
-        other => unexpected(other),
-    }
-}
-
-fn text_reply(r: Reply) -> Result<JsValue, String> {
-    match r {
-        Reply::Text { text } => Ok(text.into()),
-        other => unexpected(other),
-    }
-}
-
-fn sent_reply(r: Reply) -> Result<JsValue, String> {
-    match r {
-        Reply::Sent { session_id, outcome } => {
-            to_js(&serde_json::json!({"session_id": session_id, "outcome": outcome}))
-        }
-        other => unexpected(other),
-    }
-}
-
-fn required(what: &str, name: &str, v: &str) -> Result<(), JsValue> {
-    if v.trim().is_empty() {
-        Err(error(what, format!("{name} is required")))
-    } else {
-        Ok(())
     }
 }
 

@@ -1,0 +1,89 @@
+//! What crosses between JS and the archive: options objects read by name, values as plain objects,
+//! failures as JS `Error`s named after the method, and the worker's replies as each method's result.
+
+use crate::options;
+use cowork_web::protocol::Reply;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+
+pub(crate) fn error(what: &str, message: impl std::fmt::Display) -> JsValue {
+    js_sys::Error::new(&format!("{what}: {message}")).into()
+}
+
+/// An options object (absent: every option at its default). It goes through a JSON value so that a
+/// misspelt option is refused by name (serde-wasm-bindgen reads only the fields it knows).
+pub(crate) fn options_from<T: DeserializeOwned + Default>(
+    what: &str,
+    v: Option<impl AsRef<JsValue>>,
+) -> Result<T, JsValue> {
+    match v.map(|o| o.as_ref().clone()) {
+        Some(o) if !o.is_undefined() && !o.is_null() => plain(o).map_err(|e| error(what, format!("options: {e}"))),
+        _ => Ok(T::default()),
+    }
+}
+
+/// A serde-wasm-bindgen error's message (its `Display` adds "Error: ").
+pub(crate) fn swb(e: serde_wasm_bindgen::Error) -> String {
+    message_of(&e.into())
+}
+
+pub(crate) fn plain<T: DeserializeOwned>(v: JsValue) -> Result<T, String> {
+    let value: serde_json::Value = serde_wasm_bindgen::from_value(v).map_err(swb)?;
+    serde_json::from_value(value).map_err(|e| e.to_string())
+}
+
+pub(crate) fn to_js<T: Serialize + ?Sized>(v: &T) -> Result<JsValue, String> {
+    v.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).map_err(swb)
+}
+
+pub(crate) fn unexpected(reply: Reply) -> Result<JsValue, String> {
+    Err(format!("unexpected answer from the storage worker: {reply:?}"))
+}
+
+/// A JS exception's message (an `Error`'s `message`, or the thrown value as text).
+pub(crate) fn message_of(e: &JsValue) -> String {
+    e.dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| e.as_string())
+        .unwrap_or_else(|| format!("{e:?}"))
+}
+
+pub(crate) fn session_reply(r: Reply) -> Result<JsValue, String> {
+    match r {
+        Reply::Session { session } => to_js(&options::session_for_page(session)),
+        other => unexpected(other),
+    }
+}
+
+pub(crate) fn done_reply(r: Reply) -> Result<JsValue, String> {
+    match r {
+        Reply::Done => Ok(JsValue::UNDEFINED),
+        other => unexpected(other),
+    }
+}
+
+pub(crate) fn text_reply(r: Reply) -> Result<JsValue, String> {
+    match r {
+        Reply::Text { text } => Ok(text.into()),
+        other => unexpected(other),
+    }
+}
+
+pub(crate) fn sent_reply(r: Reply) -> Result<JsValue, String> {
+    match r {
+        // The outcome in words, as pages have always read it ("done", "interrupted: …").
+        Reply::Sent { session_id, outcome } => {
+            to_js(&serde_json::json!({"session_id": session_id, "outcome": outcome.describe()}))
+        }
+        other => unexpected(other),
+    }
+}
+
+pub(crate) fn required(what: &str, name: &str, v: &str) -> Result<(), JsValue> {
+    if v.trim().is_empty() {
+        Err(error(what, format!("{name} is required")))
+    } else {
+        Ok(())
+    }
+}

@@ -1,0 +1,443 @@
+//! What the buttons do: calls into the storage worker, results written into the chat and dialog
+//! state. In the browser only; natively (component tests of the shell) they do nothing.
+
+#[cfg(target_arch = "wasm32")]
+pub use browser::*;
+#[cfg(not(target_arch = "wasm32"))]
+pub use native::*;
+
+#[cfg(target_arch = "wasm32")]
+mod browser {
+    use crate::app::Client;
+    use crate::chat::{load_turns_op, turns_of, ChatState, DialogState, Notice, SessionAction};
+    use crate::client::StorageClient;
+    use crate::protocol::{Op, Reply, SendOutcome};
+    use leptos::prelude::*;
+    use leptos::task::spawn_local;
+
+    fn client(c: Client) -> Option<StorageClient> {
+        c.with_value(|c| c.clone())
+    }
+
+    pub async fn refresh_sessions(client: &StorageClient, chat: ChatState) {
+        let include_archived = chat.show_archived.get_untracked();
+        match client.call(Op::ListSessions { workspace: None, include_archived }).await {
+            Ok(Reply::Sessions { sessions }) => chat.sessions.set(sessions),
+            Ok(_) => {}
+            Err(e) => chat.tell(Notice::problem(&e.problem())),
+        }
+    }
+
+    async fn load_session(client: &StorageClient, chat: ChatState, id: &str, around: Option<i64>) {
+        let sessions = chat.sessions.get_untracked();
+        let Some(session) = sessions.iter().find(|s| s.id == id) else { return };
+        match client.call(load_turns_op(session, around)).await {
+            Ok(reply) => {
+                if let Some(turns) = turns_of(&reply) {
+                    chat.turns.set(turns);
+                }
+            }
+            Err(e) => chat.tell(Notice::problem(&e.problem())),
+        }
+    }
+
+    pub fn open_session(c: Client, chat: ChatState, id: String, turn: Option<i64>) {
+        let Some(client) = client(c) else { return };
+        chat.current.set(Some(id.clone()));
+        chat.notice.set(None);
+        chat.focus_turn.set(turn);
+        chat.stick_to_end.set(turn.is_none());
+        spawn_local(async move {
+            load_session(&client, chat, &id, turn).await;
+            if let Some(n) = turn {
+                // Let the list render, then bring the hit into view.
+                leptos::task::tick().await;
+                let selector = format!(".turn[data-turn=\"{n}\"]");
+                if let Some(el) = crate::dom::query(&selector) {
+                    el.scroll_into_view();
+                }
+            }
+        });
+    }
+
+    pub fn search(c: Client, dialogs: DialogState, text: String) {
+        let Some(client) = client(c) else { return };
+        if text.trim().is_empty() {
+            dialogs.hits.set(Vec::new());
+            return;
+        }
+        spawn_local(async move {
+            let query = cowork_core::SearchQuery {
+                limit: 20,
+                prefix_last: true,
+                ..cowork_core::SearchQuery::new(text.clone(), cowork_core::SearchScope::All)
+            };
+            if let Ok(Reply::Hits { hits }) = client.call(Op::Search { query }).await {
+                dialogs.hits.set(hits);
+            }
+        });
+    }
+
+    pub fn send(c: Client, chat: ChatState) {
+        let text = chat.draft.get_untracked();
+        if text.trim().is_empty() {
+            return;
+        }
+        run(c, chat, Some(text));
+    }
+
+    /// Runs the loop again from the session's end (after an interrupted or failed reply).
+    pub fn retry(c: Client, chat: ChatState) {
+        run(c, chat, None);
+    }
+
+    fn run(c: Client, chat: ChatState, text: Option<String>) {
+        if chat.busy.get_untracked() {
+            return;
+        }
+        let Some(client) = client(c) else {
+            chat.tell(Notice::info("Storage is not available, so the message cannot be saved."));
+            return;
+        };
+        if !window().navigator().on_line() {
+            chat.tell(Notice::info(
+                "You are offline: the message is kept here; send it when the connection is back. \
+                 Reading and searching your sessions work offline.",
+            ));
+            return;
+        }
+        chat.busy.set(true);
+        chat.notice.set(None);
+        chat.tasks.update(|t| t.retain(|t| !t.is_over()));
+        request_persistence();
+        spawn_local(async move {
+            let model = crate::settings::trimmed(&chat.settings.get_untracked());
+            let op = match (text, chat.current.get_untracked()) {
+                (Some(text), session_id) => {
+                    let key = crate::protocol::random_key();
+                    let workspace = chat.workspace.get_untracked();
+                    Op::SendMessage { session_id, workspace, text, model, key, host: client.host_options() }
+                }
+                (None, Some(session_id)) => Op::Continue { session_id, model, host: client.host_options() },
+                (None, None) => {
+                    chat.busy.set(false);
+                    return;
+                }
+            };
+            // The draft is cleared when the worker reports the user's turn saved (`Change::DraftSaved`), so
+            // a failure before that keeps it, and a new draft typed meanwhile is never touched.
+            let result = client.call(op).await;
+            match &result {
+                Ok(Reply::Sent { outcome, .. }) if *outcome != SendOutcome::Done => {
+                    chat.tell(Notice::info(format!("Reply {}", outcome.describe())))
+                }
+                Ok(_) => chat.notice.set(None),
+                Err(e) => chat.tell(Notice::problem(&e.problem())),
+            }
+            refresh_sessions(&client, chat).await;
+            if let Some(id) = chat.current.get_untracked() {
+                load_session(&client, chat, &id, None).await;
+            }
+            refresh_usage(chat).await;
+            chat.streaming.set(None);
+            chat.busy.set(false);
+        });
+    }
+
+    pub fn load_settings(chat: ChatState) {
+        chat.settings.set(crate::settings::load());
+    }
+
+    /// Loads the page of turns before (`older`) or after the window, keeping what the user looks at
+    /// where it is on screen.
+    pub fn load_more(c: Client, chat: ChatState, older: bool) {
+        use wasm_bindgen::JsCast;
+        if chat.loading_more.get_untracked() || chat.busy.get_untracked() {
+            return;
+        }
+        let Some(client) = client(c) else { return };
+        let Some(id) = chat.current.get_untracked() else { return };
+        let Some(session) = chat.sessions.get_untracked().into_iter().find(|s| s.id == id) else { return };
+        let Some(op) = chat.turns.with_untracked(|w| crate::chat::page_op(&session, w, older)) else { return };
+        chat.loading_more.set(true);
+        spawn_local(async move {
+            if let Ok(Reply::Turns { turns }) = client.call(op).await {
+                if chat.current.get_untracked().as_deref() == Some(id.as_str()) {
+                    // Anchor: a turn that stays in the window; after the change it is put back where it was.
+                    let anchor =
+                        chat.turns.with_untracked(|w| if older { w.first() } else { w.last() }.map(|t| t.turn_number));
+                    let list = crate::dom::query(".turns");
+                    let top_of = |n: i64| {
+                        crate::dom::query(&format!(".turn[data-turn=\"{n}\"]"))
+                            .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+                            .map(|e| e.offset_top())
+                    };
+                    let before = anchor.and_then(top_of);
+                    chat.turns.update(|w| crate::chat::merge_page(w, turns, older, crate::chat::VISIBLE_TURNS));
+                    leptos::task::tick().await;
+                    if let (Some(list), Some(before), Some(after)) = (list, before, anchor.and_then(top_of)) {
+                        list.set_scroll_top(list.scroll_top() + after - before);
+                    }
+                }
+            }
+            chat.loading_more.set(false);
+        });
+    }
+
+    pub fn load_details(c: Client, chat: ChatState, session_id: Option<String>) {
+        let Some(session_id) = session_id else {
+            chat.details.set(None);
+            return;
+        };
+        let Some(client) = client(c) else { return };
+        spawn_local(async move {
+            if let Ok(Reply::Details { session, manifest }) = client.call(Op::SessionDetails { session_id }).await {
+                chat.details.set(Some((session, manifest)));
+            }
+        });
+    }
+
+    pub fn test_connection(c: Client, dialogs: DialogState, settings: crate::settings::ModelSettings) {
+        let Some(client) = client(c) else { return };
+        dialogs.connection.set(Some("Testing…".into()));
+        spawn_local(async move {
+            let text = match client.call(Op::TestConnection { model: crate::settings::trimmed(&settings) }).await {
+                Ok(Reply::Text { text }) => text,
+                Ok(_) => "No answer.".into(),
+                Err(e) => e.to_string(),
+            };
+            dialogs.connection.set(Some(text));
+        });
+    }
+
+    pub fn cancel_task(c: Client, chat: ChatState, task_id: String) {
+        let Some(client) = client(c) else { return };
+        let orchestrator_url = chat.settings.get_untracked().orchestrator_url.trim().to_owned();
+        spawn_local(async move {
+            if let Err(e) = client.call(Op::CancelTask { task_id, orchestrator_url }).await {
+                chat.tell(Notice::problem(&e.problem()));
+            }
+        });
+    }
+
+    pub fn reload_sessions(c: Client, chat: ChatState) {
+        let Some(client) = client(c) else { return };
+        spawn_local(async move { refresh_sessions(&client, chat).await });
+    }
+
+    /// Rename, fork, export, archive or delete a session (deleting asks first).
+    pub fn session_action(c: Client, chat: ChatState, dialogs: DialogState, action: SessionAction) {
+        let Some(client) = client(c) else { return };
+        if let SessionAction::Delete { id, confirmed: false } = &action {
+            let session = chat.sessions.get_untracked().into_iter().find(|s| &s.id == id);
+            dialogs.confirm_delete.set(session);
+            return;
+        }
+        spawn_local(async move {
+            let (op, what) = match &action {
+                SessionAction::Rename { id, title } => {
+                    (Op::RenameSession { session_id: id.clone(), title: title.clone() }, "rename the session")
+                }
+                SessionAction::Fork { id, at_turn } => {
+                    (Op::ForkSession { session_id: id.clone(), at_turn: *at_turn }, "fork the session")
+                }
+                SessionAction::Export { id } => (Op::ExportSession { session_id: id.clone() }, "export the session"),
+                SessionAction::Archive { id, archived } => {
+                    (Op::ArchiveSession { session_id: id.clone(), archived: *archived }, "archive the session")
+                }
+                SessionAction::Delete { id, .. } => {
+                    (Op::DeleteSession { session_id: id.clone() }, "delete the session")
+                }
+            };
+            match client.call(op).await {
+                Ok(Reply::Session { session }) if matches!(action, SessionAction::Fork { .. }) => {
+                    refresh_sessions(&client, chat).await;
+                    open_session(c, chat, session.id, None);
+                }
+                Ok(Reply::Text { text }) => {
+                    let name = format!("cowork-session-{}.jsonl", export_name_date());
+                    if let Err(e) = download("application/x-ndjson", &name, &text) {
+                        chat.tell(Notice::info(format!("The export could not be downloaded: {e}")));
+                    }
+                }
+                Ok(_) => {
+                    if let SessionAction::Archive { id, archived: true } = &action {
+                        if chat.current.get_untracked().as_deref() == Some(id.as_str())
+                            && !chat.show_archived.get_untracked()
+                        {
+                            chat.current.set(None);
+                            chat.turns.set(Vec::new());
+                        }
+                    }
+                }
+                Err(e) => chat.tell(Notice::problem_in(&format!("Could not {what}"), &e.problem())),
+            }
+        });
+    }
+
+    /// Imports a JSON Lines export: all of it or (naming the bad line) nothing.
+    pub fn import(c: Client, chat: ChatState, dialogs: DialogState, text: String) {
+        let Some(client) = client(c) else { return };
+        dialogs.import_result.set(Some("importing…".into()));
+        spawn_local(async move {
+            let result = match client.call(Op::Import { text }).await {
+                Ok(Reply::Text { text }) => text,
+                Ok(_) => "done".into(),
+                Err(e) => format!("Nothing was imported: {e}"),
+            };
+            dialogs.import_result.set(Some(result));
+            refresh_sessions(&client, chat).await;
+            refresh_usage(chat).await;
+        });
+    }
+
+    pub fn save_settings(chat: ChatState, dialogs: DialogState, settings: crate::settings::ModelSettings) {
+        match crate::settings::save(&settings) {
+            Ok(()) => {
+                chat.settings.set(settings);
+                dialogs.settings_open.set(false);
+            }
+            Err(e) => chat.tell(Notice::info(e)),
+        }
+    }
+
+    pub fn approve(c: Client, call_id: String, approved: bool) {
+        if let Some(client) = client(c) {
+            spawn_local(async move {
+                let _ = client.call(Op::Approve { call_id, approved }).await;
+            });
+        }
+    }
+
+    /// Downloads the whole archive as `cowork-archive-<date>.jsonl`.
+    pub fn export_all(c: Client, chat: ChatState) {
+        let Some(client) = client(c) else {
+            chat.tell(Notice::info("Storage is not available, so there is nothing to export."));
+            return;
+        };
+        spawn_local(async move {
+            match client.call(Op::ExportAll).await {
+                Ok(Reply::Text { text }) => {
+                    if let Err(e) = download("application/x-ndjson", &export_name(), &text) {
+                        chat.tell(Notice::info(format!("The export could not be downloaded: {e}")));
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => chat.tell(Notice::problem_in("Export failed", &e.problem())),
+            }
+        });
+    }
+
+    fn export_name() -> String {
+        format!("cowork-archive-{}.jsonl", export_name_date())
+    }
+
+    fn export_name_date() -> String {
+        String::from(js_sys::Date::new_0().to_iso_string()).chars().take(10).collect()
+    }
+
+    /// Offers `text` as a file download.
+    fn download(mime: &str, name: &str, text: &str) -> Result<(), String> {
+        use wasm_bindgen::JsCast;
+        let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(text));
+        let opts = web_sys::BlobPropertyBag::new();
+        opts.set_type(mime);
+        let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &opts).map_err(|e| format!("{e:?}"))?;
+        let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(|e| format!("{e:?}"))?;
+        let a: web_sys::HtmlAnchorElement =
+            document().create_element("a").map_err(|e| format!("{e:?}"))?.unchecked_into();
+        a.set_href(&url);
+        a.set_download(name);
+        a.click();
+        let _ = web_sys::Url::revoke_object_url(&url);
+        Ok(())
+    }
+
+    /// Reads the browser's storage estimate and whether the archive is kept under storage pressure.
+    pub async fn refresh_usage(chat: ChatState) {
+        use wasm_bindgen_futures::JsFuture;
+        let Some(storage) = web_sys::window().map(|w| w.navigator().storage()) else { return };
+        let get = |obj: &wasm_bindgen::JsValue, key: &str| {
+            js_sys::Reflect::get(obj, &key.into()).ok().and_then(|v| v.as_f64()).unwrap_or(0.0)
+        };
+        let estimate = match storage.estimate() {
+            Ok(p) => JsFuture::from(p).await.ok(),
+            Err(_) => None,
+        };
+        let persisted = match storage.persisted() {
+            Ok(p) => JsFuture::from(p).await.ok().and_then(|v| v.as_bool()).unwrap_or(false),
+            Err(_) => false,
+        };
+        let kept = if persisted { "kept by the browser" } else { "may be evicted under storage pressure" };
+        let text = match estimate {
+            Some(e) => format!(
+                "{} of {} used · {kept}",
+                crate::chat::human_bytes(get(&e, "usage")),
+                crate::chat::human_bytes(get(&e, "quota"))
+            ),
+            None => kept.to_owned(),
+        };
+        chat.usage.set(text);
+    }
+
+    /// Asks the browser to keep the archive even under storage pressure (once, at the first send).
+    fn request_persistence() {
+        if let Some(storage) = web_sys::window().map(|w| w.navigator().storage()) {
+            if let Ok(p) = storage.persist() {
+                spawn_local(async move {
+                    let _ = wasm_bindgen_futures::JsFuture::from(p).await;
+                });
+            }
+        }
+    }
+
+    /// Runs SQLite's integrity check over the whole archive and shows its verdict.
+    pub fn check_archive(c: Client, dialogs: DialogState) {
+        let Some(client) = client(c) else { return };
+        dialogs.integrity.set(Some("checking…".into()));
+        spawn_local(async move {
+            let verdict = match client.call(Op::IntegrityCheck).await {
+                Ok(Reply::Text { text }) => text,
+                Ok(_) => "no answer".into(),
+                Err(e) => e.to_string(),
+            };
+            dialogs.integrity.set(Some(verdict));
+        });
+    }
+
+    pub fn stop(c: Client) {
+        if let Some(client) = client(c) {
+            spawn_local(async move {
+                let _ = client.call(Op::Stop).await;
+            });
+        }
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+mod native {
+    use crate::app::Client;
+    use crate::chat::{ChatState, DialogState};
+    use leptos::prelude::*;
+
+    pub fn open_session(_: Client, _: ChatState, _: String, _: Option<i64>) {}
+    pub fn reload_sessions(_: Client, _: ChatState) {}
+    pub fn cancel_task(_: Client, _: ChatState, _: String) {}
+    pub fn test_connection(_: Client, _: DialogState, _: crate::settings::ModelSettings) {}
+    pub fn load_details(_: Client, _: ChatState, _: Option<String>) {}
+    pub fn load_more(_: Client, _: ChatState, _: bool) {}
+    pub fn session_action(_: Client, _: ChatState, _: DialogState, _: crate::chat::SessionAction) {}
+    pub fn import(_: Client, _: ChatState, _: DialogState, _: String) {}
+    pub fn search(_: Client, _: DialogState, _: String) {}
+    pub fn export_all(_: Client, _: ChatState) {}
+    pub fn check_archive(_: Client, _: DialogState) {}
+    pub fn send(_: Client, _: ChatState) {}
+    pub fn retry(_: Client, _: ChatState) {}
+    pub fn stop(_: Client) {}
+    pub fn approve(_: Client, _: String, _: bool) {}
+    pub fn load_settings(_: ChatState) {}
+    pub fn save_settings(chat: ChatState, dialogs: DialogState, settings: crate::settings::ModelSettings) {
+        chat.settings.set(settings);
+        dialogs.settings_open.set(false);
+    }
+}

@@ -1,0 +1,306 @@
+//! The app shell: header, sidebar and main pane, with the storage worker's state always visible. It
+//! provides the chat state, the dialog state and the storage client as Leptos context, and hands the
+//! components callbacks into `actions.rs` (what the buttons do).
+
+mod actions;
+
+use crate::chat::{
+    ApprovalDialog, ChatState, Conversation, DeleteDialog, DialogState, SearchDialog, SessionAction, SessionPanel,
+    SettingsDialog, Sidebar,
+};
+use crate::protocol::{Backend, ReadyInfo};
+use leptos::prelude::*;
+
+/// Where Trunk puts the storage worker's loader (see `index.html`).
+pub const WORKER_URL: &str = "./storage-worker_loader.js";
+
+/// What the UI knows about the archive.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StorageState {
+    Connecting,
+    Ready(ReadyInfo),
+    Failed(String),
+}
+
+/// The whole application.
+#[component]
+pub fn App(
+    /// URL of the storage worker script.
+    #[prop(into, default = WORKER_URL.to_string())]
+    worker_url: String,
+    /// A storage client to use instead of starting a worker (the embedding API's archive).
+    #[prop(optional)]
+    client: Storage,
+    /// Model settings to start with instead of the ones saved in this browser (an embedding page's).
+    #[prop(default = None)]
+    settings: Option<crate::settings::ModelSettings>,
+) -> impl IntoView {
+    let (storage, set_storage) = signal(StorageState::Connecting);
+    let (chat, dialogs) = (ChatState::new(), DialogState::new());
+    provide_context(chat);
+    provide_context(dialogs);
+    // The client lives as long as the app. It is provided as context (`Client`) so any component below
+    // can reach the archive; the app's own actions get it from the callbacks built here.
+    let client: Client = StoredValue::new_local(start_storage(worker_url, client, set_storage, chat));
+    provide_context(client);
+    let on_open = Callback::new(move |id: String| {
+        dialogs.sidebar_open.set(false);
+        actions::open_session(client, chat, id, None)
+    });
+    let on_query = Callback::new(move |q: String| actions::search(client, dialogs, q));
+    let on_hit = Callback::new(move |(id, turn): (String, i64)| {
+        dialogs.search_open.set(false);
+        actions::open_session(client, chat, id, Some(turn))
+    });
+    // Ctrl/Cmd+K opens search from anywhere; Esc closes whatever dialog or menu is open, wherever the
+    // focus is (the approval dialog answers Esc itself, as "Deny").
+    let keys = window_event_listener(leptos::ev::keydown, move |ev| {
+        if !crate::dom::event_is_inside(&ev) {
+            return;
+        }
+        if (ev.ctrl_key() || ev.meta_key()) && ev.key().eq_ignore_ascii_case("k") {
+            ev.prevent_default();
+            dialogs.hits.set(Vec::new());
+            dialogs.search_open.set(true);
+        } else if ev.key() == "Escape" {
+            dialogs.close_all();
+        }
+    });
+    on_cleanup(move || keys.remove());
+    let on_new = Callback::new(move |_: ()| {
+        dialogs.sidebar_open.set(false);
+        chat.current.set(None);
+        chat.turns.set(Vec::new());
+        chat.notice.set(None);
+    });
+    let on_send = Callback::new(move |_: ()| actions::send(client, chat));
+    let on_stop = Callback::new(move |_: ()| actions::stop(client));
+    let on_retry = Callback::new(move |_: ()| actions::retry(client, chat));
+    let on_answer = Callback::new(move |(call_id, approved): (String, bool)| {
+        chat.approval.set(None);
+        actions::approve(client, call_id, approved);
+    });
+    let on_action = Callback::new(move |a: SessionAction| actions::session_action(client, chat, dialogs, a));
+    // The session list follows changes from any tab, and the "Show archived" switch.
+    Effect::new(move |_| {
+        chat.sessions_stale.track();
+        chat.show_archived.track();
+        actions::reload_sessions(client, chat);
+    });
+    // The panel follows the open session and is read again after each reply.
+    Effect::new(move |_| {
+        let (open, current, busy) = (dialogs.panel_open.get(), chat.current.get(), chat.busy.get());
+        chat.sessions_stale.track();
+        if open && !busy {
+            actions::load_details(client, chat, current);
+        }
+    });
+    let on_save =
+        Callback::new(move |settings: crate::settings::ModelSettings| actions::save_settings(chat, dialogs, settings));
+    match settings {
+        Some(s) => chat.settings.set(s),
+        None => actions::load_settings(chat),
+    }
+    view! {
+        <div class="app">
+            <header class="app-header">
+                <button class="header-button sessions-toggle" aria-label="Sessions"
+                    on:click=move |_| dialogs.sidebar_open.update(|o| *o = !*o)>"☰"</button>
+                <h1 class="brand">"Cowork"</h1>
+                <span class="model-label" title="The model new messages go to (change it in Settings)">
+                    {move || { let s = chat.settings.get(); if crate::settings::is_demo(&s) { "demo model".to_owned() } else { s.model } }}
+                </span>
+                <StorageStatus state=storage />
+                <button class="header-button storage-usage" title="Storage: where the archive lives, space used, export, check"
+                    on:click=move |_| { dialogs.integrity.set(None); dialogs.storage_open.set(true) }>
+                    {move || { let u = chat.usage.get(); if u.is_empty() { "Storage".to_owned() } else { u } }}
+                </button>
+                <button class="header-button" on:click=move |_| { dialogs.hits.set(Vec::new()); dialogs.search_open.set(true) }
+                    title="Search every session (Ctrl+K)">"Search"</button>
+                <button class="header-button export-button" on:click=move |_| actions::export_all(client, chat)
+                    title="Download every session as a JSON Lines file">"Export"</button>
+                <button class="header-button" aria-pressed=move || dialogs.panel_open.get().to_string()
+                    title="The session's state register and how the last request used the context window"
+                    on:click=move |_| dialogs.panel_open.update(|o| *o = !*o)>"Session"</button>
+                <button class="header-button" on:click=move |_| { dialogs.connection.set(None); dialogs.settings_open.set(true) }>"Settings"</button>
+            </header>
+            <StorageBanner state=storage />
+            <div class="app-body">
+                <Sidebar on_open=on_open on_new=on_new on_action=on_action />
+                <Conversation on_send=on_send on_stop=on_stop on_retry=on_retry on_action=on_action
+                    on_cancel_task=Callback::new(move |id: String| actions::cancel_task(client, chat, id))
+                    on_more=Callback::new(move |older: bool| actions::load_more(client, chat, older)) />
+                <SessionPanel />
+            </div>
+            <ApprovalDialog on_answer=on_answer />
+            <DeleteDialog on_action=on_action />
+            <SettingsDialog on_save=on_save
+                on_test=Callback::new(move |s: crate::settings::ModelSettings| actions::test_connection(client, dialogs, s)) />
+            <SearchDialog on_query=on_query on_open=on_hit />
+            <StorageDialog storage=storage
+                on_export=Callback::new(move |_: ()| actions::export_all(client, chat))
+                on_check=Callback::new(move |_: ()| actions::check_archive(client, dialogs))
+                on_import=Callback::new(move |text: String| actions::import(client, chat, dialogs, text)) />
+        </div>
+    }
+}
+
+/// The UI's handle on the archive (a storage worker client in the browser).
+#[cfg(target_arch = "wasm32")]
+pub type Storage = Option<crate::client::StorageClient>;
+#[cfg(not(target_arch = "wasm32"))]
+pub type Storage = Option<()>;
+
+/// The storage client as the app provides it in context.
+pub type Client = StoredValue<Storage, LocalStorage>;
+
+#[cfg(target_arch = "wasm32")]
+fn start_storage(
+    worker_url: String,
+    given: Storage,
+    set_storage: WriteSignal<StorageState>,
+    chat: ChatState,
+) -> Storage {
+    use crate::client::StorageClient;
+    match given.map(Ok).unwrap_or_else(|| StorageClient::spawn(&worker_url)) {
+        Ok(client) => {
+            client.subscribe(move |id, event| chat.apply_event(id, event));
+            let waiting = client.clone();
+            leptos::task::spawn_local(async move {
+                let state = match waiting.ready().await {
+                    Ok(info) => StorageState::Ready(info),
+                    Err(e) => StorageState::Failed(e.to_string()),
+                };
+                let ready = matches!(state, StorageState::Ready(_));
+                set_storage.set(state);
+                if ready {
+                    actions::refresh_sessions(&waiting, chat).await;
+                    actions::refresh_usage(chat).await;
+                }
+            });
+            Some(client)
+        }
+        Err(e) => {
+            set_storage.set(StorageState::Failed(e.to_string()));
+            None
+        }
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn start_storage(_: String, _: Storage, set_storage: WriteSignal<StorageState>, _chat: ChatState) -> Storage {
+    set_storage.set(StorageState::Failed("storage needs a browser".into()));
+    None
+}
+
+/// A compact badge: connecting, ready (and where), or failed.
+#[component]
+pub fn StorageStatus(state: ReadSignal<StorageState>) -> impl IntoView {
+    move || {
+        let (kind, text, title) = match state.get() {
+            StorageState::Connecting => ("connecting", "opening storage…".to_owned(), String::new()),
+            StorageState::Ready(info) => {
+                let place = if info.backend.is_persistent() { "saved in this browser" } else { "in memory only" };
+                ("ready", "storage ready".to_owned(), format!("{place} · SQLite {}", info.sqlite_version))
+            }
+            StorageState::Failed(msg) => ("failed", "storage unavailable".to_owned(), msg),
+        };
+        view! {
+            <span class="storage-status" data-state=kind title=title.clone() role="status">
+                <span class="dot" aria-hidden="true"></span>
+                {text}
+            </span>
+        }
+    }
+}
+
+/// A visible warning whenever data would not survive closing the tab.
+#[component]
+pub fn StorageBanner(state: ReadSignal<StorageState>) -> impl IntoView {
+    move || {
+        match state.get() {
+        StorageState::Ready(ReadyInfo { backend: Backend::Memory { reason }, .. }) => Some(view! {
+            <div class="banner warning" role="alert">
+                <strong>"Not saved: "</strong>
+                "this browser cannot keep data here, so this session lives in memory only and is lost when the tab closes. Export it to keep it. "
+                <span class="banner-detail">{reason}</span>
+            </div>
+        }.into_any()),
+        StorageState::Failed(msg) => Some(view! {
+            <div class="banner error" role="alert">
+                <strong>"Storage could not start: "</strong>{msg}
+                " Reload the page to try again; nothing saved earlier has been changed."
+            </div>
+        }.into_any()),
+        _ => None,
+    }
+    }
+}
+
+/// The storage panel: where the archive lives, whether the browser keeps it, space, export, a check.
+#[component]
+pub fn StorageDialog(
+    /// Where the archive lives.
+    storage: ReadSignal<StorageState>,
+    on_export: Callback<()>,
+    on_check: Callback<()>,
+    /// The text of a JSON Lines file the user chose.
+    on_import: Callback<String>,
+) -> impl IntoView {
+    let place = move || match storage.get() {
+        StorageState::Ready(ReadyInfo { backend: Backend::Opfs { file }, sqlite_version, .. }) => {
+            format!("Saved in this browser's private file system ({file}, SQLite {sqlite_version}).")
+        }
+        StorageState::Ready(ReadyInfo { backend: Backend::Memory { .. }, .. }) => {
+            "In memory only: everything is lost when this tab closes. Export to keep it.".to_owned()
+        }
+        StorageState::Connecting => "Opening…".to_owned(),
+        StorageState::Failed(msg) => format!("Unavailable: {msg}"),
+    };
+    let (state, dialogs) = (ChatState::get(), DialogState::get());
+    let close = move || dialogs.storage_open.set(false);
+    view! {
+        <Show when=move || dialogs.storage_open.get()>
+            <div class="overlay" on:click=move |_| close()>
+                <div class="dialog storage" role="dialog" aria-modal="true" aria-label="Storage"
+                    on:click=|ev: web_sys::MouseEvent| ev.stop_propagation()
+                    on:keydown=move |ev: web_sys::KeyboardEvent| if ev.key() == "Escape" { close() }>
+                    <h2>"Storage"</h2>
+                    <p class="storage-place">{place}</p>
+                    <p class="storage-usage-detail">{move || state.usage.get()}</p>
+                    <div class="dialog-actions">
+                        <button on:click=move |_| on_export.run(())>"Export all (JSON Lines)"</button>
+                        <label class="button import">
+                            "Import…"
+                            <input type="file" accept=".jsonl,application/x-ndjson,application/json,text/plain"
+                                class="visually-hidden" aria-label="Import an exported archive (JSON Lines)"
+                                on:change=move |ev| read_chosen_file(ev, on_import) />
+                        </label>
+                        <button on:click=move |_| on_check.run(())>"Check archive"</button>
+                        <button on:click=move |_| close() autofocus>"Close"</button>
+                    </div>
+                    <p class="import-result" role="status">{move || dialogs.import_result.get()}</p>
+                    <p class="integrity" role="status">{move || dialogs.integrity.get().map(|r| format!("Archive check: {r}"))}</p>
+                </div>
+            </div>
+        </Show>
+    }
+}
+
+/// Reads the file chosen in an `<input type=file>` as text and hands it on.
+fn read_chosen_file(ev: leptos::ev::Event, then: Callback<String>) {
+    #[cfg(target_arch = "wasm32")]
+    {
+        use wasm_bindgen::JsCast;
+        let Some(input) = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok()) else { return };
+        let Some(file) = input.files().and_then(|f| f.get(0)) else { return };
+        input.set_value(""); // choosing the same file again imports again
+        leptos::task::spawn_local(async move {
+            if let Ok(text) = wasm_bindgen_futures::JsFuture::from(file.text()).await {
+                then.run(text.as_string().unwrap_or_default());
+            }
+        });
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    let _ = (ev, then);
+}

@@ -1,0 +1,247 @@
+//! The conversation pane: the window of turns (text, sanitised Markdown, tool cards, recall look-ups),
+//! following its end while the user is there and paging as they scroll; delegated tasks as live
+//! checklists; the Retry bar; then the notice line and the composer (`composer.rs`).
+
+use super::composer::{Composer, NoticeLine};
+use super::format::{clip_for_display, duration_text, human_bytes, DISPLAY_CHARS};
+use super::sidebar::SessionAction;
+use super::state::{ChatState, LiveTask};
+use cowork_core::{Role, Turn, TurnStatus};
+use leptos::prelude::*;
+
+/// One turn of the conversation, rendered as text (never as HTML).
+#[component]
+fn TurnView(turn: Turn, on_action: Callback<SessionAction>) -> impl IntoView {
+    let state = ChatState::get();
+    let n = turn.turn_number;
+    let role = turn.role.as_str();
+    let status = turn.status;
+    let stored = turn.content.clone();
+    // Very long content (a 10 MB tool output, a pasted log) is shown clipped until "Show all".
+    let expanded = RwSignal::new(false);
+    let long = turn.content.len() > DISPLAY_CHARS;
+    let size = turn.content.len();
+    let text = move || match state.streaming.get() {
+        Some((s, text)) if s == n => text,
+        _ if expanded.get() => stored.clone(),
+        _ => clip_for_display(&stored, DISPLAY_CHARS).to_owned(),
+    };
+    let show_all = move || {
+        (long && !expanded.get()).then(|| {
+            view! {
+                <button class="show-all" on:click=move |_| expanded.set(true)>
+                    {format!("Show all ({})", human_bytes(size as f64))}
+                </button>
+            }
+        })
+    };
+    let calls: Vec<_> = turn
+        .tool_calls
+        .iter()
+        .map(|c| {
+            let label = if c.name == "conversation_recall" {
+                let q = c.arguments_json().and_then(|v| v["query"].as_str().map(str::to_owned));
+                match q {
+                    Some(q) => format!("Searched the archive for \u{201c}{q}\u{201d}"),
+                    None => "Looked in the archive".to_owned(),
+                }
+            } else {
+                format!("Called {}", c.name)
+            };
+            view! { <div class="tool-call"><span class="tool-label">{label}</span><code>{c.arguments.clone()}</code></div> }
+        })
+        .collect();
+    let body = if turn.role == Role::Tool {
+        let name = turn.tool_name.clone().unwrap_or_else(|| "tool".into());
+        let failed = turn.metadata.get("success").and_then(|v| v.as_bool()) == Some(false);
+        let took = turn.metadata.get("duration_ms").and_then(|v| v.as_i64()).map(duration_text);
+        view! {
+            <details class="tool-result" class:failed=failed>
+                <summary>
+                    {format!("Result of {name}")}
+                    {took.map(|t| view! { <span class="tool-meta">{format!(" · {t}")}</span> })}
+                    {failed.then(|| view! { <span class="badge error">"failed"</span> })}
+                </summary>
+                <pre>{text}</pre>
+                {show_all}
+            </details>
+        }
+        .into_any()
+    } else if turn.role == Role::Assistant {
+        // Sanitised Markdown (see crate::markdown): message text never becomes markup of its own.
+        view! {
+            <div class="turn-text markdown" inner_html=move || crate::markdown::render(&text())></div>
+            {show_all}
+        }
+        .into_any()
+    } else {
+        view! { <div class="turn-text">{text}</div> {show_all} }.into_any()
+    };
+    let badge = match status {
+        TurnStatus::Complete => None,
+        TurnStatus::Interrupted => Some(view! { <span class="badge interrupted">"interrupted"</span> }),
+        TurnStatus::Error => Some(view! { <span class="badge error">"error"</span> }),
+    };
+    view! {
+        <article class="turn" class:focused=move || state.focus_turn.get() == Some(n) data-role=role data-turn=n>
+            <header class="turn-head">
+                <span class="who">{role}</span>
+                {badge}
+                <button class="turn-action" title="A new session with the conversation up to here"
+                    on:click=move |_| {
+                        if let Some(id) = state.current.get_untracked() {
+                            on_action.run(SessionAction::Fork { id, at_turn: n })
+                        }
+                    }>"Fork from here"</button>
+            </header>
+            {body}
+            {calls}
+        </article>
+    }
+}
+
+/// The conversation pane and the composer.
+#[component]
+pub fn Conversation(
+    /// Send the draft.
+    on_send: Callback<()>,
+    /// Stop the reply.
+    on_stop: Callback<()>,
+    /// Retry/Continue after an interrupted or failed reply.
+    on_retry: Callback<()>,
+    /// Fork at a turn.
+    on_action: Callback<SessionAction>,
+    /// Cancel a delegated task (by id).
+    on_cancel_task: Callback<String>,
+    /// Load the page of turns before (`true`) or after the window.
+    on_more: Callback<bool>,
+) -> impl IntoView {
+    let state = ChatState::get();
+    let list = NodeRef::<leptos::html::Div>::new();
+    // Follow the end while the user is there: new turns and streamed text stay in view.
+    Effect::new(move |_| {
+        state.turns.track();
+        state.streaming.track();
+        if state.stick_to_end.get_untracked() {
+            if let Some(el) = list.get_untracked() {
+                el.set_scroll_top(el.scroll_height());
+            }
+        }
+    });
+    let on_scroll = move |_| {
+        let Some(el) = list.get_untracked() else { return };
+        let below = el.scroll_height() - el.scroll_top() - el.client_height();
+        state.stick_to_end.set(below < 48);
+        if el.scroll_top() < 400 {
+            on_more.run(true);
+        } else if below < 400 {
+            on_more.run(false);
+        }
+    };
+    let can_retry = move || {
+        !state.busy.get()
+            && state.turns.with(|t| {
+                t.last().is_some_and(|t| {
+                    t.role == Role::User || (t.role == Role::Assistant && t.status != TurnStatus::Complete)
+                })
+            })
+    };
+    view! {
+        <main class="conversation">
+            <div class="turns" aria-live="polite" node_ref=list on:scroll=on_scroll on:click=copy_code>
+                <Show when=move || state.turns.get().is_empty()>
+                    <div class="welcome">
+                        <h2>"A workspace that never forgets"</h2>
+                        <p>"Every message is kept verbatim in this browser and can be searched at any time."</p>
+                    </div>
+                </Show>
+                <For
+                    each=move || state.turns.get()
+                    key=|t| (t.id, t.status, t.content.len())
+                    children=move |t: Turn| view! { <TurnView turn=t on_action=on_action /> }
+                />
+            </div>
+            <TaskCards on_cancel=on_cancel_task />
+            <Show when=can_retry>
+                <div class="retry-bar">
+                    <span>"The last reply did not complete."</span>
+                    <button class="retry" on:click=move |_| on_retry.run(())>"Retry"</button>
+                </div>
+            </Show>
+            <NoticeLine />
+            <Composer on_send=on_send on_stop=on_stop />
+        </main>
+    }
+}
+
+/// A click on a code block's Copy button copies the block's text.
+fn copy_code(ev: web_sys::MouseEvent) {
+    #[cfg(target_arch = "wasm32")]
+    {
+        use wasm_bindgen::JsCast;
+        let Some(button) = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok()) else { return };
+        if !button.class_list().contains("copy-code") {
+            return;
+        }
+        let code = button.next_element_sibling().and_then(|pre| pre.text_content()).unwrap_or_default();
+        let copied = window().navigator().clipboard().write_text(&code);
+        leptos::task::spawn_local(async move {
+            let done = wasm_bindgen_futures::JsFuture::from(copied).await.is_ok();
+            button.set_text_content(Some(if done { "Copied" } else { "Copy failed" }));
+        });
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    let _ = ev;
+}
+
+/// Delegated tasks as live checklists: goal, status, each step as it goes, and Cancel while running.
+#[component]
+pub fn TaskCards(
+    /// Cancel a task (by id).
+    on_cancel: Callback<String>,
+) -> impl IntoView {
+    let state = ChatState::get();
+    view! {
+        <For
+            each=move || state.tasks.get()
+            key=|t| (t.task_id.clone(), t.status.clone(), t.checklist.clone())
+            children=move |t: LiveTask| {
+                let over = t.is_over();
+                let id = t.task_id.clone();
+                let steps: Vec<_> = t
+                    .checklist
+                    .iter()
+                    .map(|i| {
+                        let mark = match i.status.as_str() {
+                            "completed" | "success" => "✓",
+                            "failed" => "✗",
+                            "running" | "started" | "retrying" => "●",
+                            "skipped" | "cancelled" => "–",
+                            _ => "○",
+                        };
+                        view! {
+                            <li class="task-step" data-status=i.status.clone()>
+                                <span class="mark" aria-hidden="true">{mark}</span>
+                                <span class="label">{i.label.clone()}</span>
+                                <span class="visually-hidden">{format!(" ({})", i.status)}</span>
+                                {i.detail.clone().map(|d| view! { <span class="detail">{d}</span> })}
+                            </li>
+                        }
+                    })
+                    .collect();
+                view! {
+                    <section class="task-card" data-status=t.status.clone() aria-label="Delegated task">
+                        <header>
+                            <span class="task-goal">{format!("Delegated: {}", t.goal)}</span>
+                            <span class="badge task-status">{t.status.clone()}</span>
+                            {(!over).then(|| view! {
+                                <button class="task-cancel" on:click=move |_| on_cancel.run(id.clone())>"Cancel task"</button>
+                            })}
+                        </header>
+                        <ol class="task-steps">{steps}</ol>
+                    </section>
+                }
+            }
+        />
+    }
+}

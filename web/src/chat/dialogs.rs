@@ -1,0 +1,263 @@
+//! The dialogs over the conversation: search (Ctrl/Cmd+K), a tool call's approval, Settings, and the
+//! confirmation before a session is deleted.
+
+use super::format::highlight_pieces;
+use super::sidebar::SessionAction;
+use super::state::{Approval, ChatState, DialogState};
+use crate::settings::{validate, ModelSettings};
+use cowork_core::SearchHit;
+use leptos::prelude::*;
+
+/// Asks before a session is deleted for good.
+#[component]
+pub fn DeleteDialog(on_action: Callback<SessionAction>) -> impl IntoView {
+    let dialogs = DialogState::get();
+    let cancel = move || dialogs.confirm_delete.set(None);
+    move || {
+        dialogs.confirm_delete.get().map(|s| {
+            let id = s.id.clone();
+            let title = if s.title.is_empty() { "Untitled session".to_owned() } else { s.title.clone() };
+            view! {
+                <div class="overlay" on:click=move |_| cancel()>
+                    <div class="dialog confirm" role="alertdialog" aria-modal="true" aria-label="Delete session"
+                        on:click=|ev: web_sys::MouseEvent| ev.stop_propagation()
+                        on:keydown=move |ev: web_sys::KeyboardEvent| if ev.key() == "Escape" { cancel() }>
+                        <h2>{format!("Delete \u{201c}{title}\u{201d}?")}</h2>
+                        <p>{format!(
+                            "Its {} turns are removed from this browser for good. Export it first if you may need it again; \
+                             archiving hides it without deleting.",
+                            s.turn_count
+                        )}</p>
+                        <div class="dialog-actions">
+                            <button class="danger" on:click=move |_| {
+                                dialogs.confirm_delete.set(None);
+                                on_action.run(SessionAction::Delete { id: id.clone(), confirmed: true })
+                            }>"Delete"</button>
+                            <button on:click=move |_| cancel() autofocus>"Cancel"</button>
+                        </div>
+                    </div>
+                </div>
+            }
+        })
+    }
+}
+
+/// Ctrl/Cmd+K: full-text search across every session; Enter or a click opens the hit.
+#[component]
+pub fn SearchDialog(
+    /// The text typed so far (search as you type).
+    on_query: Callback<String>,
+    /// Open a hit: its session and turn number.
+    on_open: Callback<(String, i64)>,
+) -> impl IntoView {
+    let dialogs = DialogState::get();
+    let selected = RwSignal::new(0usize);
+    let open_selected = move || {
+        if let Some(h) = dialogs.hits.get_untracked().get(selected.get_untracked()) {
+            on_open.run((h.session_id.clone(), h.turn_number));
+        }
+    };
+    let numbered_hits = move || dialogs.hits.get().into_iter().enumerate().collect::<Vec<_>>();
+    let hit_key = |pair: &(usize, SearchHit)| (pair.0, pair.1.turn_id);
+    let stop_click = |ev: web_sys::MouseEvent| ev.stop_propagation();
+    let on_input = move |ev: web_sys::Event| {
+        selected.set(0);
+        on_query.run(event_target_value(&ev));
+    };
+    let on_key = move |ev: web_sys::KeyboardEvent| match ev.key().as_str() {
+        "Escape" => dialogs.search_open.set(false),
+        "ArrowDown" => {
+            ev.prevent_default();
+            let last = dialogs.hits.get_untracked().len().saturating_sub(1);
+            selected.update(|i| *i = (*i + 1).min(last));
+        }
+        "ArrowUp" => {
+            ev.prevent_default();
+            selected.update(|i| *i = i.saturating_sub(1));
+        }
+        "Enter" => {
+            ev.prevent_default();
+            open_selected();
+        }
+        _ => {}
+    };
+    view! {
+        <Show when=move || dialogs.search_open.get()>
+            <div class="overlay" on:click=move |_| dialogs.search_open.set(false)>
+                <div class="dialog search" role="dialog" aria-modal="true" aria-label="Search all sessions"
+                    on:click=stop_click
+                    on:keydown=on_key>
+                    <input class="search-input" type="search" autofocus aria-label="Search all sessions"
+                        placeholder="Search every session: words, exact phrases in quotes, identifiers, paths"
+                        on:input=on_input />
+                    <ul class="hits">
+                        <For
+                            each=numbered_hits
+                            key=hit_key
+                            children=move |pair: (usize, SearchHit)| {
+                                let (i, h) = pair;
+                                let pieces = highlight_pieces(&h.snippet, &h.highlights);
+                                let title = if h.session_title.is_empty() { "Untitled session".to_owned() } else { h.session_title.clone() };
+                                let (sid, n) = (h.session_id.clone(), h.turn_number);
+                                view! {
+                                    <li class="hit" class:selected=move || selected.get() == i
+                                        on:click=move |_| on_open.run((sid.clone(), n))>
+                                        <div class="hit-meta">{format!("{title} · turn {} · {}", h.turn_number, h.role)}</div>
+                                        <div class="hit-snippet">
+                                            {pieces.into_iter().map(|(t, m)| if m { view! { <mark>{t}</mark> }.into_any() } else { view! { <span>{t}</span> }.into_any() }).collect::<Vec<_>>()}
+                                        </div>
+                                    </li>
+                                }
+                            }
+                        />
+                    </ul>
+                </div>
+            </div>
+        </Show>
+    }
+}
+
+/// Asks the user whether a tool call (e.g. `delegate_task`) may run, showing what it would do.
+#[component]
+pub fn ApprovalDialog(
+    /// The call id and the answer.
+    on_answer: Callback<(String, bool)>,
+) -> impl IntoView {
+    let state = ChatState::get();
+    move || {
+        state.approval.get().map(|Approval { call_id, name, arguments }| {
+            let args: serde_json::Value = serde_json::from_str(&arguments).unwrap_or_default();
+            let goal = args["goal"].as_str().map(str::to_owned);
+            let context = match &args["context"] {
+                serde_json::Value::Null => None,
+                serde_json::Value::String(s) => Some(s.clone()),
+                other => Some(other.to_string()),
+            };
+            let (yes, no) = (call_id.clone(), call_id);
+            let title = if name == "delegate_task" { "Delegate this task?".to_owned() } else { format!("Run {name}?") };
+            view! {
+                <div class="overlay">
+                    <div class="dialog" role="dialog" aria-modal="true" aria-labelledby="approval-title"
+                        on:keydown=move |ev: web_sys::KeyboardEvent| if ev.key() == "Escape" { on_answer.run((no.clone(), false)) }>
+                        <h2 id="approval-title">{title}</h2>
+                        {match goal {
+                            Some(goal) => view! { <p class="approval-goal"><strong>"Goal: "</strong>{goal}</p> }.into_any(),
+                            None => view! { <pre class="approval-args">{arguments.clone()}</pre> }.into_any(),
+                        }}
+                        {context.map(|c| view! { <p class="approval-context"><strong>"Context: "</strong>{c}</p> })}
+                        <div class="dialog-actions">
+                            <button class="secondary" on:click={let no = yes.clone(); move |_| on_answer.run((no.clone(), false))}>"Deny"</button>
+                            <button class="primary" autofocus on:click=move |_| on_answer.run((yes.clone(), true))>"Approve"</button>
+                        </div>
+                    </div>
+                </div>
+            }
+        })
+    }
+}
+
+/// The Settings dialog: model endpoint, API key, budget, orchestrator. Saved only when valid.
+#[component]
+pub fn SettingsDialog(
+    /// Valid settings to keep.
+    on_save: Callback<ModelSettings>,
+    /// "Test connection" with the values in the form (not yet saved).
+    on_test: Callback<ModelSettings>,
+) -> impl IntoView {
+    let (state, dialogs) = (ChatState::get(), DialogState::get());
+    let draft = RwSignal::new(state.settings.get_untracked());
+    let errors = RwSignal::new(Vec::new());
+    Effect::new(move |_| {
+        if dialogs.settings_open.get() {
+            draft.set(state.settings.get_untracked());
+            errors.set(Vec::new());
+        }
+    });
+    let error_for = move |field: &'static str| {
+        move || {
+            errors
+                .get()
+                .iter()
+                .find(|e: &&crate::settings::FieldError| e.field == field)
+                .map(|e| view! { <span class="field-error">{e.message.clone()}</span> })
+        }
+    };
+    let text = move |label: &'static str,
+                     field: &'static str,
+                     get: fn(&ModelSettings) -> String,
+                     set: fn(&mut ModelSettings, String),
+                     kind: &'static str| {
+        view! {
+            <label class="field">
+                <span>{label}</span>
+                <input type=kind prop:value=move || get(&draft.get()) on:input=move |ev| draft.update(|d| set(d, event_target_value(&ev))) />
+                {error_for(field)}
+            </label>
+        }
+    };
+    let number = move |label: &'static str,
+                       field: &'static str,
+                       get: fn(&ModelSettings) -> i64,
+                       set: fn(&mut ModelSettings, i64)| {
+        view! {
+            <label class="field">
+                <span>{label}</span>
+                <input type="number" prop:value=move || get(&draft.get()).to_string()
+                    on:input=move |ev| draft.update(|d| set(d, event_target_value(&ev).trim().parse().unwrap_or(0))) />
+                {error_for(field)}
+            </label>
+        }
+    };
+    let save = move |_| {
+        let d = draft.get_untracked();
+        let problems = validate(&d);
+        if problems.is_empty() {
+            on_save.run(d);
+        } else {
+            errors.set(problems);
+        }
+    };
+    let test = move |_| {
+        let d = draft.get_untracked();
+        let problems = validate(&d);
+        if problems.is_empty() {
+            errors.set(Vec::new());
+            on_test.run(d);
+        } else {
+            errors.set(problems);
+        }
+    };
+    view! {
+        <Show when=move || dialogs.settings_open.get()>
+            <div class="overlay">
+                <div class="dialog settings" role="dialog" aria-modal="true" aria-labelledby="settings-title"
+                    on:keydown=move |ev: web_sys::KeyboardEvent| if ev.key() == "Escape" { dialogs.settings_open.set(false) }>
+                    <h2 id="settings-title">"Settings"</h2>
+                    <label class="field">
+                        <span>"Endpoint kind"</span>
+                        <select prop:value=move || draft.get().kind.as_str() on:change=move |ev| {
+                            if let Some(kind) = crate::settings::ProviderKind::parse(&event_target_value(&ev)) {
+                                draft.update(|d| d.kind = kind)
+                            }
+                        }>
+                            <option value="openai">"OpenAI-compatible (OpenAI, Ollama, vLLM, LM Studio, OpenRouter…)"</option>
+                            <option value="anthropic">"Anthropic"</option>
+                        </select>
+                    </label>
+                    {text("Base URL", "base_url", |s| s.base_url.clone(), |s, v| s.base_url = v, "url")}
+                    {text("Model", "model", |s| s.model.clone(), |s, v| s.model = v, "text")}
+                    {text("API key (kept in this browser only, never exported)", "api_key", |s| s.api_key.clone(), |s, v| s.api_key = v, "password")}
+                    {number("Context window (tokens)", "context_window", |s| s.context_window, |s, v| s.context_window = v)}
+                    {number("Output reserve (tokens)", "output_reserve", |s| s.output_reserve, |s, v| s.output_reserve = v)}
+                    {text("Orchestrator URL (empty: no delegation)", "orchestrator_url", |s| s.orchestrator_url.clone(), |s, v| s.orchestrator_url = v, "url")}
+                    <p class="connection-result" role="status">{move || dialogs.connection.get()}</p>
+                    <div class="dialog-actions">
+                        <button class="secondary test-connection" on:click=test>"Test connection"</button>
+                        <button class="secondary" on:click=move |_| dialogs.settings_open.set(false)>"Cancel"</button>
+                        <button class="primary" on:click=save>"Save"</button>
+                    </div>
+                </div>
+            </div>
+        </Show>
+    }
+}

@@ -1,0 +1,114 @@
+use super::*;
+use crate::chat::test_data::session;
+
+#[test]
+fn the_context_meter_says_what_was_sent_and_what_stayed_in_the_archive() {
+    let m = cowork_core::ContextManifest {
+        session_id: "s".into(),
+        turn_numbers: (41..=100).collect(),
+        trimmed_turns: vec![50],
+        state_version: 3,
+        estimated_tokens: 12_345,
+        budget_tokens: 100_000,
+        usage: serde_json::Value::Null,
+        created_at: 0,
+    };
+    let meter = context_meter(&m, 101);
+    assert_eq!(meter.percent, 12);
+    assert_eq!(meter.tokens, "12.3k of 100k tokens (12%)");
+    assert_eq!(meter.turns, "60 turns in the window; 41 only in the archive (the model can search them); 1 shortened");
+    assert_eq!(compact(950), "950");
+    assert_eq!(compact(2_000_000), "2M");
+}
+
+#[test]
+fn errors_offer_the_place_that_fixes_them_by_kind() {
+    use crate::protocol::ErrorKind as K;
+    for kind in [K::Auth, K::Quota, K::BadRequest, K::Cors, K::ContextOverflow, K::Network] {
+        assert_eq!(fix_for(kind), Some(Fix::Settings), "{kind:?}");
+    }
+    assert_eq!(fix_for(K::StorageFull), Some(Fix::Storage));
+    for kind in [K::RateLimited, K::ModelServer, K::BadReply, K::Storage, K::Invalid, K::Internal] {
+        assert_eq!(fix_for(kind), None, "{kind:?}");
+    }
+}
+
+/// A 401 travels from the endpoint's answer through the worker's error conversion to the notice, and
+/// the notice offers Settings because of its kind; words alone ("Settings" in a Stop message) do not.
+#[test]
+fn a_rejected_api_key_offers_settings_from_its_kind_not_its_words() {
+    use crate::chat::Notice;
+    use crate::protocol::Problem;
+    let error = cowork_core::provider::classify_http_error(401, None, r#"{"error":{"message":"bad key"}}"#);
+    let problem = Problem::from(cowork_core::Error::from(error));
+    assert_eq!(problem.kind, crate::protocol::ErrorKind::Auth);
+    let notice = Notice::problem(&problem);
+    assert_eq!(notice.fix(), Some(Fix::Settings), "{notice:?}");
+    let stopped = Notice::info("Reply interrupted: you pressed Stop; change the model in Settings to try another");
+    assert_eq!(stopped.fix(), None, "a message that mentions Settings is not an error of the settings");
+}
+
+#[test]
+fn long_text_is_clipped_at_a_character_boundary() {
+    assert_eq!(clip_for_display("short", 10), "short");
+    assert_eq!(clip_for_display("ééé", 3), "é", "never half a character");
+    assert_eq!(clip_for_display(&"x".repeat(30_000), DISPLAY_CHARS).len(), DISPLAY_CHARS);
+}
+
+#[test]
+fn durations_read_naturally() {
+    assert_eq!(duration_text(40), "40 ms");
+    assert_eq!(duration_text(1_250), "1.2 s");
+    assert_eq!(duration_text(95_000), "1 min 35 s");
+}
+
+#[test]
+fn times_read_naturally() {
+    let now = 1_000_000_000_000;
+    assert_eq!(relative_time(now, now + 5_000), "just now", "a clock a little ahead is not the future");
+    assert_eq!(relative_time(now, now - 5 * 60_000), "5 min ago");
+    assert_eq!(relative_time(now, now - 3 * 3_600_000), "3 h ago");
+    assert_eq!(relative_time(now, now - 30 * 3_600_000), "yesterday");
+    assert_eq!(relative_time(now, now - 4 * 86_400_000), "4 days ago");
+}
+
+#[test]
+fn the_filter_looks_at_title_workspace_and_model() {
+    let s = session("s", "Fix the Login bug", "backend", "demo");
+    assert!(session_matches(&s, ""));
+    assert!(session_matches(&s, " login "));
+    assert!(session_matches(&s, "BACKEND"));
+    assert!(!session_matches(&s, "frontend"));
+}
+
+#[test]
+fn workspaces_come_in_the_order_of_their_latest_session() {
+    let newest_first = [
+        session("a", "", "web", ""),
+        session("b", "", "api", ""),
+        session("c", "", "web", ""),
+        session("d", "", "", ""),
+    ];
+    assert_eq!(workspace_order(&newest_first), ["web", "api", ""]);
+    assert!(workspace_order(&[]).is_empty());
+}
+
+#[test]
+fn bytes_read_naturally() {
+    let cases =
+        [(0.0, "0 B"), (999.0, "999 B"), (1_234.0, "1.2 KB"), (812_000.0, "812 KB"), (9_800_000_000.0, "9.8 GB")];
+    for (n, want) in cases {
+        assert_eq!(human_bytes(n), want, "{n}");
+    }
+}
+
+#[test]
+fn highlights_split_the_snippet() {
+    let pieces = highlight_pieces("see rotate_refresh_token_v2 now", &[(4, 27)]);
+    assert_eq!(
+        pieces,
+        [("see ".to_owned(), false), ("rotate_refresh_token_v2".to_owned(), true), (" now".to_owned(), false)]
+    );
+    // Out-of-range or mid-character ranges are ignored rather than panicking.
+    assert_eq!(highlight_pieces("héllo", &[(2, 3), (9, 12)]), [("héllo".to_owned(), false)]);
+}

@@ -1,0 +1,43 @@
+//! The chat screens: sidebar (sessions grouped by workspace, filter, per-session menu), conversation
+//! (tool cards, recall look-ups, delegated tasks as live checklists), composer, search (Ctrl/Cmd+K),
+//! session panel, approval, Settings and delete dialogs. They talk to the archive (and, through it, to
+//! the model) only via the storage worker's client, through the callbacks the app gives them.
+//!
+//! - `state.rs`: the state as data ([`ChatView`]), the reducer of the worker's events, and the
+//!   signals it is applied to ([`ChatState`], [`DialogState`]), provided as Leptos context.
+//! - `window.rs`: the bounded window of turns and its paging (pure).
+//! - `format.rs`: sizes, times, highlights, the context meter's figures, the fix for an error (pure).
+//! - `sidebar.rs`, `conversation.rs`, `composer.rs`, `panel.rs`, `dialogs.rs`: the components.
+
+mod composer;
+mod conversation;
+mod dialogs;
+mod format;
+mod panel;
+mod sidebar;
+mod state;
+mod window;
+
+#[cfg(test)]
+mod test_data;
+
+pub use composer::{Composer, NoticeLine};
+pub use conversation::{Conversation, TaskCards};
+pub use dialogs::{ApprovalDialog, DeleteDialog, SearchDialog, SettingsDialog};
+pub use format::{
+    clip_for_display, compact, context_meter, duration_text, fix_for, highlight_pieces, human_bytes, relative_time,
+    session_matches, workspace_order, workspaces, Fix, Meter, DISPLAY_CHARS,
+};
+pub use panel::SessionPanel;
+pub use sidebar::{SessionAction, Sidebar};
+pub use state::{reduce, Approval, Change, ChatState, ChatView, DialogState, LiveTask, Notice};
+pub use window::{load_turns_op, merge_page, page_op, show_turn, turns_of};
+
+/// The most turns the conversation holds in the DOM at once, however long the session.
+pub const VISIBLE_TURNS: usize = 200;
+/// How many turns opening a session loads (its end, or around the turn a search hit names).
+pub const OPEN_TURNS: usize = 100;
+/// How many turns scrolling past either edge of the window loads.
+pub const PAGE_TURNS: usize = 50;
+/// The workspace new sessions go to until the user picks one.
+pub const DEFAULT_WORKSPACE: &str = "default";

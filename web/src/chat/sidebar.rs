@@ -1,0 +1,224 @@
+//! The sidebar: New session, the workspace for new sessions, a filter, and the sessions grouped by
+//! workspace, each with its menu (rename in place, fork, export, archive, delete).
+
+use super::format::{relative_time, session_matches, workspace_order, workspaces};
+use super::state::{ChatState, DialogState};
+use super::DEFAULT_WORKSPACE;
+use cowork_core::Session;
+use leptos::prelude::*;
+
+/// What the user asked to do with a session from the sidebar (or a turn, for a fork).
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionAction {
+    Rename {
+        id: String,
+        title: String,
+    },
+    /// A new session with the turns up to and including `at_turn`.
+    Fork {
+        id: String,
+        at_turn: i64,
+    },
+    Export {
+        id: String,
+    },
+    Archive {
+        id: String,
+        archived: bool,
+    },
+    /// Asks first (see [`DeleteDialog`]); `confirmed` once the user said yes.
+    Delete {
+        id: String,
+        confirmed: bool,
+    },
+}
+
+/// The sidebar: New session, a filter, and the sessions, most recent first, each with its actions.
+#[component]
+pub fn Sidebar(
+    /// Open a session (by id).
+    on_open: Callback<String>,
+    on_new: Callback<()>,
+    on_action: Callback<SessionAction>,
+) -> impl IntoView {
+    let (state, dialogs) = (ChatState::get(), DialogState::get());
+    let shown = move || {
+        let filter = state.filter.get();
+        state.sessions.get().into_iter().filter(|s| session_matches(s, &filter)).collect::<Vec<_>>()
+    };
+    view! {
+        <nav class="sidebar" class:open=move || dialogs.sidebar_open.get() aria-label="Sessions">
+            <button class="new-session" on:click=move |_| on_new.run(())>"+ New session"</button>
+            <label class="workspace-field">
+                <span>"Workspace for new sessions"</span>
+                <input list="workspaces" prop:value=move || state.workspace.get()
+                    on:change=move |ev| {
+                        let w = event_target_value(&ev);
+                        state.workspace.set(if w.trim().is_empty() { DEFAULT_WORKSPACE.to_owned() } else { w.trim().to_owned() })
+                    } />
+                <datalist id="workspaces">
+                    {move || workspaces(&state.sessions.get()).into_iter().map(|w| view! { <option value=w></option> }).collect::<Vec<_>>()}
+                </datalist>
+            </label>
+            <input class="session-filter" type="search" placeholder="Filter sessions" aria-label="Filter sessions"
+                prop:value=move || state.filter.get()
+                on:input=move |ev| state.filter.set(event_target_value(&ev)) />
+            <Show
+                when=move || !shown().is_empty()
+                fallback=move || {
+                    let text = if state.filter.get().is_empty() {
+                        "No sessions yet. Say hello to start one."
+                    } else {
+                        "No session matches the filter."
+                    };
+                    view! { <p class="sidebar-empty">{text}</p> }
+                }
+            >
+                // Workspaces, the one active most recently first, each with its sessions (newest first).
+                <For
+                    each=move || workspace_order(&shown())
+                    key=|w| w.clone()
+                    children=move |w: String| {
+                        let name = w.clone();
+                        let in_group = move || shown().into_iter().filter(|s| s.workspace == name).collect::<Vec<_>>();
+                        let label = if w.is_empty() { "No workspace".to_owned() } else { w };
+                        view! {
+                            <details class="workspace-group" open>
+                                <summary>
+                                    <span class="workspace-name">{label}</span>
+                                    <span class="workspace-count">{{ let g = in_group.clone(); move || g().len() }}</span>
+                                </summary>
+                                <ul class="session-list">
+                                    <For
+                                        each=in_group
+                                        key=|s| (s.id.clone(), s.turn_count, s.title.clone(), s.is_archived, s.last_active_at)
+                                        children=move |s: Session| view! { <SessionRow s=s on_open=on_open on_action=on_action /> }
+                                    />
+                                </ul>
+                            </details>
+                        }
+                    }
+                />
+            </Show>
+            <label class="show-archived">
+                <input type="checkbox" prop:checked=move || state.show_archived.get()
+                    on:change=move |ev| state.show_archived.set(event_target_checked(&ev)) />
+                " Show archived"
+            </label>
+        </nav>
+    }
+}
+
+/// One session in the sidebar: open it, or (from its menu) rename, fork, export, archive, delete.
+#[component]
+fn SessionRow(s: Session, on_open: Callback<String>, on_action: Callback<SessionAction>) -> impl IntoView {
+    let (state, dialogs) = (ChatState::get(), DialogState::get());
+    let id = StoredValue::new(s.id.clone());
+    let active = move || state.current.get().as_deref() == Some(id.get_value().as_str());
+    let title = if s.title.is_empty() { "Untitled session".to_owned() } else { s.title.clone() };
+    let model = if s.model.is_empty() { "demo".to_owned() } else { s.model.clone() };
+    // The workspace is the heading of the row's group.
+    let meta = format!("{model} · {} turns · {}", s.turn_count, relative_time(cowork_core::now_ms(), s.last_active_at));
+    let menu_open = move || dialogs.menu.get().as_deref() == Some(id.get_value().as_str());
+    let renaming = move || dialogs.renaming.get().as_deref() == Some(id.get_value().as_str());
+    let (archived, turns, label) = (s.is_archived, s.turn_count, title.clone());
+    let act = move |a: SessionAction| {
+        dialogs.menu.set(None);
+        on_action.run(a)
+    };
+    let rename_key = move |ev: web_sys::KeyboardEvent| match ev.key().as_str() {
+        "Enter" => {
+            ev.prevent_default();
+            dialogs.renaming.set(None);
+            act(SessionAction::Rename { id: id.get_value(), title: event_target_value(&ev) });
+        }
+        "Escape" => dialogs.renaming.set(None),
+        _ => {}
+    };
+    let title_for_input = title.clone();
+    view! {
+        <li class="session-row" class:archived=archived>
+            <Show
+                when=renaming
+                fallback=move || {
+                    let title = title.clone();
+                    let meta = meta.clone();
+                    view! {
+                        <button class="session" class:active=active on:click=move |_| on_open.run(id.get_value())>
+                            <span class="session-title">{title}</span>
+                            <span class="session-meta">
+                                {meta}
+                                {archived.then(|| view! { <span class="badge">"archived"</span> })}
+                            </span>
+                        </button>
+                    }
+                }
+            >
+                <input class="rename" aria-label="Session name" value=title_for_input.clone() autofocus
+                    on:keydown=rename_key on:blur=move |_| dialogs.renaming.set(None) />
+            </Show>
+            <button class="session-menu-button" aria-label=format!("Actions for {label}") aria-haspopup="menu"
+                aria-expanded=move || menu_open().to_string()
+                on:click=move |_| {
+                    let next = if menu_open() { None } else { Some(id.get_value()) };
+                    let opening = next.is_some();
+                    dialogs.menu.set(next);
+                    if opening {
+                        focus_later(".session-menu [role=menuitem]");
+                    }
+                }>"⋯"</button>
+            <Show when=menu_open>
+                <div class="session-menu" role="menu" on:keydown=menu_keys>
+                    <button role="menuitem" on:click=move |_| {
+                        dialogs.menu.set(None);
+                        dialogs.renaming.set(Some(id.get_value()));
+                        focus_later(".session-row input.rename");
+                    }>"Rename"</button>
+                    <button role="menuitem" on:click=move |_| act(SessionAction::Fork { id: id.get_value(), at_turn: turns })>"Fork"</button>
+                    <button role="menuitem" on:click=move |_| act(SessionAction::Export { id: id.get_value() })>"Export"</button>
+                    <button role="menuitem" on:click=move |_| act(SessionAction::Archive { id: id.get_value(), archived: !archived })>
+                        {if archived { "Unarchive" } else { "Archive" }}
+                    </button>
+                    <button role="menuitem" class="danger" on:click=move |_| act(SessionAction::Delete { id: id.get_value(), confirmed: false })>"Delete…"</button>
+                </div>
+            </Show>
+        </li>
+    }
+}
+
+/// Focuses the first element matching `selector` once the view has rendered it.
+fn focus_later(selector: &'static str) {
+    request_animation_frame(move || {
+        use wasm_bindgen::JsCast;
+        if let Some(el) = crate::dom::query(selector) {
+            let _ = el.unchecked_into::<web_sys::HtmlElement>().focus();
+        }
+    });
+}
+
+/// The session menu's keys: arrows and Home/End move between its items, Esc closes it.
+fn menu_keys(ev: web_sys::KeyboardEvent) {
+    #[cfg(target_arch = "wasm32")]
+    {
+        use wasm_bindgen::JsCast;
+        let Some(menu) = ev.current_target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) else { return };
+        let Ok(items) = menu.query_selector_all("[role=menuitem]") else { return };
+        let items: Vec<web_sys::HtmlElement> =
+            (0..items.length()).filter_map(|i| items.item(i)?.dyn_into().ok()).collect();
+        let active = crate::dom::active_element();
+        let at = items.iter().position(|i| active.as_ref().is_some_and(|a| a == i.unchecked_ref::<web_sys::Element>()));
+        let next = match (ev.key().as_str(), at) {
+            ("ArrowDown", Some(i)) => (i + 1) % items.len(),
+            ("ArrowUp", Some(i)) => (i + items.len() - 1) % items.len(),
+            ("ArrowDown" | "Home", None) | ("Home", _) => 0,
+            ("ArrowUp" | "End", None) | ("End", _) => items.len() - 1,
+            _ => return,
+        };
+        ev.prevent_default();
+        if let Some(item) = items.get(next) {
+            let _ = item.focus();
+        }
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    let _ = ev;
+}

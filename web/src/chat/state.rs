@@ -1,0 +1,441 @@
+//! The chat screens' state as data, and the reducer that applies the worker's events to it.
+//!
+//! **Design.** [`reduce`] turns one event into typed [`Change`]s; a change names the one field it
+//! touches and how (a streamed delta is [`Change::Streamed`], which appends to the streaming text and
+//! nothing else). Both sides apply the same changes through the same field-level functions
+//! ([`stream_into`], [`window::show_turn`], [`touch_session`], …):
+//! - [`ChatView::apply`] on a plain struct, which is how the reducer is tested natively;
+//! - [`ChatState::apply`] on the UI's signals, one `update` of the one signal a change names, so a
+//!   delta re-renders the streaming text only, never the window of turns.
+//!
+//! The conversation ([`ChatState`]) and the dialogs ([`DialogState`]: what is open, what a dialog
+//! shows) are separate; both are provided as Leptos context by the app (`provide_context`) and read
+//! with [`ChatState::get`] / [`DialogState::get`]. A tool call waiting for the user's yes or no is
+//! part of the conversation (the reply waits on it); the approval dialog shows it.
+
+use super::format::{fix_for, Fix};
+use super::window;
+use super::DEFAULT_WORKSPACE;
+use crate::protocol::{ErrorKind, Event, Problem};
+use crate::settings::ModelSettings;
+use cowork_core::{Role, SearchHit, Session, Turn};
+use leptos::prelude::*;
+
+/// What the notice line says, with the kind of failure when it reports an error (the kind, never the
+/// wording, decides the action offered beside it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notice {
+    pub text: String,
+    pub kind: Option<ErrorKind>,
+}
+
+impl Notice {
+    /// A notice that is not an error ("Running read_file…", "Reply interrupted: …").
+    pub fn info(text: impl Into<String>) -> Notice {
+        Notice { text: text.into(), kind: None }
+    }
+
+    /// An error, with its kind.
+    pub fn problem(p: &Problem) -> Notice {
+        Notice { text: p.message.clone(), kind: Some(p.kind) }
+    }
+
+    /// An error with words in front ("Could not rename the session: …").
+    pub fn problem_in(what: &str, p: &Problem) -> Notice {
+        Notice { text: format!("{what}: {}", p.message), kind: Some(p.kind) }
+    }
+
+    /// Where the user fixes it (Settings, Storage), if anywhere.
+    pub fn fix(&self) -> Option<Fix> {
+        self.kind.and_then(fix_for)
+    }
+}
+
+/// A tool call waiting for the user's yes or no.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Approval {
+    pub call_id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+/// A delegated task as the checklist card shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LiveTask {
+    pub task_id: String,
+    pub goal: String,
+    pub status: String,
+    pub checklist: Vec<cowork_core::orchestrator::ChecklistItem>,
+}
+
+impl LiveTask {
+    pub fn is_over(&self) -> bool {
+        cowork_core::orchestrator::is_terminal_status(&self.status)
+    }
+}
+
+/// The part of the conversation the worker's events change, as plain data.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChatView {
+    pub sessions: Vec<Session>,
+    pub current: Option<String>,
+    pub turns: Vec<Turn>,
+    /// The turn being streamed and its text so far.
+    pub streaming: Option<(i64, String)>,
+    pub notice: Option<Notice>,
+    pub draft: String,
+    pub tasks: Vec<LiveTask>,
+    pub approval: Option<Approval>,
+    /// Bumped whenever the session list changed elsewhere (rename, fork, archive, delete, import).
+    pub sessions_stale: u64,
+}
+
+/// One change an event makes to the screen; each touches one field of [`ChatView`] / [`ChatState`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change {
+    /// This tab's message created a session: it is open now, first in the list.
+    Opened(Session),
+    /// A session created elsewhere: listed (once), not opened.
+    Listed(Session),
+    /// A saved turn: shown if its session is open.
+    Shown(Turn),
+    /// A turn saved elsewhere: its session moves to the top, with its count, time and title.
+    Touched(Turn),
+    /// The user's message is saved: the draft has done its job.
+    DraftSaved,
+    /// More text of the reply being streamed.
+    Streamed {
+        turn_number: i64,
+        text: String,
+    },
+    Notice(Option<Notice>),
+    Task(LiveTask),
+    Approval(Approval),
+    /// The session list is out of date; a deleted session that is open closes.
+    SessionsChanged {
+        deleted: Option<String>,
+    },
+}
+
+/// What one event (of this tab's request `request`, or of another tab when it is 0) changes.
+///
+/// Changes made elsewhere never touch this tab's draft, selection or notices.
+pub fn reduce(request: u64, event: &Event) -> Vec<Change> {
+    if request == 0 {
+        return match event {
+            Event::SessionCreated { session } => vec![Change::Listed(session.clone())],
+            Event::TurnAppended { turn } => vec![Change::Shown(turn.clone()), Change::Touched(turn.clone())],
+            Event::SessionsChanged { deleted } => vec![Change::SessionsChanged { deleted: deleted.clone() }],
+            _ => Vec::new(),
+        };
+    }
+    match event {
+        Event::SessionCreated { session } => vec![Change::Opened(session.clone())],
+        Event::TurnAppended { turn } if turn.role == Role::User => {
+            vec![Change::DraftSaved, Change::Shown(turn.clone())]
+        }
+        Event::TurnAppended { turn } => vec![Change::Shown(turn.clone())],
+        Event::Delta { turn_number, text, .. } => {
+            vec![Change::Streamed { turn_number: *turn_number, text: text.clone() }]
+        }
+        Event::ToolStarted { name, .. } => vec![Change::Notice(Some(Notice::info(format!("Running {name}…"))))],
+        Event::ToolFinished { .. } => vec![Change::Notice(None)],
+        Event::Retrying { wait_ms, kind, reason, .. } => {
+            let text = format!("{reason} Retrying in {} s…", wait_ms.div_ceil(1000));
+            vec![Change::Notice(Some(Notice { text, kind: Some(*kind) }))]
+        }
+        Event::TaskProgress { task_id, status, goal, checklist, .. } => vec![Change::Task(LiveTask {
+            task_id: task_id.clone(),
+            goal: goal.clone(),
+            status: status.clone(),
+            checklist: checklist.clone(),
+        })],
+        Event::ApprovalNeeded { call_id, name, arguments } => vec![Change::Approval(Approval {
+            call_id: call_id.clone(),
+            name: name.clone(),
+            arguments: arguments.clone(),
+        })],
+        Event::Error(problem) => vec![Change::Notice(Some(Notice::problem(problem)))],
+        Event::SessionsChanged { deleted } => vec![Change::SessionsChanged { deleted: deleted.clone() }],
+        // Answered by the storage client's tool runner (client.rs); the tool card shows the call.
+        Event::ToolRequested { .. } => Vec::new(),
+    }
+}
+
+/// Appends streamed text to the turn being streamed (or starts a new one).
+pub fn stream_into(streaming: &mut Option<(i64, String)>, turn_number: i64, text: &str) {
+    match streaming {
+        Some((n, acc)) if *n == turn_number => acc.push_str(text),
+        _ => *streaming = Some((turn_number, text.to_owned())),
+    }
+}
+
+/// Puts a new session first in the list (replacing an older copy).
+pub fn open_first(sessions: &mut Vec<Session>, session: &Session) {
+    sessions.retain(|x| x.id != session.id);
+    sessions.insert(0, session.clone());
+}
+
+/// Lists a session created elsewhere, unless it is listed already.
+pub fn list_once(sessions: &mut Vec<Session>, session: &Session) {
+    if !sessions.iter().any(|x| x.id == session.id) {
+        sessions.insert(0, session.clone());
+    }
+}
+
+/// A turn saved elsewhere: its session moves to the top, with its count, time and (first) title.
+pub fn touch_session(sessions: &mut Vec<Session>, turn: &Turn) {
+    if let Some(i) = sessions.iter().position(|x| x.id == turn.session_id) {
+        let mut session = sessions.remove(i);
+        session.turn_count = session.turn_count.max(turn.turn_number);
+        session.last_active_at = session.last_active_at.max(turn.created_at);
+        if session.title.is_empty() && turn.role == Role::User {
+            session.title = turn.content.lines().next().unwrap_or_default().chars().take(80).collect();
+        }
+        sessions.insert(0, session);
+    }
+}
+
+/// A task's newest state; a status-only event (no plan yet) keeps the checklist already shown.
+pub fn upsert_task(tasks: &mut Vec<LiveTask>, task: LiveTask) {
+    match tasks.iter_mut().find(|t| t.task_id == task.task_id) {
+        Some(t) if task.checklist.is_empty() => t.status = task.status,
+        Some(t) => *t = task,
+        None => tasks.push(task),
+    }
+}
+
+fn is_open(current: Option<&str>, session_id: &str) -> bool {
+    current == Some(session_id)
+}
+
+impl ChatView {
+    /// Applies one event: [`reduce`], then each change.
+    pub fn apply_event(&mut self, request: u64, event: &Event) {
+        for change in reduce(request, event) {
+            self.apply(change);
+        }
+    }
+
+    pub fn apply(&mut self, change: Change) {
+        match change {
+            Change::Opened(session) => {
+                self.current = Some(session.id.clone());
+                open_first(&mut self.sessions, &session);
+            }
+            Change::Listed(session) => list_once(&mut self.sessions, &session),
+            Change::Shown(turn) => {
+                if is_open(self.current.as_deref(), &turn.session_id) {
+                    window::show_turn(&mut self.turns, &turn);
+                }
+            }
+            Change::Touched(turn) => touch_session(&mut self.sessions, &turn),
+            Change::DraftSaved => self.draft.clear(),
+            Change::Streamed { turn_number, text } => stream_into(&mut self.streaming, turn_number, &text),
+            Change::Notice(notice) => self.notice = notice,
+            Change::Task(task) => upsert_task(&mut self.tasks, task),
+            Change::Approval(approval) => self.approval = Some(approval),
+            Change::SessionsChanged { deleted } => {
+                if let Some(id) = deleted {
+                    self.sessions.retain(|x| x.id != id);
+                    if is_open(self.current.as_deref(), &id) {
+                        self.current = None;
+                        self.turns.clear();
+                    }
+                }
+                self.sessions_stale += 1;
+            }
+        }
+    }
+}
+
+/// The conversation's signals: [`ChatView`]'s fields, and what the conversation, composer, sidebar
+/// and panel show besides.
+#[derive(Clone, Copy)]
+pub struct ChatState {
+    pub sessions: RwSignal<Vec<Session>>,
+    pub current: RwSignal<Option<String>>,
+    pub turns: RwSignal<Vec<Turn>>,
+    /// The turn being streamed and its text so far.
+    pub streaming: RwSignal<Option<(i64, String)>>,
+    pub busy: RwSignal<bool>,
+    pub notice: RwSignal<Option<Notice>>,
+    pub draft: RwSignal<String>,
+    /// A tool call waiting for the user's yes or no (the approval dialog shows it).
+    pub approval: RwSignal<Option<Approval>>,
+    pub settings: RwSignal<ModelSettings>,
+    /// The turn to scroll to and mark (after opening a search hit).
+    pub focus_turn: RwSignal<Option<i64>>,
+    /// "1.2 MB of 9.8 GB used · kept" — the browser's storage estimate and persistence.
+    pub usage: RwSignal<String>,
+    /// Bumped whenever the session list changed elsewhere (rename, fork, archive, delete, import).
+    pub sessions_stale: RwSignal<u64>,
+    /// The sidebar's filter text.
+    pub filter: RwSignal<String>,
+    /// Whether archived sessions are listed too.
+    pub show_archived: RwSignal<bool>,
+    /// Delegated tasks of this tab's replies, with their live checklists (newest last).
+    pub tasks: RwSignal<Vec<LiveTask>>,
+    /// Whether the conversation follows its end as turns arrive (the user has not scrolled away).
+    pub stick_to_end: RwSignal<bool>,
+    /// A page of older or newer turns is being loaded.
+    pub loading_more: RwSignal<bool>,
+    /// The workspace new sessions go to.
+    pub workspace: RwSignal<String>,
+    /// The open session as last read, and the manifest of its last model request.
+    pub details: RwSignal<Option<(Session, Option<cowork_core::ContextManifest>)>>,
+}
+
+impl ChatState {
+    pub fn new() -> ChatState {
+        ChatState {
+            sessions: RwSignal::new(Vec::new()),
+            current: RwSignal::new(None),
+            turns: RwSignal::new(Vec::new()),
+            streaming: RwSignal::new(None),
+            busy: RwSignal::new(false),
+            notice: RwSignal::new(None),
+            draft: RwSignal::new(String::new()),
+            approval: RwSignal::new(None),
+            settings: RwSignal::new(ModelSettings::default()),
+            focus_turn: RwSignal::new(None),
+            usage: RwSignal::new(String::new()),
+            sessions_stale: RwSignal::new(0),
+            filter: RwSignal::new(String::new()),
+            show_archived: RwSignal::new(false),
+            tasks: RwSignal::new(Vec::new()),
+            stick_to_end: RwSignal::new(true),
+            loading_more: RwSignal::new(false),
+            workspace: RwSignal::new(DEFAULT_WORKSPACE.to_owned()),
+            details: RwSignal::new(None),
+        }
+    }
+
+    /// The conversation state the app provided as context.
+    ///
+    /// # Panics
+    /// Outside the app (or a test that did not `provide_context` one): a bug.
+    pub fn get() -> ChatState {
+        expect_context::<ChatState>()
+    }
+
+    /// Shows an error, or a plain note, in the notice line.
+    pub fn tell(&self, notice: Notice) {
+        self.notice.set(Some(notice));
+    }
+
+    /// Applies one progress event to the screen (see the module's design note).
+    pub fn apply_event(&self, request: u64, event: &Event) {
+        for change in reduce(request, event) {
+            self.apply(change);
+        }
+    }
+
+    /// Applies one change to the one signal it names.
+    pub fn apply(&self, change: Change) {
+        match change {
+            Change::Opened(session) => {
+                self.current.set(Some(session.id.clone()));
+                self.sessions.update(|s| open_first(s, &session));
+            }
+            Change::Listed(session) => self.sessions.update(|s| list_once(s, &session)),
+            Change::Shown(turn) => {
+                if is_open(self.current.get_untracked().as_deref(), &turn.session_id) {
+                    self.turns.update(|t| window::show_turn(t, &turn));
+                }
+            }
+            Change::Touched(turn) => self.sessions.update(|s| touch_session(s, &turn)),
+            Change::DraftSaved => self.draft.set(String::new()),
+            Change::Streamed { turn_number, text } => self.streaming.update(|s| stream_into(s, turn_number, &text)),
+            Change::Notice(notice) => self.notice.set(notice),
+            Change::Task(task) => self.tasks.update(|t| upsert_task(t, task)),
+            Change::Approval(approval) => self.approval.set(Some(approval)),
+            Change::SessionsChanged { deleted } => {
+                if let Some(id) = deleted {
+                    self.sessions.update(|s| s.retain(|x| x.id != id));
+                    if is_open(self.current.get_untracked().as_deref(), &id) {
+                        self.current.set(None);
+                        self.turns.set(Vec::new());
+                    }
+                }
+                self.sessions_stale.update(|n| *n += 1);
+            }
+        }
+    }
+}
+
+impl Default for ChatState {
+    fn default() -> Self {
+        ChatState::new()
+    }
+}
+
+/// What is open around the conversation, and what the dialogs show.
+#[derive(Clone, Copy)]
+pub struct DialogState {
+    pub settings_open: RwSignal<bool>,
+    /// What "Test connection" found ("Connected: …", or what to fix).
+    pub connection: RwSignal<Option<String>>,
+    pub search_open: RwSignal<bool>,
+    pub hits: RwSignal<Vec<SearchHit>>,
+    pub storage_open: RwSignal<bool>,
+    /// The last archive check's result ("ok", or what is wrong).
+    pub integrity: RwSignal<Option<String>>,
+    /// What the last import did.
+    pub import_result: RwSignal<Option<String>>,
+    /// The session whose actions menu is open.
+    pub menu: RwSignal<Option<String>>,
+    /// The session being renamed in place.
+    pub renaming: RwSignal<Option<String>>,
+    /// The session waiting for the user to confirm its deletion.
+    pub confirm_delete: RwSignal<Option<Session>>,
+    /// Phone width: whether the session list is shown instead of the conversation.
+    pub sidebar_open: RwSignal<bool>,
+    /// The session panel (state register and context meter) is shown.
+    pub panel_open: RwSignal<bool>,
+}
+
+impl DialogState {
+    pub fn new() -> DialogState {
+        DialogState {
+            settings_open: RwSignal::new(false),
+            connection: RwSignal::new(None),
+            search_open: RwSignal::new(false),
+            hits: RwSignal::new(Vec::new()),
+            storage_open: RwSignal::new(false),
+            integrity: RwSignal::new(None),
+            import_result: RwSignal::new(None),
+            menu: RwSignal::new(None),
+            renaming: RwSignal::new(None),
+            confirm_delete: RwSignal::new(None),
+            sidebar_open: RwSignal::new(false),
+            panel_open: RwSignal::new(false),
+        }
+    }
+
+    /// The dialog state the app provided as context.
+    ///
+    /// # Panics
+    /// Outside the app (or a test that did not `provide_context` one): a bug.
+    pub fn get() -> DialogState {
+        expect_context::<DialogState>()
+    }
+
+    /// Esc: closes whatever dialog or menu is open.
+    pub fn close_all(&self) {
+        self.search_open.set(false);
+        self.settings_open.set(false);
+        self.storage_open.set(false);
+        self.menu.set(None);
+        self.confirm_delete.set(None);
+    }
+}
+
+impl Default for DialogState {
+    fn default() -> Self {
+        DialogState::new()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,436 @@
+//! Who owns the archive: the Web Lock election among the origin's tabs, forwarding requests to the
+//! owner and relaying its answers, the owner's queue, and releasing the archive when the page goes.
+
+use super::ops::handle;
+use super::tools::WorkerTools;
+use crate::fetch::FetchTransport;
+use crate::protocol::{
+    Backend, ErrorKind, Event, Op, PeerMessage, Problem, ReadyInfo, Reply, Request, SendOutcome, WorkerMessage,
+};
+use cowork_core::agent::{ToolOutcome, Transport};
+use cowork_core::store::opfs::Opfs;
+use cowork_core::store::Store;
+use futures_channel::mpsc::UnboundedSender;
+use futures_util::StreamExt;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use web_sys::{BroadcastChannel, DedicatedWorkerGlobalScope, MessageEvent};
+
+/// The archive's file name in the OPFS pool.
+pub const DB_FILE: &str = "cowork.db";
+/// The Web Lock held by the owner, and the channel the workers talk on (versioned with the protocol).
+const LOCK_NAME: &str = "cowork-archive-v1";
+const CHANNEL_NAME: &str = "cowork-archive-v1";
+/// How long a new owner keeps trying to open the OPFS files a closing tab may still hold.
+const OPEN_ATTEMPTS: u32 = 12;
+
+pub(super) fn post(msg: &WorkerMessage) {
+    let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
+    let _ = scope.post_message(&JsValue::from_str(&msg.to_json()));
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// `navigator.locks` (declared here: web-sys has it only behind its unstable-API flag).
+    type LockManager;
+    #[wasm_bindgen(method, js_name = request)]
+    fn request(this: &LockManager, name: &str, callback: &JsValue) -> js_sys::Promise;
+}
+
+fn lock_manager() -> Option<LockManager> {
+    let navigator = js_sys::Reflect::get(&js_sys::global(), &"navigator".into()).ok()?;
+    let locks = js_sys::Reflect::get(&navigator, &"locks".into()).ok()?;
+    (!locks.is_undefined() && !locks.is_null()).then(|| locks.unchecked_into())
+}
+
+/// Where a request came from: this worker's tab, or another tab's worker (by its tab id).
+#[derive(Debug, Clone, PartialEq)]
+enum Origin {
+    Local,
+    Remote(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Role {
+    /// Waiting for the lock or for an owner's announcement.
+    Unknown,
+    /// Another tab's worker owns the archive.
+    Follower {
+        owner: String,
+    },
+    Owner,
+}
+
+/// The open archive; taken (closed) when the page goes away.
+type Archive = Rc<RefCell<Option<(Store, Option<Opfs>)>>>;
+
+/// This worker's state: its role, and the requests of its tab not answered yet.
+struct Hub {
+    tab: String,
+    channel: Option<BroadcastChannel>,
+    role: RefCell<Role>,
+    ready: RefCell<Option<ReadyInfo>>,
+    /// This tab's requests forwarded to the owner and not answered yet, sent again on a takeover.
+    inflight: RefCell<BTreeMap<u64, Request>>,
+    /// The owner's queue of requests to serve, in order.
+    queue: RefCell<Option<UnboundedSender<(Origin, Request)>>>,
+    archive: Archive,
+    transport: FetchTransport,
+    tools: WorkerTools,
+    /// The page went away while a request was being served: release when it ends.
+    releasing: std::cell::Cell<bool>,
+}
+
+/// Runs the worker: take part in the owner election, say `Ready`, serve or forward requests.
+pub async fn run() {
+    let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
+    let tab = crate::protocol::random_key();
+    // `?storage=memory` (the embedding API's `openArchive({ storage: "memory" })`): a private archive
+    // that lives as long as this worker, shared with nobody.
+    let memory = scope.location().search().contains("storage=memory");
+    let locks = if memory { None } else { lock_manager() };
+    // Without Web Locks (e.g. an insecure context, where OPFS is refused as well) each tab keeps its own
+    // archive, and there is nobody to talk to.
+    let channel = locks.as_ref().and_then(|_| BroadcastChannel::new(CHANNEL_NAME).ok());
+    let hub = Rc::new(Hub {
+        tab,
+        channel,
+        role: RefCell::new(Role::Unknown),
+        ready: RefCell::new(None),
+        inflight: RefCell::new(BTreeMap::new()),
+        queue: RefCell::new(None),
+        archive: Rc::new(RefCell::new(None)),
+        transport: FetchTransport::default(),
+        tools: WorkerTools::default(),
+        releasing: std::cell::Cell::new(false),
+    });
+    let from_ui = {
+        let hub = hub.clone();
+        Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
+            let Some(text) = ev.data().as_string() else { return };
+            match serde_json::from_str::<Request>(&text) {
+                Ok(req) => hub.from_ui(req),
+                Err(e) => {
+                    post(&WorkerMessage::Failed(Problem::new(ErrorKind::Internal, format!("unreadable request: {e}"))))
+                }
+            }
+        })
+    };
+    scope.set_onmessage(Some(from_ui.as_ref().unchecked_ref()));
+    from_ui.forget(); // lives as long as the worker
+    let Some(locks) = locks else {
+        hub.become_owner(if memory { Open::Memory } else { Open::Private }).await;
+        return;
+    };
+    if let Some(channel) = &hub.channel {
+        let from_peer = {
+            let hub = hub.clone();
+            Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
+                if let Some(msg) = ev.data().as_string().and_then(|t| serde_json::from_str::<PeerMessage>(&t).ok()) {
+                    hub.from_peer(msg);
+                }
+            })
+        };
+        channel.set_onmessage(Some(from_peer.as_ref().unchecked_ref()));
+        from_peer.forget();
+    }
+    // Queue for the lock; while another tab holds it, learn who that is and work through it.
+    let granted = {
+        let hub = hub.clone();
+        Closure::once_into_js(move |_lock: JsValue| -> js_sys::Promise {
+            wasm_bindgen_futures::spawn_local(async move { hub.become_owner(Open::Shared).await });
+            // Never settles: the lock is held for as long as this worker lives.
+            js_sys::Promise::new(&mut |_, _| {})
+        })
+    };
+    let _ = locks.request(LOCK_NAME, &granted);
+    hub.peer(&PeerMessage::Hello { tab: hub.tab.clone() });
+}
+
+impl Hub {
+    fn peer(&self, msg: &PeerMessage) {
+        if let Some(channel) = &self.channel {
+            let _ = channel.post_message(&JsValue::from_str(&msg.to_json()));
+        }
+    }
+
+    fn announce_ready(&self, info: &ReadyInfo) {
+        if self.ready.borrow().is_none() {
+            *self.ready.borrow_mut() = Some(info.clone());
+            post(&WorkerMessage::Ready(info.clone()));
+        }
+    }
+
+    /// A request from this worker's tab.
+    fn from_ui(&self, req: Request) {
+        // Cancelling a delegated task needs no archive: whichever worker the tab has sends it.
+        if let Op::CancelTask { task_id, orchestrator_url } = &req.op {
+            let (id, request) = (req.id, cowork_core::orchestrator::cancel_task_request(orchestrator_url, task_id));
+            wasm_bindgen_futures::spawn_local(async move {
+                let result = match FetchTransport::default().send(&request).await {
+                    Ok(r) if (200..300).contains(&r.status) => Ok(Reply::Done),
+                    Ok(r) => Err(Problem::new(
+                        ErrorKind::Invalid,
+                        format!("the orchestrator did not cancel the task (HTTP {})", r.status),
+                    )),
+                    Err(e) => Err(Problem::new(
+                        ErrorKind::Network,
+                        format!("the orchestrator could not be reached to cancel the task: {e:?}"),
+                    )),
+                };
+                post(&WorkerMessage::Response { id, result });
+            });
+            return;
+        }
+        if let Op::TestConnection { model } = &req.op {
+            let (id, config) = (req.id, model.clone());
+            wasm_bindgen_futures::spawn_local(async move {
+                post(&WorkerMessage::Response { id, result: super::ops::test_connection(config).await });
+            });
+            return;
+        }
+        let role = self.role.borrow().clone();
+        match role {
+            Role::Owner => self.serve(Origin::Local, req),
+            Role::Follower { .. } if req.op == Op::Release => {}
+            Role::Follower { .. } => {
+                self.inflight.borrow_mut().insert(req.id, req.clone());
+                self.peer(&PeerMessage::Forward { tab: self.tab.clone(), request: req });
+            }
+            // Sent on once the owner is known.
+            Role::Unknown => {
+                self.inflight.borrow_mut().insert(req.id, req);
+            }
+        }
+    }
+
+    /// A message from another tab's worker.
+    fn from_peer(&self, msg: PeerMessage) {
+        let role = self.role.borrow().clone();
+        match msg {
+            PeerMessage::Hello { .. } => {
+                if let (Role::Owner, Some(ready)) = (&role, self.ready.borrow().clone()) {
+                    self.peer(&PeerMessage::Owner { tab: self.tab.clone(), ready });
+                }
+            }
+            PeerMessage::Owner { tab, ready } => {
+                if role == Role::Owner || role == (Role::Follower { owner: tab.clone() }) {
+                    return;
+                }
+                *self.role.borrow_mut() = Role::Follower { owner: tab };
+                self.announce_ready(&ready);
+                // A new owner: what the old one left unanswered goes to it.
+                let unanswered: Vec<Request> = self.inflight.borrow().values().cloned().collect();
+                for request in unanswered {
+                    self.peer(&PeerMessage::Forward { tab: self.tab.clone(), request });
+                }
+            }
+            PeerMessage::Forward { tab, request } => {
+                if role == Role::Owner {
+                    self.serve(Origin::Remote(tab), request);
+                }
+            }
+            PeerMessage::Reply { tab, message } => {
+                if tab == self.tab && role != Role::Owner {
+                    if let WorkerMessage::Response { id, .. } = &message {
+                        self.inflight.borrow_mut().remove(id);
+                    }
+                    post(&message);
+                }
+            }
+            PeerMessage::Changed { origin, event } => {
+                if origin != self.tab {
+                    post(&WorkerMessage::Event { id: 0, event });
+                }
+            }
+        }
+    }
+
+    /// Owner: answers out-of-turn requests at once and queues the others.
+    fn serve(&self, origin: Origin, req: Request) {
+        match req.op {
+            Op::Stop => {
+                self.transport.abort();
+                self.tools.cancel_waits();
+                self.respond(&origin, WorkerMessage::Response { id: req.id, result: Ok(Reply::Done) });
+            }
+            Op::Approve { call_id, approved } => {
+                self.tools.answer(&call_id, approved);
+                self.respond(&origin, WorkerMessage::Response { id: req.id, result: Ok(Reply::Done) });
+            }
+            Op::ToolResult { call_id, content, success } => {
+                self.tools.tool_result(&call_id, ToolOutcome { content, success });
+                self.respond(&origin, WorkerMessage::Response { id: req.id, result: Ok(Reply::Done) });
+            }
+            Op::Release if origin == Origin::Local => self.release(),
+            Op::Release => {}
+            _ => {
+                if let Some(queue) = self.queue.borrow().as_ref() {
+                    let _ = queue.unbounded_send((origin, req));
+                }
+            }
+        }
+    }
+
+    /// Sends `msg` to the tab a request came from.
+    fn respond(&self, origin: &Origin, msg: WorkerMessage) {
+        match origin {
+            Origin::Local => post(&msg),
+            Origin::Remote(tab) => self.peer(&PeerMessage::Reply { tab: tab.clone(), message: msg }),
+        }
+    }
+
+    /// Tells every other tab about a change made by a request of `origin`.
+    fn changed(&self, origin: &Origin, event: &Event) {
+        let origin_tab = match origin {
+            Origin::Local => self.tab.clone(),
+            Origin::Remote(tab) => {
+                post(&WorkerMessage::Event { id: 0, event: event.clone() });
+                tab.clone()
+            }
+        };
+        self.peer(&PeerMessage::Changed { origin: origin_tab, event: event.clone() });
+    }
+
+    /// The page is going away: close the archive and release its files, then end this worker (which
+    /// releases the lock). Runs between two tasks, so no transaction is ever cut in half.
+    ///
+    /// While a reply streams, the archive is in use: the model call is aborted instead, so the reply's
+    /// text so far is saved as an interrupted turn, and the release follows when the request ends.
+    fn release(&self) {
+        let Ok(mut archive) = self.archive.try_borrow_mut() else {
+            self.releasing.set(true);
+            self.transport.abort();
+            return;
+        };
+        if let Some((store, opfs)) = archive.take() {
+            drop(store);
+            if let Some(opfs) = opfs {
+                let _ = opfs.pause();
+            }
+        }
+        let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
+        scope.close();
+    }
+
+    /// Opens the archive and serves every request, this tab's and the forwarded ones, in order.
+    async fn become_owner(self: Rc<Self>, open: Open) {
+        let opened = match open {
+            Open::Shared => open_archive(OPEN_ATTEMPTS).await,
+            Open::Private => open_archive(1).await,
+            Open::Memory => Store::open_in_memory()
+                .map(|store| (store, None, Backend::Memory { reason: "an in-memory archive was asked for".into() }))
+                .map_err(Problem::from),
+        };
+        let (store, opfs, backend) = match opened {
+            Ok(v) => v,
+            Err(problem) => {
+                post(&WorkerMessage::Failed(problem));
+                return;
+            }
+        };
+        let ready = ReadyInfo {
+            backend,
+            sqlite_version: cowork_core::store::sqlite_version(),
+            schema_version: store.schema_version().unwrap_or_default(),
+        };
+        *self.archive.borrow_mut() = Some((store, opfs));
+        let (queue, mut requests) = futures_channel::mpsc::unbounded::<(Origin, Request)>();
+        *self.queue.borrow_mut() = Some(queue);
+        *self.role.borrow_mut() = Role::Owner;
+        self.announce_ready(&ready);
+        self.peer(&PeerMessage::Owner { tab: self.tab.clone(), ready });
+        // What this tab had forwarded to the previous owner (or held back) is served here now.
+        let unanswered: Vec<Request> = std::mem::take(&mut *self.inflight.borrow_mut()).into_values().collect();
+        for req in unanswered {
+            self.serve(Origin::Local, req);
+        }
+        while let Some((origin, req)) = requests.next().await {
+            let id = req.id;
+            let sink: Rc<dyn Fn(Event)> = {
+                let hub = self.clone();
+                let origin = origin.clone();
+                Rc::new(move |event: Event| {
+                    if matches!(
+                        event,
+                        Event::TurnAppended { .. } | Event::SessionCreated { .. } | Event::SessionsChanged { .. }
+                    ) {
+                        hub.changed(&origin, &event);
+                    }
+                    hub.respond(&origin, WorkerMessage::Event { id, event });
+                })
+            };
+            *self.tools.sink.borrow_mut() = Some(sink.clone());
+            // The archive stays borrowed while a reply streams; `release` then ends the worker without
+            // closing it (no transaction is open at an await point).
+            #[allow(clippy::await_holding_refcell_ref)]
+            let result = match self.archive.try_borrow_mut() {
+                Ok(mut archive) => match archive.as_mut() {
+                    Some((store, _)) => handle(store, &self.transport, &self.tools, &*sink, req.op).await,
+                    None => Err(Problem::new(ErrorKind::Storage, "the archive is closed: this page is going away")),
+                },
+                Err(_) => Err(Problem::new(ErrorKind::Storage, "the archive is busy")),
+            };
+            // Cut short because this page is closing: say so (the user did not press Stop).
+            let result = match result {
+                Ok(Reply::Sent { session_id, outcome: SendOutcome::Interrupted { .. } }) if self.releasing.get() => {
+                    Ok(Reply::Sent { session_id, outcome: SendOutcome::ClosedMidReply })
+                }
+                other => other,
+            };
+            self.respond(&origin, WorkerMessage::Response { id, result });
+            if self.releasing.get() {
+                self.release();
+            }
+        }
+    }
+}
+
+/// How a worker opens its archive.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Open {
+    /// The OPFS archive, elected owner among the origin's tabs (retrying while a closing tab lets go).
+    Shared,
+    /// The OPFS archive with nobody to share it (no Web Locks), else memory.
+    Private,
+    /// Memory only, as asked.
+    Memory,
+}
+
+/// Opens the OPFS archive, trying again for a while when another tab (or the page this one replaces)
+/// still holds its files; without OPFS, an in-memory archive that says so.
+async fn open_archive(attempts: u32) -> Result<(Store, Option<Opfs>, Backend), Problem> {
+    let mut last = String::new();
+    for attempt in 0..attempts {
+        if attempt > 0 {
+            sleep_ms(150 * attempt).await;
+        }
+        match cowork_core::store::opfs::install().await {
+            Ok(opfs) => {
+                return match Store::open(DB_FILE) {
+                    Ok(store) => Ok((store, Some(opfs), Backend::Opfs { file: DB_FILE.into() })),
+                    // A newer schema or a damaged file: never silently fall back to memory over real data.
+                    Err(e) => Err(Problem::from(e)),
+                };
+            }
+            Err(e) => {
+                last = e.to_string();
+                if last.contains("cannot persist data") {
+                    break; // OPFS is not available here at all: waiting will not help
+                }
+            }
+        }
+    }
+    let store = Store::open_in_memory().map_err(Problem::from)?;
+    Ok((store, None, Backend::Memory { reason: last }))
+}
+
+async fn sleep_ms(ms: u32) {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
+        let _ = scope.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms as i32);
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+}

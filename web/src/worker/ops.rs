@@ -1,0 +1,299 @@
+//! What each operation does to the archive, and the agent loop's requests: their settings, the
+//! events they send (every turn through `Event::turn_appended`, which cuts it), and how they ended.
+
+use super::tools::WorkerTools;
+use crate::fetch::FetchTransport;
+use crate::protocol::{ErrorKind, Event, HostOptions, ModelSettings, Op, Problem, Reply, SendOutcome};
+use cowork_core::agent::{continue_session, send_turn, AgentEvent, AgentSettings, Outcome, Transport};
+use cowork_core::context::ContextSettings;
+use cowork_core::prompt::PromptOptions;
+use cowork_core::state::ExtractionRules;
+use cowork_core::store::{NewSession, SessionFilter, Store};
+use cowork_core::NewTurn;
+use wasm_bindgen::JsCast;
+
+/// Model calls per user message, at most.
+const MAX_ITERATIONS: u32 = 8;
+
+/// Performs one operation on the archive; progress goes to `emit`.
+pub async fn handle(
+    store: &mut Store,
+    transport: &FetchTransport,
+    tools: &WorkerTools,
+    emit: &dyn Fn(Event),
+    op: Op,
+) -> Result<Reply, Problem> {
+    let r = match op {
+        Op::Stats => store.stats().map(|stats| Reply::Stats { stats }),
+        Op::ListSessions { workspace, include_archived } => store
+            .list_sessions(&SessionFilter { workspace, include_archived, ..Default::default() })
+            .map(|sessions| Reply::Sessions { sessions }),
+        Op::CreateSession { workspace, title } => {
+            let new = NewSession { title: title.trim().to_owned(), ..NewSession::new(workspace) };
+            store.create_session(&new).map(|session| {
+                emit(Event::SessionCreated { session: session.clone() });
+                Reply::Session { session }
+            })
+        }
+        Op::Resume { session_id, last_turns } => store.resume(&session_id, last_turns).map(|r| Reply::Resumed {
+            session: r.session,
+            turns: r.turns,
+            pending_tasks: r.pending_tasks,
+        }),
+        Op::Recall { session_id, arguments } => store
+            .get_session(&session_id)
+            .map(|_| Reply::Text { text: cowork_core::recall::run_recall(&*store, &session_id, &arguments) }),
+        Op::AssembleContext { session_id, model, host } => store.get_session(&session_id).and_then(|session| {
+            let settings = agent_settings(tools, &model, &session.workspace, &host);
+            let context = cowork_core::agent::next_context(store, &settings, &session_id)?;
+            Ok(Reply::Context {
+                messages: context.messages,
+                manifest: context.manifest,
+                archived_turns: context.archived_turns,
+                tools: cowork_core::agent::tool_definitions(tools, &settings),
+            })
+        }),
+        Op::AppendTurn { session_id, turn } => append_once(store, &session_id, &turn).and_then(|turn| {
+            // The state register follows turns written directly too (the embedding API's appendTurn).
+            let model = store.get_session(&session_id)?.model;
+            cowork_core::agent::record_in_state(store, &ExtractionRules::default(), &model, &session_id, &turn)?;
+            emit(Event::turn_appended(turn.clone()));
+            Ok(Reply::Turn { turn })
+        }),
+        Op::GetTurns { session_id, offset, limit } => {
+            store.get_turns(&session_id, offset, limit).map(|turns| Reply::Turns { turns })
+        }
+        Op::Search { query } => store.search(&query).map(|hits| Reply::Hits { hits }),
+        Op::IntegrityCheck => store.integrity_check().map(|text| Reply::Text { text }),
+        Op::ExportAll => store.export_jsonl(None).map(|text| Reply::Text { text }),
+        Op::ExportSession { session_id } => store.export_jsonl(Some(&[session_id])).map(|text| Reply::Text { text }),
+        Op::Import { text } => store.import_jsonl(&text).map(|s| {
+            emit(Event::SessionsChanged { deleted: None });
+            let skipped = match s.sessions_skipped {
+                0 => String::new(),
+                n => format!("; {n} already here, left as they were"),
+            };
+            Reply::Text {
+                text: format!("Imported {} sessions with {} turns{skipped}.", s.sessions_added, s.turns_added),
+            }
+        }),
+        Op::RenameSession { session_id, title } => {
+            let title = title.trim();
+            if title.is_empty() {
+                return Err(Problem::new(
+                    ErrorKind::Invalid,
+                    "a session needs a name: type one, or press Esc to keep the old one",
+                ));
+            }
+            store.rename_session(&session_id, title).and_then(|()| store.get_session(&session_id)).map(|session| {
+                emit(Event::SessionsChanged { deleted: None });
+                Reply::Session { session }
+            })
+        }
+        Op::ForkSession { session_id, at_turn } => store.fork_session(&session_id, at_turn).map(|session| {
+            emit(Event::SessionsChanged { deleted: None });
+            Reply::Session { session }
+        }),
+        Op::ArchiveSession { session_id, archived } => store.set_archived(&session_id, archived).map(|()| {
+            emit(Event::SessionsChanged { deleted: None });
+            Reply::Done
+        }),
+        Op::SessionDetails { session_id } => store.get_session(&session_id).and_then(|session| {
+            let manifest = store.manifests(&session_id, 1)?.into_iter().next();
+            Ok(Reply::Details { session, manifest })
+        }),
+        Op::DeleteSession { session_id } => store.delete_session(&session_id).map(|()| {
+            emit(Event::SessionsChanged { deleted: Some(session_id) });
+            Reply::Done
+        }),
+        Op::Stop
+        | Op::Approve { .. }
+        | Op::ToolResult { .. }
+        | Op::Release
+        | Op::CancelTask { .. }
+        | Op::TestConnection { .. } => Ok(Reply::Done),
+        Op::SendMessage { session_id, workspace, text, model, key, host } => {
+            let message = Some((text, key));
+            return send(store, transport, tools, emit, session_id, workspace, message, model, host).await;
+        }
+        Op::Continue { session_id, model, host } => {
+            return send(store, transport, tools, emit, Some(session_id), String::new(), None, model, host).await;
+        }
+    };
+    r.map_err(Problem::from)
+}
+
+/// One tiny request ("ping", one output token): an answer means the URL, key and model work.
+pub(super) async fn test_connection(mut config: ModelSettings) -> Result<Reply, Problem> {
+    use cowork_core::agent::ResponseBody;
+    use cowork_core::provider::{build_request, classify_http_error, cors_error, network_error};
+    config.max_output_tokens = Some(1);
+    let ping = cowork_core::context::ContextMessage {
+        role: cowork_core::Role::User,
+        content: "ping".into(),
+        tool_calls: Vec::new(),
+        tool_call_id: None,
+        name: None,
+    };
+    let request = build_request(&config, &[ping], &[]);
+    let transport = FetchTransport::default();
+    match transport.send(&request).await {
+        Ok(response) if (200..300).contains(&response.status) => {
+            transport.abort(); // the answer itself is not needed
+            Ok(Reply::Text { text: format!("Connected: {} answered as {}.", config.base_url, config.model) })
+        }
+        Ok(mut response) => {
+            let mut body = Vec::new();
+            while let Some(Ok(chunk)) = response.body.chunk().await {
+                body.extend(chunk);
+                if body.len() > 16 * 1024 {
+                    break;
+                }
+            }
+            let retry_after = response.headers.iter().find(|(k, _)| k == "retry-after").map(|(_, v)| v.as_str());
+            Err(classify_http_error(response.status, retry_after, &String::from_utf8_lossy(&body)).into())
+        }
+        Err(cowork_core::agent::TransportError::Cors(_)) => {
+            let origin = js_sys::global().unchecked_into::<web_sys::WorkerGlobalScope>().location().origin();
+            Err(cors_error(&config.base_url, &origin).into())
+        }
+        Err(e) => Err(network_error(&format!("{e:?}")).into()),
+    }
+}
+
+/// Appends a turn, unless a turn with the same client key was saved already (a request sent twice).
+fn append_once(store: &mut Store, session_id: &str, turn: &NewTurn) -> cowork_core::Result<cowork_core::Turn> {
+    if let Some(key) = turn.metadata.get("client_key").and_then(|k| k.as_str()) {
+        if let Some(earlier) = store.find_recent_by_client_key(key)? {
+            return Ok(earlier);
+        }
+    }
+    store.append_turn(session_id, turn)
+}
+
+#[allow(clippy::too_many_arguments)] // one request's fields, passed straight through
+async fn send(
+    store: &mut Store,
+    transport: &FetchTransport,
+    tools: &WorkerTools,
+    emit: &dyn Fn(Event),
+    session_id: Option<String>,
+    workspace: String,
+    // The message and its client key; `None`: continue from the session's end without a new message.
+    message: Option<(String, String)>,
+    model: ModelSettings,
+    host: HostOptions,
+) -> Result<Reply, Problem> {
+    // Sent before, to an owner that closed before answering: the message is saved; say so, and let the
+    // user continue the reply rather than run it twice.
+    if let Some((_, key)) = &message {
+        if let Some(earlier) = store.find_recent_by_client_key(key)? {
+            emit(Event::turn_appended(earlier.clone()));
+            return Ok(Reply::Sent { session_id: earlier.session_id, outcome: SendOutcome::ClosedMidReply });
+        }
+    }
+    let session_id = match session_id {
+        Some(s) => s,
+        None => {
+            let new = NewSession { workspace: workspace.clone(), model: model.model.clone(), ..NewSession::default() };
+            let session = store.create_session(&new)?;
+            emit(Event::SessionCreated { session: session.clone() });
+            session.id
+        }
+    };
+    let session = store.get_session(&session_id)?;
+    if session.model != model.model {
+        store.set_model(&session_id, &model.model)?;
+    }
+    let settings = agent_settings(tools, &model, &session.workspace, &host);
+    // The loop reports its failure as text (`AgentEvent::Error`) and then returns it: the event is sent
+    // from the returned error instead, with its kind.
+    let loop_failed = std::cell::Cell::new(false);
+    let mut on_event = |e: AgentEvent| match e {
+        AgentEvent::Error { .. } => loop_failed.set(true),
+        e => emit(wire_event(e, &session_id, transport)),
+    };
+    // Background (`wait: false`) tasks that have ended since: their results join the conversation first.
+    if let Some(base) = &settings.orchestrator_url {
+        let _ = cowork_core::delegate::deliver_pending_tasks(store, transport, base, &session_id, false, &mut on_event)
+            .await;
+    }
+    let ran = match message {
+        Some((text, key)) => {
+            let turn = NewTurn { metadata: serde_json::json!({ "client_key": key }), ..NewTurn::user(text) };
+            send_turn(store, transport, tools, &settings, &session_id, &turn, &mut on_event).await
+        }
+        None => continue_session(store, transport, tools, &settings, &session_id, &mut on_event).await,
+    };
+    let outcome = match ran {
+        Ok(Outcome::Done { .. }) => SendOutcome::Done,
+        Ok(Outcome::Interrupted { message, .. }) => SendOutcome::Interrupted { message },
+        Ok(Outcome::IterationLimit) => SendOutcome::IterationLimit { calls: MAX_ITERATIONS },
+        Err(e) => {
+            let problem = Problem::from(e);
+            if loop_failed.get() {
+                emit(Event::Error(problem.clone()));
+            }
+            return Err(problem);
+        }
+    };
+    Ok(Reply::Sent { session_id, outcome })
+}
+
+/// The agent loop's settings for a request: the user's model settings and what the page adds (its
+/// tools are offered through `tools` for this request).
+pub(super) fn agent_settings(
+    tools: &WorkerTools,
+    model: &ModelSettings,
+    workspace: &str,
+    host: &HostOptions,
+) -> AgentSettings {
+    tools.offer(&host.tools);
+    AgentSettings {
+        provider: model.clone(),
+        context: ContextSettings {
+            context_window: model.context_window,
+            output_reserve: model.output_reserve,
+            ..ContextSettings::default()
+        },
+        prompt: PromptOptions {
+            workspace: workspace.to_owned(),
+            delegation: !model.orchestrator_url.is_empty(),
+            extra_instructions: host.instructions.clone(),
+        },
+        rules: host
+            .tools
+            .iter()
+            .filter_map(|t| Some((t.name.clone(), t.file_action?)))
+            .fold(ExtractionRules::default(), |rules, (name, action)| rules.with_file_tool(name, action)),
+        max_iterations: MAX_ITERATIONS,
+        orchestrator_url: Some(model.orchestrator_url.clone()).filter(|u| !u.is_empty()),
+    }
+}
+
+/// The loop's events in their wire form (its error is sent by [`send`], with its kind).
+///
+/// A retry's kind is the last failure `transport` saw: the core's `AgentEvent::Retrying` carries the
+/// reason as text only.
+fn wire_event(e: AgentEvent, session_id: &str, transport: &FetchTransport) -> Event {
+    let session_id = session_id.to_owned();
+    match e {
+        AgentEvent::TurnAppended { turn } => Event::turn_appended(turn),
+        AgentEvent::StreamDelta { turn_number, text } => Event::Delta { session_id, turn_number, text },
+        AgentEvent::ToolStarted { turn_number, call } => {
+            Event::ToolStarted { session_id, turn_number, name: call.name, arguments: call.arguments }
+        }
+        AgentEvent::ToolFinished { turn_number, tool_name, success, duration_ms } => {
+            Event::ToolFinished { session_id, turn_number, name: tool_name, success, duration_ms }
+        }
+        AgentEvent::Retrying { attempt, wait_ms, reason } => {
+            let kind = transport.last_failure().unwrap_or(ErrorKind::ModelServer);
+            Event::Retrying { attempt, wait_ms, kind, reason }
+        }
+        AgentEvent::TaskProgress { task_id, event_type, status, goal, checklist } => {
+            Event::TaskProgress { session_id, task_id, event_type, status, goal, checklist }
+        }
+        // Sent by `send` from the error the loop returns, with its kind.
+        AgentEvent::Error { message } => Event::Error(Problem::new(ErrorKind::Internal, message)),
+    }
+}

@@ -1,0 +1,100 @@
+//! The worker's tool host: the page's tools (offered per request, each call run by the page that sent
+//! the request) and the user's approvals, asked in that page.
+
+use crate::protocol::{Event, HostToolSpec};
+use cowork_core::agent::{ToolHost, ToolOutcome};
+use cowork_core::prompt::ApprovalPolicy;
+use cowork_core::ToolCall;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// The worker's tool host: the page's tools (offered per request, each call run by the page that
+/// sent the request, see [`Event::ToolRequested`]); approvals are asked of the user in that page.
+#[derive(Clone, Default)]
+pub struct WorkerTools {
+    /// Where the events of the request being served go (approval and tool requests belong to it).
+    pub(super) sink: Rc<RefCell<Option<Rc<dyn Fn(Event)>>>>,
+    waiting: Rc<RefCell<HashMap<String, futures_channel::oneshot::Sender<bool>>>>,
+    /// The page's tools offered with the request being served.
+    host: Rc<RefCell<Vec<HostToolSpec>>>,
+    running: Rc<RefCell<HashMap<String, futures_channel::oneshot::Sender<ToolOutcome>>>>,
+}
+
+impl WorkerTools {
+    /// Delivers the user's answer for `call_id`.
+    pub fn answer(&self, call_id: &str, approved: bool) {
+        if let Some(tx) = self.waiting.borrow_mut().remove(call_id) {
+            let _ = tx.send(approved);
+        }
+    }
+
+    /// Delivers what the page's handler returned for `call_id`.
+    pub fn tool_result(&self, call_id: &str, outcome: ToolOutcome) {
+        if let Some(tx) = self.running.borrow_mut().remove(call_id) {
+            let _ = tx.send(outcome);
+        }
+    }
+
+    /// Stop: whatever waits for an approval or a tool's answer ends now (a "no", a failed call).
+    pub(super) fn cancel_waits(&self) {
+        self.waiting.borrow_mut().clear();
+        self.running.borrow_mut().clear();
+    }
+
+    /// The page's tools for the request about to be served (names of built-in tools are not taken).
+    pub(super) fn offer(&self, tools: &[HostToolSpec]) {
+        let builtin = |n: &str| cowork_core::prompt::approval_policy(n).is_some();
+        *self.host.borrow_mut() = tools.iter().filter(|t| !builtin(&t.name)).cloned().collect();
+    }
+
+    fn emit(&self, event: Event) {
+        let sink = self.sink.borrow().clone();
+        if let Some(sink) = sink {
+            sink(event);
+        }
+    }
+}
+
+impl ToolHost for WorkerTools {
+    fn definitions(&self) -> Vec<serde_json::Value> {
+        self.host.borrow().iter().map(HostToolSpec::definition).collect()
+    }
+
+    fn approval(&self, name: &str) -> ApprovalPolicy {
+        let host = self.host.borrow();
+        host.iter().find(|t| t.name == name).map_or(ApprovalPolicy::AskEveryTime, |t| t.approval)
+    }
+
+    async fn approve(&self, call: &ToolCall) -> bool {
+        let (tx, rx) = futures_channel::oneshot::channel();
+        self.waiting.borrow_mut().insert(call.id.clone(), tx);
+        self.emit(Event::ApprovalNeeded {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+        });
+        // A closed tab or a lost answer counts as "no": nothing runs without a yes.
+        rx.await.unwrap_or(false)
+    }
+
+    async fn call(&self, call: &ToolCall) -> ToolOutcome {
+        if !self.host.borrow().iter().any(|t| t.name == call.name) {
+            return ToolOutcome { content: format!("Error: there is no tool named {:?}.", call.name), success: false };
+        }
+        let (tx, rx) = futures_channel::oneshot::channel();
+        self.running.borrow_mut().insert(call.id.clone(), tx);
+        self.emit(Event::ToolRequested {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+        });
+        rx.await.unwrap_or_else(|_| ToolOutcome {
+            content: format!(
+                "Error: the tool {:?} did not answer: it was stopped, or the page that runs it went away.",
+                call.name
+            ),
+            success: false,
+        })
+    }
+}
