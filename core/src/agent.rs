@@ -9,12 +9,19 @@
 //! I/O is injected: [`Transport`] performs HTTP (fetch in the browser, a plain client in tests),
 //! [`ToolHost`] runs tools and asks for approval, and [`AgentEvent`]s go to an observer (the UI).
 
+mod types;
+
+pub use types::{
+    AgentEvent, AgentSettings, HttpResponse, NoTools, Outcome, ResponseBody, ToolHost, ToolOutcome, Transport,
+    TransportError,
+};
+
 use crate::context::{assemble_context, AssembledContext, ContextSettings};
 use crate::delegate::{delegate, Delegation};
-use crate::prompt::{self, ApprovalPolicy, PromptOptions, DELEGATE_TOOL, RECALL_TOOL};
+use crate::prompt::{self, ApprovalPolicy, DELEGATE_TOOL, RECALL_TOOL};
 use crate::provider::{
     build_request, classify_http_error, retry_plan, AssistantMessage, FailureKind, HttpRequest, ModelError,
-    ModelSettings, StreamDecoder, StreamEvent,
+    StreamDecoder, StreamEvent,
 };
 use crate::sse::SseParser;
 use crate::state::{apply_turn, ExtractionRules, SessionState};
@@ -26,151 +33,6 @@ use std::ops::ControlFlow;
 
 /// How often, at most, streamed text is checkpointed into the archive.
 pub const CHECKPOINT_INTERVAL_MS: i64 = 500;
-
-/// What the transport failed with.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TransportError {
-    /// The request never got an HTTP answer (offline, DNS, refused, reset).
-    Network(String),
-    /// The browser blocked the answer (CORS): the endpoint must allow this origin.
-    Cors(String),
-    /// The user pressed Stop.
-    Aborted,
-}
-
-/// An HTTP answer whose body is read chunk by chunk.
-pub struct HttpResponse<B> {
-    pub status: u16,
-    pub headers: Vec<(String, String)>,
-    pub body: B,
-}
-
-impl<B> HttpResponse<B> {
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
-    }
-}
-
-/// A streaming response body.
-#[allow(async_fn_in_trait)] // used with concrete types only; the browser is single-threaded
-pub trait ResponseBody {
-    /// The next chunk of bytes; `None` at the end.
-    async fn chunk(&mut self) -> Option<std::result::Result<Vec<u8>, TransportError>>;
-}
-
-/// Performs HTTP requests and waits; injected so the same loop runs natively and in the browser.
-#[allow(async_fn_in_trait)]
-pub trait Transport {
-    type Body: ResponseBody;
-    async fn send(&self, req: &HttpRequest) -> std::result::Result<HttpResponse<Self::Body>, TransportError>;
-    async fn sleep_ms(&self, ms: u64);
-    /// Milliseconds on a monotonic-enough clock (for checkpoint pacing).
-    fn now_ms(&self) -> i64;
-}
-
-/// What a tool run produced.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolOutcome {
-    pub content: String,
-    pub success: bool,
-}
-
-/// The tools beyond `conversation_recall` (which the loop answers from the archive itself), and the
-/// user's say on the ones that need approval.
-#[allow(async_fn_in_trait)]
-pub trait ToolHost {
-    /// Tool definitions in the OpenAI function format.
-    fn definitions(&self) -> Vec<Value>;
-    fn approval(&self, tool_name: &str) -> ApprovalPolicy;
-    /// Asks the user; `true` when approved.
-    async fn approve(&self, call: &ToolCall) -> bool;
-    async fn call(&self, call: &ToolCall) -> ToolOutcome;
-}
-
-/// A host with no tools of its own.
-pub struct NoTools;
-
-impl ToolHost for NoTools {
-    fn definitions(&self) -> Vec<Value> {
-        Vec::new()
-    }
-    fn approval(&self, _: &str) -> ApprovalPolicy {
-        ApprovalPolicy::AskEveryTime
-    }
-    async fn approve(&self, _: &ToolCall) -> bool {
-        false
-    }
-    async fn call(&self, call: &ToolCall) -> ToolOutcome {
-        ToolOutcome { content: format!("unknown tool {}", call.name), success: false }
-    }
-}
-
-/// What the UI sees while the loop runs.
-#[derive(Debug, Clone, PartialEq)]
-pub enum AgentEvent {
-    /// A turn was committed (an assistant turn starts empty and `interrupted`, streams, and is sent
-    /// again once complete, or failed).
-    TurnAppended {
-        turn: crate::Turn,
-    },
-    StreamDelta {
-        turn_number: i64,
-        text: String,
-    },
-    ToolStarted {
-        turn_number: i64,
-        call: ToolCall,
-    },
-    ToolFinished {
-        turn_number: i64,
-        tool_name: String,
-        success: bool,
-        duration_ms: i64,
-    },
-    /// Waiting before a retry (a countdown for the UI).
-    Retrying {
-        attempt: u32,
-        wait_ms: u64,
-        reason: String,
-    },
-    /// A delegated task moved on: its goal, status and the checklist of its subtasks so far (every
-    /// orchestrator event is also archived verbatim).
-    TaskProgress {
-        task_id: String,
-        event_type: String,
-        status: String,
-        goal: String,
-        checklist: Vec<crate::orchestrator::ChecklistItem>,
-    },
-    Error {
-        message: String,
-    },
-}
-
-/// Settings for one run of the loop.
-#[derive(Debug, Clone)]
-pub struct AgentSettings {
-    pub provider: ModelSettings,
-    pub context: ContextSettings,
-    pub prompt: PromptOptions,
-    pub rules: ExtractionRules,
-    /// Model calls per user message, at most.
-    pub max_iterations: u32,
-    /// The orchestrator for `delegate_task` (offered to the model only when set and
-    /// `prompt.delegation` is on).
-    pub orchestrator_url: Option<String>,
-}
-
-/// How a run ended.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Outcome {
-    /// The model answered without asking for more tools.
-    Done { assistant_turn: i64 },
-    /// The stream was cut or stopped; the partial reply is saved as an interrupted turn.
-    Interrupted { assistant_turn: i64, message: String },
-    /// The iteration limit was reached while the model still wanted tools.
-    IterationLimit,
-}
 
 /// Runs the loop for a new user message. The message is committed first, whatever happens next.
 pub async fn send_message<T: Transport, H: ToolHost>(

@@ -24,8 +24,11 @@ const MAX_FAILED_POLLS: u32 = 30;
 /// Where a delegation runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Delegation<'a> {
+    /// The orchestrator's base URL (Settings → Orchestrator URL), without the `/tasks` path.
     pub base_url: &'a str,
+    /// The session the task belongs to; sent as metadata and recorded with the task.
     pub session_id: &'a str,
+    /// The session's workspace directory, where the orchestrator runs the task.
     pub workspace: &'a str,
     /// The assistant turn that asked for it.
     pub turn_number: i64,

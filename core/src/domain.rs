@@ -355,17 +355,23 @@ pub struct ToolExecution {
 /// A task handed to the orchestrator with `delegate_task`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskRecord {
+    /// The id the orchestrator gave the task when it accepted it.
     pub task_id: String,
+    /// The session that delegated it.
     pub session_id: String,
     /// The turn number of the assistant turn that delegated it.
     pub turn_number: i64,
+    /// The goal as submitted (the tool call's `goal`, trimmed).
     pub goal: String,
+    /// The tool call's `context` argument as JSON text (`null` when the model gave none).
     pub context: String,
     /// Orchestrator status as last seen.
     pub status: TaskStatus,
     /// Whether the result has been delivered into the conversation.
     pub result_delivered: bool,
+    /// When it was submitted, in milliseconds since the Unix epoch.
     pub created_at: i64,
+    /// When its status or delivery flag last changed, in milliseconds since the Unix epoch.
     pub updated_at: i64,
 }
 
@@ -382,16 +388,22 @@ impl TaskRecord {
 /// column, JSONL export, UI); `Debug` shows that word too.
 #[derive(Clone, Default, PartialEq, Eq, Hash)]
 pub enum TaskStatus {
+    /// Handed to the orchestrator, nothing heard back yet (Cowork's own; the default).
     #[default]
     Submitted,
     /// Accepted, not started (`pending`; Loom's `created` means the same).
     Pending,
+    /// The orchestrator is writing the plan (`planning`).
     Planning,
+    /// The plan's subtasks are running (`executing`).
     Executing,
+    /// The plan is being revised after a failure (`replanning`).
     Replanning,
+    /// Finished successfully (`completed`); final.
     Completed,
+    /// Gave up (`failed`); final.
     Failed,
-    /// `cancelled` (or `canceled`).
+    /// Stopped before it finished: `cancelled` (or `canceled`); final.
     Cancelled,
     /// A status this version does not know, kept verbatim (empty: none was reported). Not final.
     Other(String),
@@ -414,6 +426,7 @@ impl TaskStatus {
         }
     }
 
+    /// The lowercase status word as stored and shown; `Other` gives its word verbatim.
     pub fn as_str(&self) -> &str {
         match self {
             TaskStatus::Submitted => "submitted",
@@ -487,12 +500,15 @@ impl rusqlite::types::FromSql for TaskStatus {
 /// One orchestrator event, verbatim.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskEvent {
+    /// The task it belongs to.
     pub task_id: String,
     /// 1-based order of arrival within the task.
     pub seq: i64,
+    /// The SSE event name as received, e.g. `subtask_completed`.
     pub event_type: String,
     /// The event's data exactly as received.
     pub data: String,
+    /// When it was archived, in milliseconds since the Unix epoch (strictly increasing per archive).
     pub received_at: i64,
 }
 

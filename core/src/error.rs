@@ -103,9 +103,11 @@ pub enum ErrorKind {
 /// The SQLite error type of the build (rusqlite's), or a unit when the store is compiled out.
 #[cfg(feature = "store")]
 pub type SqliteError = rusqlite::Error;
+/// The SQLite error type of the build: uninhabited, since the store is compiled out.
 #[cfg(not(feature = "store"))]
 pub type SqliteError = std::convert::Infallible;
 
+/// The core's result type: `E` defaults to the core's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
@@ -185,6 +187,7 @@ impl std::error::Error for Error {
 
 /// Adds "what we were doing" to lower-level errors: `stmt.execute(..).context("appending a turn")?`.
 pub trait Context<T> {
+    /// Wraps the error, if any, in an [`Error`] whose message starts with `what`.
     fn context(self, what: impl Into<String>) -> Result<T>;
 }
 

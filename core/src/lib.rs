@@ -21,6 +21,8 @@
 //! # }
 //! ```
 
+#![warn(missing_docs)]
+
 mod domain;
 mod error;
 

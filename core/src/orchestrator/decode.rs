@@ -9,10 +9,13 @@ use crate::{Error, Result, TaskStatus};
 /// The `201` answer to `POST /tasks`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CreatedTask {
+    /// The orchestrator's id for the new task (never blank).
     pub task_id: String,
     /// [`TaskStatus::is_unknown`] when the answer gave none.
     pub status: TaskStatus,
+    /// The orchestrator's note on the submission; empty when it sent none.
     pub message: String,
+    /// Loom's run id, when it sends one.
     pub run_id: Option<String>,
 }
 
@@ -33,27 +36,37 @@ pub fn parse_created_task(body: &str) -> Result<CreatedTask> {
 /// One subtask as the plan lists it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SubtaskInfo {
+    /// The subtask's id (`id` or `subtask_id`), as events refer to it.
     pub id: String,
+    /// What the subtask does (`description`, `title` or `name`); empty when not given.
     pub description: String,
     /// `pending`, `running`, `completed`, `failed`, `skipped` … (empty when not given).
     pub status: String,
+    /// The subtask's result summary; empty when not given.
     pub summary: String,
 }
 
 /// `progress` of `GET /tasks/{id}`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ProgressCounts {
+    /// Subtasks in the plan.
     pub total_subtasks: i64,
+    /// Subtasks finished successfully.
     pub completed: i64,
+    /// Subtasks that failed.
     pub failed: i64,
+    /// Subtasks not started yet.
     pub pending: i64,
+    /// Subtasks running now.
     pub running: i64,
+    /// How far the task is, 0–100 as the orchestrator reports it (0 when missing).
     pub percent_complete: f64,
 }
 
 /// A changed file, as the orchestrator reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileChange {
+    /// The file's path as reported (relative to the workspace, usually).
     pub path: String,
     /// `created`, `modified`, `deleted` … when known.
     pub action: Option<String>,
@@ -62,20 +75,26 @@ pub struct FileChange {
 /// `GET /tasks/{id}`: what the task looks like now.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TaskSnapshot {
+    /// The task's id; empty when the answer gave none.
     pub task_id: String,
+    /// The task's goal; empty when the answer gave none.
     pub goal: String,
     /// [`TaskStatus::is_unknown`] when the answer gave none.
     pub status: TaskStatus,
+    /// The plan's subtasks (`plan.subtasks`, `subtasks` or `subtask_ids`); empty before planning.
     pub subtasks: Vec<SubtaskInfo>,
+    /// Subtask counts; zeros when the answer has no `progress`.
     pub progress: ProgressCounts,
     /// From `result.summary` when the orchestrator gives one.
     pub summary: Option<String>,
+    /// Files the task changed, one entry per path.
     pub files_changed: Vec<FileChange>,
     /// From `error` (or `result.error`) when the task failed.
     pub error: Option<String>,
 }
 
 impl TaskSnapshot {
+    /// The task will send nothing more ([`TaskStatus::is_terminal`]).
     pub fn is_terminal(&self) -> bool {
         self.status.is_terminal()
     }
@@ -117,61 +136,98 @@ pub fn is_terminal_status(status: &str) -> bool {
 /// One event of `GET /tasks/{id}/stream`, by type. The archive keeps the raw data; this is what it means.
 #[derive(Debug, Clone, PartialEq)]
 pub enum LoomEvent {
+    /// `task_created`: the orchestrator accepted the task.
     TaskCreated,
+    /// `task_planning`: the plan is being written.
     TaskPlanning,
     /// A plan (or, with `replanned`, a new plan). Subtasks may carry only ids (Loom sends `subtask_ids`).
     TaskPlanReady {
+        /// The plan's subtasks, in order.
         subtasks: Vec<SubtaskInfo>,
+        /// This plan replaces an earlier one (`replanned: true`).
         replanned: bool,
     },
+    /// `task_executing`: the plan's subtasks start running.
     TaskExecuting,
+    /// `task_replanning`: the plan is being revised.
     TaskReplanning {
+        /// Why (`reason` or `message`), when given.
         reason: Option<String>,
     },
+    /// `subtask_started`: a subtask began running.
     SubtaskStarted {
+        /// The subtask's id (empty when the event gave none; the same for the other subtask events).
         subtask_id: String,
     },
+    /// `subtask_completed`: a subtask finished.
     SubtaskCompleted {
+        /// The subtask's id.
         subtask_id: String,
+        /// The subtask's final status word, when given.
         status: Option<String>,
+        /// What the subtask did, when given.
         summary: Option<String>,
+        /// How long it ran, in seconds (`duration` or `duration_seconds`).
         duration_secs: Option<f64>,
+        /// `passed`, `failed` or the orchestrator's own word, from `verification_outcome` (or `verification`).
         verification_outcome: Option<String>,
+        /// Files the subtask changed.
         files_changed: Vec<FileChange>,
     },
-    /// `error`, else Loom's verification `feedback`.
+    /// `subtask_failed`: a subtask failed (it may be retried or replanned).
     SubtaskFailed {
+        /// The subtask's id.
         subtask_id: String,
+        /// What went wrong: `error`, else Loom's verification `feedback` (or `summary`, `message`, `reason`).
         error: Option<String>,
     },
+    /// `subtask_retrying`: a failed subtask runs again.
     SubtaskRetrying {
+        /// The subtask's id.
         subtask_id: String,
+        /// Which attempt this is, as the orchestrator counts.
         attempt: Option<i64>,
+        /// Why it is retried (`feedback`, `reason` or `error`), when given.
         reason: Option<String>,
     },
     /// A verification result, for one subtask (`subtask_id`) or the whole task; `detail` from `checks`,
     /// `feedback`, `summary` …
     VerificationPassed {
+        /// The subtask verified; `None` for the whole task.
         subtask_id: Option<String>,
+        /// What was checked (the `checks` names joined), or the verifier's words.
         detail: Option<String>,
     },
+    /// `verification_failed`: like [`LoomEvent::VerificationPassed`], but the check failed.
     VerificationFailed {
+        /// The subtask verified; `None` for the whole task.
         subtask_id: Option<String>,
+        /// What failed: the `checks` names joined, or the verifier's feedback.
         detail: Option<String>,
     },
+    /// `task_completed`: the task succeeded; final.
     TaskCompleted {
+        /// The result summary (`summary` or `result.summary`), when given.
         summary: Option<String>,
+        /// Files the task changed.
         files_changed: Vec<FileChange>,
     },
+    /// `task_failed`: the task gave up; final.
     TaskFailed {
+        /// Why (`error`, `reason`, `message` or `result.error`), when given.
         error: Option<String>,
+        /// Ids of the subtasks that failed (Loom's `failed_subtasks`).
         failed_subtasks: Vec<String>,
+        /// Files changed before it failed.
         files_changed: Vec<FileChange>,
     },
+    /// `task_cancelled` (or `task_canceled`): stopped by request; final.
     TaskCancelled,
     /// A type this version does not know, kept to be shown.
     Unknown {
+        /// The event's name as received (trimmed).
         event_type: String,
+        /// The event's data, verbatim.
         data: String,
     },
 }

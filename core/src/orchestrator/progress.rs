@@ -8,56 +8,74 @@ use crate::TaskStatus;
 /// One line of the live checklist.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SubtaskProgress {
+    /// The subtask's id, as the plan and the events name it.
     pub id: String,
     /// Empty until the plan (or a status snapshot) names it; shown as the id meanwhile.
     pub description: String,
     /// `pending`, `running`, `completed`, `failed`, `skipped` …
     pub status: String,
+    /// What the subtask did; empty until reported.
     pub summary: String,
     /// Why it failed (cleared when a retry completes it).
     pub error: Option<String>,
+    /// How long it ran, in seconds, when reported.
     pub duration_secs: Option<f64>,
     /// `passed`, `failed` or the orchestrator's own word, when reported.
     pub verification: Option<String>,
+    /// How many times it was retried (`subtask_retrying` events).
     pub retries: u32,
 }
 
 /// One line of the checklist as sent to a UI: what the step is, where it stands, and its summary or error.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct ChecklistItem {
+    /// The step's description, or its id when the plan gave none.
     pub label: String,
+    /// Where it stands: `pending`, `running`, `completed`, `failed` …
     pub status: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Why it failed, else its summary; `None` when there is neither.
     pub detail: Option<String>,
 }
 
 /// A verification event not tied to a subtask the checklist knows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VerificationNote {
+    /// The subtask it names, if any (one the checklist does not know).
     pub subtask_id: Option<String>,
+    /// Whether the check passed (`verification_passed`).
     pub passed: bool,
+    /// What was checked or why it failed, when given.
     pub detail: Option<String>,
 }
 
 /// Everything known about a delegated task, folded from its events and status snapshots.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TaskProgress {
+    /// The orchestrator's id for the task.
     pub task_id: String,
+    /// The goal as delegated (or as the first status snapshot gives it).
     pub goal: String,
     /// `submitted` until an event says more; then Loom's statuses. A terminal status never changes again.
     pub status: TaskStatus,
+    /// The checklist, in the plan's order; subtasks a replan dropped are kept only when completed.
     pub subtasks: Vec<SubtaskProgress>,
+    /// Files changed, one entry per path (the latest action wins).
     pub files_changed: Vec<FileChange>,
     /// Task-level verification results (checks that name no subtask in the checklist).
     pub verification: Vec<VerificationNote>,
+    /// Why the task failed, when it did and said so.
     pub error: Option<String>,
+    /// The task's result summary, when reported.
     pub summary: Option<String>,
     /// Types of events this version does not know, in arrival order (shown in the UI).
     pub unknown_events: Vec<String>,
+    /// How many events were applied (status snapshots not counted).
     pub events_applied: usize,
 }
 
 impl TaskProgress {
+    /// A task just submitted: status `submitted`, nothing else known yet.
     pub fn new(task_id: impl Into<String>, goal: impl Into<String>) -> TaskProgress {
         TaskProgress {
             task_id: task_id.into(),
@@ -67,6 +85,7 @@ impl TaskProgress {
         }
     }
 
+    /// The task will send nothing more ([`TaskStatus::is_terminal`]).
     pub fn is_terminal(&self) -> bool {
         self.status.is_terminal()
     }

@@ -7,13 +7,16 @@ use crate::provider::{join_url, HttpRequest};
 /// What `delegate_task` hands the orchestrator.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskSubmission {
+    /// What to do: the tool call's `goal`, trimmed.
     pub goal: String,
+    /// The session's workspace directory, where the orchestrator works.
     pub workspace: String,
     /// The tool call's `context`: an object is sent as it is; a string becomes `{"notes": …}`, null or an
     /// empty string `{}`, anything else `{"value": …}` (Loom requires an object).
     pub context: Value,
-    /// The session and the turn number of the delegating assistant turn, sent as `metadata`.
+    /// The delegating session's id, sent as `metadata.session_id`.
     pub session_id: String,
+    /// The delegating assistant turn's number, sent as `metadata.turn`.
     pub turn: i64,
 }
 

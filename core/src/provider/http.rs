@@ -14,26 +14,57 @@ use super::{MAX_RETRIES, MAX_RETRY_WAIT_SECS};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ModelError {
     /// 401/403: the key is missing, wrong or not allowed. Never retried.
-    Auth { message: String },
+    Auth {
+        /// What happened and what to do, for the user.
+        message: String,
+    },
     /// 429: too many requests; `retry_after_secs` from the `Retry-After` header, when it had one.
-    RateLimited { retry_after_secs: Option<u64>, message: String },
+    RateLimited {
+        /// Seconds the endpoint asked us to wait; `None` when it did not say.
+        retry_after_secs: Option<u64>,
+        /// What happened and what to do, for the user.
+        message: String,
+    },
     /// The account has no quota or credit left (429 `insufficient_quota`, 402, "credit balance too low").
     /// Never retried.
-    Quota { message: String },
+    Quota {
+        /// What happened and what to do, for the user.
+        message: String,
+    },
     /// 5xx (and 408): a failure on the endpoint's side; retried with backoff.
-    Server { status: u16, message: String },
+    Server {
+        /// The HTTP status the endpoint answered.
+        status: u16,
+        /// What happened and what to do, for the user.
+        message: String,
+    },
     /// Other 4xx: the request itself is wrong (model name, base URL, context too long). Never retried.
-    BadRequest { status: u16, message: String },
+    BadRequest {
+        /// The HTTP status the endpoint answered.
+        status: u16,
+        /// What happened and what to do, with the endpoint's own error message when it sent one.
+        message: String,
+    },
     /// The endpoint could not be reached (offline, DNS, refused, reset). Retried with backoff.
-    Network { message: String },
+    Network {
+        /// What happened and what to do, for the user.
+        message: String,
+    },
     /// The browser blocked the response because the endpoint does not allow this page's origin. Never
     /// retried: the endpoint's configuration must change.
-    Cors { message: String },
+    Cors {
+        /// What happened and what to do, for the user.
+        message: String,
+    },
     /// The reply stream was malformed or carried the provider's own error (the partial reply is saved).
-    BadReply { message: String },
+    BadReply {
+        /// What was wrong with the reply.
+        message: String,
+    },
 }
 
 impl ModelError {
+    /// What happened and what to do, as shown to the user (every variant carries one).
     pub fn message(&self) -> &str {
         match self {
             ModelError::Auth { message }

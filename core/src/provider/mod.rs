@@ -2,7 +2,7 @@
 //! streamed reply, and classifying HTTP failures with a bounded retry plan.
 //!
 //! Two formats: **OpenAI-compatible Chat Completions** (OpenAI, Ollama, vLLM, llama.cpp, LM Studio,
-//! OpenRouter; [`openai`](self::openai)) and **Anthropic Messages** ([`anthropic`](self::anthropic)). The
+//! OpenRouter; `openai.rs`) and **Anthropic Messages** (`anthropic.rs`). The
 //! provider-neutral [`ContextMessage`]s and tool definitions (OpenAI function format, as [`crate::prompt`]
 //! builds them) are converted by hand into each format's own serde types; nothing outside this module sees
 //! provider JSON.
@@ -58,6 +58,7 @@ pub enum ProviderKind {
 }
 
 impl ProviderKind {
+    /// The word used in settings and on the wire: `"openai"` or `"anthropic"`.
     pub fn as_str(self) -> &'static str {
         match self {
             ProviderKind::OpenAi => "openai",
@@ -65,6 +66,7 @@ impl ProviderKind {
         }
     }
 
+    /// Reads that word exactly (no trimming, no case folding); `None` for any other text.
     pub fn parse(s: &str) -> Option<ProviderKind> {
         [ProviderKind::OpenAi, ProviderKind::Anthropic].into_iter().find(|k| k.as_str() == s)
     }
@@ -83,10 +85,12 @@ impl ProviderKind {
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ModelSettings {
+    /// Which wire format the endpoint speaks.
     pub kind: ProviderKind,
     /// E.g. `https://api.openai.com/v1`, `http://localhost:11434/v1`, `https://api.anthropic.com/v1`;
     /// a trailing slash, or the full endpoint path, is accepted too.
     pub base_url: String,
+    /// The model's name as the endpoint knows it, e.g. `gpt-4o-mini`; sent as `model`.
     pub model: String,
     /// Empty: no key is sent (local servers). Never shown by `Debug`.
     pub api_key: String,
@@ -136,9 +140,13 @@ impl fmt::Debug for ModelSettings {
 /// An HTTP request to make with `fetch`. `Debug` hides credential headers.
 #[derive(Clone, PartialEq, Eq)]
 pub struct HttpRequest {
+    /// The HTTP method: `POST`, `GET` or `DELETE`.
     pub method: String,
+    /// The full URL, base URL and path joined.
     pub url: String,
+    /// Header names (lowercase as built here) and values, in order.
     pub headers: Vec<(String, String)>,
+    /// The request body: JSON text, or empty when there is none.
     pub body: String,
 }
 

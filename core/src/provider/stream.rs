@@ -15,6 +15,7 @@ use crate::ToolCall;
 pub struct TokenUsage {
     /// The whole prompt, cached parts included (Anthropic's `input_tokens` + cache reads and writes).
     pub prompt_tokens: i64,
+    /// The reply's tokens (OpenAI's `completion_tokens`, Anthropic's `output_tokens`).
     pub completion_tokens: i64,
 }
 
@@ -28,33 +29,46 @@ pub struct AssistantMessage {
     pub tool_calls: Vec<ToolCall>,
     /// The provider's own reason (`stop`, `tool_calls`, `length`; `end_turn`, `tool_use`, `max_tokens` …).
     pub finish_reason: Option<String>,
+    /// Token usage the provider reported; `None` when it reported none.
     pub usage: Option<TokenUsage>,
 }
 
 /// What one SSE event meant, for the UI to show as it streams.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StreamEvent {
+    /// A piece of the reply's text, in order.
     TextDelta(String),
     /// A tool call began; `index` is its position in [`AssistantMessage::tool_calls`].
     ToolCallStarted {
+        /// Position of the call in [`AssistantMessage::tool_calls`].
         index: usize,
+        /// The call's id (`call_{index}` when the provider sent none).
         id: String,
+        /// The tool's name.
         name: String,
     },
+    /// More of a tool call's raw arguments text, to append.
     ToolCallArgumentsDelta {
+        /// The call's position in [`AssistantMessage::tool_calls`].
         index: usize,
+        /// The next piece of the arguments (JSON text, usually incomplete).
         fragment: String,
     },
     /// Totals so far (not increments): the last one wins.
     Usage {
+        /// Prompt tokens so far, as [`TokenUsage::prompt_tokens`] (0 if not yet reported).
         prompt_tokens: i64,
+        /// Reply tokens so far (0 if not yet reported).
         completion_tokens: i64,
     },
+    /// The provider said why the reply ended (usage may still follow).
     Finished {
+        /// The provider's own reason, as [`AssistantMessage::finish_reason`].
         reason: String,
     },
     /// The provider reported an error inside the stream; the stream is over.
     ProviderError {
+        /// What happened and what to do, for the user.
         message: String,
     },
 }
@@ -75,7 +89,9 @@ pub enum FailureKind {
 /// with `raw` in its metadata, and shows `message`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StreamFailure {
+    /// Whether the stream was cut, malformed or carried the provider's error.
     pub kind: FailureKind,
+    /// The reply as far as it got (arguments kept raw).
     pub partial: AssistantMessage,
     /// The offending raw text: the bad data line, the invalid arguments, the error event; for a cut
     /// stream, the last data received.
@@ -130,6 +146,7 @@ pub struct StreamDecoder {
 }
 
 impl StreamDecoder {
+    /// A decoder for a reply in `kind`'s format, with nothing read yet.
     pub fn new(kind: ProviderKind) -> StreamDecoder {
         StreamDecoder {
             kind,

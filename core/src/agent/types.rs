@@ -1,0 +1,199 @@
+//! The loop's public types: what it runs on ([`Transport`], [`ToolHost`], [`AgentSettings`]) and what
+//! it reports ([`AgentEvent`], [`Outcome`]).
+
+use crate::context::ContextSettings;
+use crate::prompt::{ApprovalPolicy, PromptOptions};
+use crate::provider::{HttpRequest, ModelSettings};
+use crate::state::ExtractionRules;
+use crate::ToolCall;
+use serde_json::Value;
+
+/// What the transport failed with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TransportError {
+    /// The request never got an HTTP answer (offline, DNS, refused, reset).
+    Network(String),
+    /// The browser blocked the answer (CORS): the endpoint must allow this origin.
+    Cors(String),
+    /// The user pressed Stop.
+    Aborted,
+}
+
+/// An HTTP answer whose body is read chunk by chunk.
+pub struct HttpResponse<B> {
+    /// The HTTP status code.
+    pub status: u16,
+    /// Response headers (name, value) as the transport got them.
+    pub headers: Vec<(String, String)>,
+    /// The body, still to be read.
+    pub body: B,
+}
+
+impl<B> HttpResponse<B> {
+    /// The value of header `name` (case-insensitive; the first if repeated).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+}
+
+/// A streaming response body.
+#[allow(async_fn_in_trait)] // used with concrete types only; the browser is single-threaded
+pub trait ResponseBody {
+    /// The next chunk of bytes; `None` at the end.
+    async fn chunk(&mut self) -> Option<std::result::Result<Vec<u8>, TransportError>>;
+}
+
+/// Performs HTTP requests and waits; injected so the same loop runs natively and in the browser.
+#[allow(async_fn_in_trait)]
+pub trait Transport {
+    /// The streaming body of its responses.
+    type Body: ResponseBody;
+    /// Sends `req`; resolves once the status and headers arrive (any status, not only 2xx).
+    async fn send(&self, req: &HttpRequest) -> std::result::Result<HttpResponse<Self::Body>, TransportError>;
+    /// Waits `ms` milliseconds (retry backoff, status polling).
+    async fn sleep_ms(&self, ms: u64);
+    /// Milliseconds on a monotonic-enough clock (for checkpoint pacing).
+    fn now_ms(&self) -> i64;
+}
+
+/// What a tool run produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutcome {
+    /// The tool result as the model reads it (the tool-result turn's content).
+    pub content: String,
+    /// Whether the tool succeeded; `false` for a failure, a refusal or a declined call.
+    pub success: bool,
+}
+
+/// The tools beyond `conversation_recall` (which the loop answers from the archive itself), and the
+/// user's say on the ones that need approval.
+#[allow(async_fn_in_trait)]
+pub trait ToolHost {
+    /// Tool definitions in the OpenAI function format.
+    fn definitions(&self) -> Vec<Value>;
+    /// Whether calls to `tool_name` run at once or ask the user first.
+    fn approval(&self, tool_name: &str) -> ApprovalPolicy;
+    /// Asks the user; `true` when approved.
+    async fn approve(&self, call: &ToolCall) -> bool;
+    /// Runs a call already allowed to run.
+    async fn call(&self, call: &ToolCall) -> ToolOutcome;
+}
+
+/// A host with no tools of its own.
+pub struct NoTools;
+
+impl ToolHost for NoTools {
+    fn definitions(&self) -> Vec<Value> {
+        Vec::new()
+    }
+    fn approval(&self, _: &str) -> ApprovalPolicy {
+        ApprovalPolicy::AskEveryTime
+    }
+    async fn approve(&self, _: &ToolCall) -> bool {
+        false
+    }
+    async fn call(&self, call: &ToolCall) -> ToolOutcome {
+        ToolOutcome { content: format!("unknown tool {}", call.name), success: false }
+    }
+}
+
+/// What the UI sees while the loop runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AgentEvent {
+    /// A turn was committed (an assistant turn starts empty and `interrupted`, streams, and is sent
+    /// again once complete, or failed).
+    TurnAppended {
+        /// The turn as stored.
+        turn: crate::Turn,
+    },
+    /// More text of the streaming reply.
+    StreamDelta {
+        /// The assistant turn being streamed.
+        turn_number: i64,
+        /// The new text, to append to what came before.
+        text: String,
+    },
+    /// A tool call is about to run (before any approval is asked).
+    ToolStarted {
+        /// The assistant turn that made the call.
+        turn_number: i64,
+        /// The call as the model made it.
+        call: ToolCall,
+    },
+    /// A tool call ended and its result turn was committed.
+    ToolFinished {
+        /// The tool-result turn's number.
+        turn_number: i64,
+        /// The tool that was called.
+        tool_name: String,
+        /// Whether it succeeded (`false` when declined or refused too).
+        success: bool,
+        /// How long it took, in milliseconds, the wait for approval included.
+        duration_ms: i64,
+    },
+    /// Waiting before a retry (a countdown for the UI).
+    Retrying {
+        /// The attempt that just failed, from 1.
+        attempt: u32,
+        /// How long until the next attempt, in milliseconds.
+        wait_ms: u64,
+        /// What went wrong, for the user.
+        reason: String,
+    },
+    /// A delegated task moved on: its goal, status and the checklist of its subtasks so far (every
+    /// orchestrator event is also archived verbatim).
+    TaskProgress {
+        /// The orchestrator's id for the task.
+        task_id: String,
+        /// What moved it: the event's wire name, `task_submitted`, or `status` (a polled snapshot).
+        event_type: String,
+        /// The task's status word (see [`crate::TaskStatus`]).
+        status: String,
+        /// The task's goal.
+        goal: String,
+        /// The subtasks so far, in the plan's order.
+        checklist: Vec<crate::orchestrator::ChecklistItem>,
+    },
+    /// The run ended with an error (the `Err` it returns).
+    Error {
+        /// The error's text, for the user.
+        message: String,
+    },
+}
+
+/// Settings for one run of the loop.
+#[derive(Debug, Clone)]
+pub struct AgentSettings {
+    /// The model endpoint, model and token budget.
+    pub provider: ModelSettings,
+    /// Context assembly (its `chars_per_token` is replaced by the model's calibrated ratio).
+    pub context: ContextSettings,
+    /// What the system prompt says and which built-in tools it offers.
+    pub prompt: PromptOptions,
+    /// How the session-state register is read from turns.
+    pub rules: ExtractionRules,
+    /// Model calls per user message, at most.
+    pub max_iterations: u32,
+    /// The orchestrator for `delegate_task` (offered to the model only when set and
+    /// `prompt.delegation` is on).
+    pub orchestrator_url: Option<String>,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The model answered without asking for more tools.
+    Done {
+        /// The final assistant turn's number.
+        assistant_turn: i64,
+    },
+    /// The stream was cut or stopped; the partial reply is saved as an interrupted turn.
+    Interrupted {
+        /// The interrupted assistant turn's number.
+        assistant_turn: i64,
+        /// Why it stopped, for the user.
+        message: String,
+    },
+    /// The iteration limit was reached while the model still wanted tools.
+    IterationLimit,
+}
