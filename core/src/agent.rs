@@ -75,7 +75,7 @@ pub async fn continue_session<T: Transport, H: ToolHost>(
     let mut run = Run { store, transport, tools, settings, session_id, on_event };
     let result = run.run().await;
     if let Err(e) = &result {
-        run.emit(AgentEvent::Error { message: e.to_string() });
+        run.emit(AgentEvent::Error { kind: e.kind(), message: e.to_string() });
     }
     result
 }
@@ -169,7 +169,7 @@ impl<T: Transport, H: ToolHost> Run<'_, T, H> {
             match retry_plan(&err, attempt) {
                 Some(wait) => {
                     let wait_ms = wait.as_millis() as u64;
-                    self.emit(AgentEvent::Retrying { attempt, wait_ms, reason: err.to_string() });
+                    self.emit(AgentEvent::Retrying { attempt, wait_ms, kind: err.kind(), reason: err.to_string() });
                     self.transport.sleep_ms(wait_ms).await;
                 }
                 None => return Err(Error::Model(err)),

@@ -10,7 +10,7 @@ use cowork_core::prompt::{ApprovalPolicy, PromptOptions};
 use cowork_core::provider::{ModelSettings, ProviderKind};
 use cowork_core::state::{ExtractionRules, SessionState};
 use cowork_core::store::{NewSession, Store};
-use cowork_core::{Approval, Error, Role, ToolCall, TurnStatus};
+use cowork_core::{Approval, Error, ErrorKind, Role, ToolCall, TurnStatus};
 use cowork_tests::server::{serve, Config};
 use cowork_tests::transport::HttpTransport;
 use serde_json::{json, Value};
@@ -143,18 +143,27 @@ async fn rate_limits_and_server_errors_are_retried_with_a_countdown() {
     let mut f = fixture().await;
     let out = f.send(&NoTools, "hello [[fault:429x2]]").await.unwrap();
     assert!(matches!(out, Outcome::Done { .. }));
-    let waits: Vec<u64> = f
+    let waits: Vec<(u64, ErrorKind)> = f
         .events
         .iter()
         .filter_map(|e| match e {
-            AgentEvent::Retrying { wait_ms, .. } => Some(*wait_ms),
+            AgentEvent::Retrying { wait_ms, kind, .. } => Some((*wait_ms, *kind)),
             _ => None,
         })
         .collect();
-    assert_eq!(waits, [1000, 1000], "Retry-After: 1 is honoured on each of the two refusals");
+    let limited = ErrorKind::RateLimited;
+    assert_eq!(waits, [(1000, limited), (1000, limited)], "Retry-After: 1 is honoured on each of the two refusals");
     f.events.clear();
     assert!(matches!(f.send(&NoTools, "again [[fault:500x1]]").await.unwrap(), Outcome::Done { .. }));
-    assert_eq!(f.events.iter().filter(|e| matches!(e, AgentEvent::Retrying { .. })).count(), 1);
+    let kinds: Vec<ErrorKind> = f
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Retrying { kind, .. } => Some(*kind),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(kinds, [ErrorKind::ModelServer]);
 }
 
 #[tokio::test]
@@ -164,6 +173,11 @@ async fn an_auth_failure_is_not_retried_and_keeps_the_message() {
     assert!(matches!(err, Error::Model(_)));
     assert!(err.to_string().to_lowercase().contains("api key"), "{err}");
     assert!(!f.events.iter().any(|e| matches!(e, AgentEvent::Retrying { .. })), "401 is never retried");
+    let reported = f.events.iter().find_map(|e| match e {
+        AgentEvent::Error { kind, message } => Some((*kind, message.clone())),
+        _ => None,
+    });
+    assert_eq!(reported, Some((ErrorKind::Auth, err.to_string())), "the UI learns the kind, not only the words");
     assert_eq!(f.roles_and_status(), [(Role::User, TurnStatus::Complete)], "the user's message is saved");
     // The session stays usable.
     assert!(matches!(f.send(&NoTools, "second try").await.unwrap(), Outcome::Done { .. }));

@@ -89,10 +89,13 @@ struct Inner {
     requesters: RefCell<HashMap<u64, u64>>,
     next_handle: Cell<u64>,
     tools: RefCell<Option<Rc<dyn ToolRunner>>>,
-    on_message: RefCell<Option<Closure<dyn FnMut(MessageEvent)>>>,
-    on_error: RefCell<Option<Closure<dyn FnMut(ErrorEvent)>>>,
-    _on_pagehide: RefCell<Option<Closure<dyn FnMut(PageTransitionEvent)>>>,
+    on_message: Handler<MessageEvent>,
+    on_error: Handler<ErrorEvent>,
+    _on_pagehide: Handler<PageTransitionEvent>,
 }
+
+/// A DOM event handler kept alive as long as the client (dropping it would detach it).
+type Handler<E> = RefCell<Option<Closure<dyn FnMut(E)>>>;
 
 /// A handle on the storage worker; cheap to clone (clones are the same handle).
 #[derive(Clone)]

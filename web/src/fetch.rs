@@ -3,8 +3,7 @@
 
 use cowork_core::agent::{HttpResponse, ResponseBody, Transport, TransportError};
 use cowork_core::provider::HttpRequest;
-use cowork_core::ErrorKind;
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -14,8 +13,6 @@ use web_sys::{AbortController, ReadableStreamDefaultReader, RequestInit, Respons
 #[derive(Clone, Default)]
 pub struct FetchTransport {
     current: Rc<RefCell<Option<AbortController>>>,
-    /// The kind of the last request's failure (an error status, or no answer), if it failed.
-    last_failure: Rc<Cell<Option<ErrorKind>>>,
 }
 
 impl FetchTransport {
@@ -24,12 +21,6 @@ impl FetchTransport {
         if let Some(c) = self.current.borrow_mut().take() {
             c.abort();
         }
-    }
-
-    /// What kind of failure the last request met (`None`: it was answered with a success status).
-    /// The worker tells the UI why a request is retried with it.
-    pub fn last_failure(&self) -> Option<ErrorKind> {
-        self.last_failure.get()
     }
 }
 
@@ -72,17 +63,7 @@ impl Transport for FetchTransport {
     type Body = FetchBody;
 
     async fn send(&self, req: &HttpRequest) -> Result<HttpResponse<FetchBody>, TransportError> {
-        self.last_failure.set(None);
-        let sent = self.fetch(req).await;
-        let failure = match &sent {
-            Ok(r) if (200..300).contains(&r.status) => None,
-            Ok(r) => Some(cowork_core::provider::classify_http_error(r.status, r.header("retry-after"), "").kind()),
-            Err(TransportError::Aborted) => None,
-            Err(TransportError::Cors(_)) => Some(ErrorKind::Cors),
-            Err(TransportError::Network(_)) => Some(ErrorKind::Network),
-        };
-        self.last_failure.set(failure);
-        sent
+        self.fetch(req).await
     }
 
     async fn sleep_ms(&self, ms: u64) {

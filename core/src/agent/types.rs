@@ -137,6 +137,8 @@ pub enum AgentEvent {
         attempt: u32,
         /// How long until the next attempt, in milliseconds.
         wait_ms: u64,
+        /// What kind of failure is being retried (rate limit, server error, network).
+        kind: crate::ErrorKind,
         /// What went wrong, for the user.
         reason: String,
     },
@@ -156,6 +158,8 @@ pub enum AgentEvent {
     },
     /// The run ended with an error (the `Err` it returns).
     Error {
+        /// What kind of failure it is (the UI offers Settings or Storage by it).
+        kind: crate::ErrorKind,
         /// The error's text, for the user.
         message: String,
     },

@@ -111,7 +111,7 @@ pub async fn run() {
         Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
             let Some(text) = ev.data().as_string() else { return };
             match serde_json::from_str::<Request>(&text) {
-                Ok(req) => hub.from_ui(req),
+                Ok(req) => hub.on_ui_request(req),
                 Err(e) => {
                     post(&WorkerMessage::Failed(Problem::new(ErrorKind::Internal, format!("unreadable request: {e}"))))
                 }
@@ -129,7 +129,7 @@ pub async fn run() {
             let hub = hub.clone();
             Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
                 if let Some(msg) = ev.data().as_string().and_then(|t| serde_json::from_str::<PeerMessage>(&t).ok()) {
-                    hub.from_peer(msg);
+                    hub.on_peer_message(msg);
                 }
             })
         };
@@ -164,7 +164,7 @@ impl Hub {
     }
 
     /// A request from this worker's tab.
-    fn from_ui(&self, req: Request) {
+    fn on_ui_request(&self, req: Request) {
         // Cancelling a delegated task needs no archive: whichever worker the tab has sends it.
         if let Op::CancelTask { task_id, orchestrator_url } = &req.op {
             let (id, request) = (req.id, cowork_core::orchestrator::cancel_task_request(orchestrator_url, task_id));
@@ -207,7 +207,7 @@ impl Hub {
     }
 
     /// A message from another tab's worker.
-    fn from_peer(&self, msg: PeerMessage) {
+    fn on_peer_message(&self, msg: PeerMessage) {
         let role = self.role.borrow().clone();
         match msg {
             PeerMessage::Hello { .. } => {
@@ -316,6 +316,9 @@ impl Hub {
     }
 
     /// Opens the archive and serves every request, this tab's and the forwarded ones, in order.
+    // The archive stays borrowed across the awaits of a streaming reply on purpose: requests are
+    // served one at a time, and `try_borrow_mut` answers "busy" to anything that comes in between.
+    #[allow(clippy::await_holding_refcell_ref)]
     async fn become_owner(self: Rc<Self>, open: Open) {
         let opened = match open {
             Open::Shared => open_archive(OPEN_ATTEMPTS).await,
@@ -365,7 +368,6 @@ impl Hub {
             *self.tools.sink.borrow_mut() = Some(sink.clone());
             // The archive stays borrowed while a reply streams; `release` then ends the worker without
             // closing it (no transaction is open at an await point).
-            #[allow(clippy::await_holding_refcell_ref)]
             let result = match self.archive.try_borrow_mut() {
                 Ok(mut archive) => match archive.as_mut() {
                     Some((store, _)) => handle(store, &self.transport, &self.tools, &*sink, req.op).await,

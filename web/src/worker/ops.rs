@@ -206,13 +206,7 @@ async fn send(
         store.set_model(&session_id, &model.model)?;
     }
     let settings = agent_settings(tools, &model, &session.workspace, &host);
-    // The loop reports its failure as text (`AgentEvent::Error`) and then returns it: the event is sent
-    // from the returned error instead, with its kind.
-    let loop_failed = std::cell::Cell::new(false);
-    let mut on_event = |e: AgentEvent| match e {
-        AgentEvent::Error { .. } => loop_failed.set(true),
-        e => emit(wire_event(e, &session_id, transport)),
-    };
+    let mut on_event = |e: AgentEvent| emit(wire_event(e, &session_id));
     // Background (`wait: false`) tasks that have ended since: their results join the conversation first.
     if let Some(base) = &settings.orchestrator_url {
         let _ = cowork_core::delegate::deliver_pending_tasks(store, transport, base, &session_id, false, &mut on_event)
@@ -229,13 +223,7 @@ async fn send(
         Ok(Outcome::Done { .. }) => SendOutcome::Done,
         Ok(Outcome::Interrupted { message, .. }) => SendOutcome::Interrupted { message },
         Ok(Outcome::IterationLimit) => SendOutcome::IterationLimit { calls: MAX_ITERATIONS },
-        Err(e) => {
-            let problem = Problem::from(e);
-            if loop_failed.get() {
-                emit(Event::Error(problem.clone()));
-            }
-            return Err(problem);
-        }
+        Err(e) => return Err(Problem::from(e)),
     };
     Ok(Reply::Sent { session_id, outcome })
 }
@@ -271,11 +259,8 @@ pub(super) fn agent_settings(
     }
 }
 
-/// The loop's events in their wire form (its error is sent by [`send`], with its kind).
-///
-/// A retry's kind is the last failure `transport` saw: the core's `AgentEvent::Retrying` carries the
-/// reason as text only.
-fn wire_event(e: AgentEvent, session_id: &str, transport: &FetchTransport) -> Event {
+/// The loop's events in their wire form.
+fn wire_event(e: AgentEvent, session_id: &str) -> Event {
     let session_id = session_id.to_owned();
     match e {
         AgentEvent::TurnAppended { turn } => Event::turn_appended(turn),
@@ -286,14 +271,10 @@ fn wire_event(e: AgentEvent, session_id: &str, transport: &FetchTransport) -> Ev
         AgentEvent::ToolFinished { turn_number, tool_name, success, duration_ms } => {
             Event::ToolFinished { session_id, turn_number, name: tool_name, success, duration_ms }
         }
-        AgentEvent::Retrying { attempt, wait_ms, reason } => {
-            let kind = transport.last_failure().unwrap_or(ErrorKind::ModelServer);
-            Event::Retrying { attempt, wait_ms, kind, reason }
-        }
+        AgentEvent::Retrying { attempt, wait_ms, kind, reason } => Event::Retrying { attempt, wait_ms, kind, reason },
         AgentEvent::TaskProgress { task_id, event_type, status, goal, checklist } => {
             Event::TaskProgress { session_id, task_id, event_type, status, goal, checklist }
         }
-        // Sent by `send` from the error the loop returns, with its kind.
-        AgentEvent::Error { message } => Event::Error(Problem::new(ErrorKind::Internal, message)),
+        AgentEvent::Error { kind, message } => Event::Error(Problem::new(kind, message)),
     }
 }

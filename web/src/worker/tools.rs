@@ -9,12 +9,15 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
+/// Where one request's events go.
+pub(super) type EventSink = Rc<dyn Fn(Event)>;
+
 /// The worker's tool host: the page's tools (offered per request, each call run by the page that
 /// sent the request, see [`Event::ToolRequested`]); approvals are asked of the user in that page.
 #[derive(Clone, Default)]
 pub struct WorkerTools {
     /// Where the events of the request being served go (approval and tool requests belong to it).
-    pub(super) sink: Rc<RefCell<Option<Rc<dyn Fn(Event)>>>>,
+    pub(super) sink: Rc<RefCell<Option<EventSink>>>,
     waiting: Rc<RefCell<HashMap<String, futures_channel::oneshot::Sender<bool>>>>,
     /// The page's tools offered with the request being served.
     host: Rc<RefCell<Vec<HostToolSpec>>>,
