@@ -50,15 +50,15 @@ test('a second load finds the same archive and still shows no errors', async () 
   // profile gets a new storage worker, so an in-memory archive would come back empty.
   const first = await openPage(app.browser.context, app.server.url);
   await ready(first);
-  await send(first, 'Remember the heron on the second load');
+  await send(first, 'Keep the heron for the second load');
   await first.locator('.turn[data-role="assistant"]', { hasText: 'You said' }).waitFor({ timeout: 20_000 });
   await replyDone(first);
   await first.close();
 
   const page = await openPage(app.browser.context, app.server.url);
   await ready(page);
-  await page.locator('.session', { hasText: 'Remember the heron on the second load' }).click();
-  await page.locator('.turn[data-role="user"]', { hasText: 'Remember the heron on the second load' }).waitFor();
+  await page.locator('.session', { hasText: 'Keep the heron for the second load' }).click();
+  await page.locator('.turn[data-role="user"]', { hasText: 'Keep the heron for the second load' }).waitFor();
   await page.locator('.turn[data-role="assistant"]', { hasText: 'You said' }).waitFor();
   assert.deepEqual(page.problems, []);
   await page.close();
