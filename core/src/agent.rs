@@ -254,9 +254,7 @@ impl<T: Transport, H: ToolHost> Run<'_, T, H> {
     ) -> Result<()> {
         let model = &self.settings.provider.model;
         let mut final_turn = NewTurn::assistant_calls(message.content.clone(), message.tool_calls.clone());
-        let usage =
-            message.usage.map(|u| json!({"prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens}));
-        final_turn.metadata = json!({"model": model, "finish_reason": message.finish_reason, "usage": usage});
+        final_turn.metadata = reply_metadata(model, message);
         let stored = self.store.finalize_turn(self.session_id, n, &final_turn)?;
         self.emit(AgentEvent::TurnAppended { turn: stored.clone() });
         if let Some(u) = message.usage {
@@ -378,6 +376,28 @@ fn assemble(
 /// Whether a tool of this name was offered to the model.
 fn offered(definitions: &[Value], name: &str) -> bool {
     definitions.iter().any(|d| d["function"]["name"] == name)
+}
+
+/// A complete reply's metadata: the model, finish reason and usage; `refused` for a refusal; the
+/// reasoning text, the field it came in and Anthropic's thinking blocks, verbatim, when there are any
+/// (context assembly reads them back to send them with the turn's tool calls: `ReasoningReplay`).
+fn reply_metadata(model: &str, message: &AssistantMessage) -> Value {
+    let usage =
+        message.usage.map(|u| json!({"prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens}));
+    let mut metadata = json!({"model": model, "finish_reason": message.finish_reason, "usage": usage});
+    if message.refusal {
+        metadata["refused"] = json!(true);
+    }
+    if !message.reasoning.is_empty() {
+        metadata["reasoning"] = json!(message.reasoning);
+    }
+    if let Some(field) = &message.reasoning_field {
+        metadata["reasoning_field"] = json!(field);
+    }
+    if !message.reasoning_blocks.is_empty() {
+        metadata["reasoning_blocks"] = Value::Array(message.reasoning_blocks.clone());
+    }
+    metadata
 }
 
 /// Decodes one SSE event of the reply, passing text on to the UI as it arrives.

@@ -10,7 +10,14 @@ use crate::{Role, ToolCall};
 // ---- requests -----------------------------------------------------------------------------------
 
 fn msg(role: Role, content: &str) -> ContextMessage {
-    ContextMessage { role, content: content.to_string(), tool_calls: Vec::new(), tool_call_id: None, name: None }
+    ContextMessage {
+        role,
+        content: content.to_string(),
+        tool_calls: Vec::new(),
+        tool_call_id: None,
+        name: None,
+        reasoning: None,
+    }
 }
 
 fn calls(content: &str, calls: &[(&str, &str, &str)]) -> ContextMessage {
@@ -93,94 +100,92 @@ fn openai_request() {
         &conversation(),
         &[read_file_tool()],
         expect![[r#"
-        POST https://api.openai.com/v1/chat/completions
-        content-type: application/json
-        accept: text/event-stream
-        authorization: Bearer sk-test-123
-        {
-          "max_tokens": 4096,
-          "messages": [
+            POST https://api.openai.com/v1/chat/completions
+            content-type: application/json
+            accept: text/event-stream
+            authorization: Bearer sk-test-123
             {
-              "content": "You are Cowork.\n\nsession:\n  id: s1",
-              "role": "system"
-            },
-            {
-              "content": "What's in src/auth.py, and what did we decide about refresh tokens?",
-              "role": "user"
-            },
-            {
-              "content": "Let me look.",
-              "role": "assistant",
-              "tool_calls": [
+              "max_tokens": 4096,
+              "messages": [
                 {
-                  "function": {
-                    "arguments": "{\"path\": \"src/auth.py\"}",
-                    "name": "read_file"
-                  },
-                  "id": "call_Ab12",
-                  "type": "function"
+                  "content": "You are Cowork.\n\nsession:\n  id: s1",
+                  "role": "system"
                 },
                 {
+                  "content": "What's in src/auth.py, and what did we decide about refresh tokens?",
+                  "role": "user"
+                },
+                {
+                  "content": "Let me look.",
+                  "role": "assistant",
+                  "tool_calls": [
+                    {
+                      "function": {
+                        "arguments": "{\"path\": \"src/auth.py\"}",
+                        "name": "read_file"
+                      },
+                      "id": "call_Ab12",
+                      "type": "function"
+                    },
+                    {
+                      "function": {
+                        "arguments": "{\"action\": \"search\", \"query\": \"refresh_token\"}",
+                        "name": "conversation_recall"
+                      },
+                      "id": "call_Cd34",
+                      "type": "function"
+                    }
+                  ]
+                },
+                {
+                  "content": "def login(): ...",
+                  "role": "tool",
+                  "tool_call_id": "call_Ab12"
+                },
+                {
+                  "content": "[Turn 12] user: refresh tokens expire after 7 days",
+                  "role": "tool",
+                  "tool_call_id": "call_Cd34"
+                },
+                {
+                  "content": "auth.py defines login(); refresh tokens expire after 7 days.  \n",
+                  "role": "assistant"
+                },
+                {
+                  "content": "[Turn 40: a result from delegate_task that arrived outside its tool call]\nTask completed: \"Add refresh\"",
+                  "role": "system"
+                },
+                {
+                  "content": "Great, thanks.",
+                  "role": "user"
+                }
+              ],
+              "model": "test-model",
+              "stream": true,
+              "stream_options": {
+                "include_usage": true
+              },
+              "tools": [
+                {
                   "function": {
-                    "arguments": "{\"action\": \"search\", \"query\": \"refresh_token\"}",
-                    "name": "conversation_recall"
+                    "description": "Read a file of the workspace.",
+                    "name": "read_file",
+                    "parameters": {
+                      "properties": {
+                        "path": {
+                          "type": "string"
+                        }
+                      },
+                      "required": [
+                        "path"
+                      ],
+                      "type": "object"
+                    }
                   },
-                  "id": "call_Cd34",
                   "type": "function"
                 }
               ]
-            },
-            {
-              "content": "def login(): ...",
-              "name": "read_file",
-              "role": "tool",
-              "tool_call_id": "call_Ab12"
-            },
-            {
-              "content": "[Turn 12] user: refresh tokens expire after 7 days",
-              "name": "conversation_recall",
-              "role": "tool",
-              "tool_call_id": "call_Cd34"
-            },
-            {
-              "content": "auth.py defines login(); refresh tokens expire after 7 days.  \n",
-              "role": "assistant"
-            },
-            {
-              "content": "[Turn 40: a result from delegate_task that arrived outside its tool call]\nTask completed: \"Add refresh\"",
-              "role": "system"
-            },
-            {
-              "content": "Great, thanks.",
-              "role": "user"
-            }
-          ],
-          "model": "test-model",
-          "stream": true,
-          "stream_options": {
-            "include_usage": true
-          },
-          "tools": [
-            {
-              "function": {
-                "description": "Read a file of the workspace.",
-                "name": "read_file",
-                "parameters": {
-                  "properties": {
-                    "path": {
-                      "type": "string"
-                    }
-                  },
-                  "required": [
-                    "path"
-                  ],
-                  "type": "object"
-                }
-              },
-              "type": "function"
-            }
-          ]
-        }"#]],
+            }"#]],
     );
 }
 
