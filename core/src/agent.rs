@@ -443,3 +443,45 @@ pub fn record_in_state(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::TokenUsage;
+
+    /// A refusal is marked, and reasoning is kept verbatim beside the reply (text, field, blocks), so
+    /// the UI can badge it and context assembly can send the reasoning back.
+    #[test]
+    fn reply_metadata_keeps_refusals_and_reasoning() {
+        let block = json!({"type": "thinking", "thinking": "Hmm.", "signature": "Sig"});
+        let message = AssistantMessage {
+            content: "I can't help with that.".into(),
+            finish_reason: Some("refusal".into()),
+            usage: Some(TokenUsage { prompt_tokens: 10, completion_tokens: 3 }),
+            refusal: true,
+            reasoning: "Hmm.".into(),
+            reasoning_field: None,
+            reasoning_blocks: vec![block.clone()],
+            ..AssistantMessage::default()
+        };
+        assert_eq!(
+            reply_metadata("claude", &message),
+            json!({"model": "claude", "finish_reason": "refusal", "usage": {"prompt_tokens": 10, "completion_tokens": 3},
+                   "refused": true, "reasoning": "Hmm.", "reasoning_blocks": [block]})
+        );
+        let deepseek = AssistantMessage {
+            reasoning: "Think.".into(),
+            reasoning_field: Some("reasoning_content".into()),
+            finish_reason: Some("stop".into()),
+            ..AssistantMessage::default()
+        };
+        assert_eq!(
+            reply_metadata("deepseek-reasoner", &deepseek),
+            json!({"model": "deepseek-reasoner", "finish_reason": "stop", "usage": null,
+                   "reasoning": "Think.", "reasoning_field": "reasoning_content"})
+        );
+        // A plain reply's metadata is what it always was.
+        let plain = AssistantMessage { content: "Hi".into(), ..AssistantMessage::default() };
+        assert_eq!(reply_metadata("m", &plain), json!({"model": "m", "finish_reason": null, "usage": null}));
+    }
+}
