@@ -254,9 +254,7 @@ impl<T: Transport, H: ToolHost> Run<'_, T, H> {
     ) -> Result<()> {
         let model = &self.settings.provider.model;
         let mut final_turn = NewTurn::assistant_calls(message.content.clone(), message.tool_calls.clone());
-        let usage =
-            message.usage.map(|u| json!({"prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens}));
-        final_turn.metadata = json!({"model": model, "finish_reason": message.finish_reason, "usage": usage});
+        final_turn.metadata = reply_metadata(model, message);
         let stored = self.store.finalize_turn(self.session_id, n, &final_turn)?;
         self.emit(AgentEvent::TurnAppended { turn: stored.clone() });
         if let Some(u) = message.usage {
@@ -380,6 +378,28 @@ fn offered(definitions: &[Value], name: &str) -> bool {
     definitions.iter().any(|d| d["function"]["name"] == name)
 }
 
+/// A complete reply's metadata: the model, finish reason and usage; `refused` for a refusal; the
+/// reasoning text, the field it came in and Anthropic's thinking blocks, verbatim, when there are any
+/// (context assembly reads them back to send them with the turn's tool calls: `ReasoningReplay`).
+fn reply_metadata(model: &str, message: &AssistantMessage) -> Value {
+    let usage =
+        message.usage.map(|u| json!({"prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens}));
+    let mut metadata = json!({"model": model, "finish_reason": message.finish_reason, "usage": usage});
+    if message.refusal {
+        metadata["refused"] = json!(true);
+    }
+    if !message.reasoning.is_empty() {
+        metadata["reasoning"] = json!(message.reasoning);
+    }
+    if let Some(field) = &message.reasoning_field {
+        metadata["reasoning_field"] = json!(field);
+    }
+    if !message.reasoning_blocks.is_empty() {
+        metadata["reasoning_blocks"] = Value::Array(message.reasoning_blocks.clone());
+    }
+    metadata
+}
+
 /// Decodes one SSE event of the reply, passing text on to the UI as it arrives.
 fn feed(
     decoder: &mut StreamDecoder,
@@ -422,4 +442,46 @@ pub fn record_in_state(
         store.update_state(session_id, &value)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::TokenUsage;
+
+    /// A refusal is marked, and reasoning is kept verbatim beside the reply (text, field, blocks), so
+    /// the UI can badge it and context assembly can send the reasoning back.
+    #[test]
+    fn reply_metadata_keeps_refusals_and_reasoning() {
+        let block = json!({"type": "thinking", "thinking": "Hmm.", "signature": "Sig"});
+        let message = AssistantMessage {
+            content: "I can't help with that.".into(),
+            finish_reason: Some("refusal".into()),
+            usage: Some(TokenUsage { prompt_tokens: 10, completion_tokens: 3 }),
+            refusal: true,
+            reasoning: "Hmm.".into(),
+            reasoning_field: None,
+            reasoning_blocks: vec![block.clone()],
+            ..AssistantMessage::default()
+        };
+        assert_eq!(
+            reply_metadata("claude", &message),
+            json!({"model": "claude", "finish_reason": "refusal", "usage": {"prompt_tokens": 10, "completion_tokens": 3},
+                   "refused": true, "reasoning": "Hmm.", "reasoning_blocks": [block]})
+        );
+        let deepseek = AssistantMessage {
+            reasoning: "Think.".into(),
+            reasoning_field: Some("reasoning_content".into()),
+            finish_reason: Some("stop".into()),
+            ..AssistantMessage::default()
+        };
+        assert_eq!(
+            reply_metadata("deepseek-reasoner", &deepseek),
+            json!({"model": "deepseek-reasoner", "finish_reason": "stop", "usage": null,
+                   "reasoning": "Think.", "reasoning_field": "reasoning_content"})
+        );
+        // A plain reply's metadata is what it always was.
+        let plain = AssistantMessage { content: "Hi".into(), ..AssistantMessage::default() };
+        assert_eq!(reply_metadata("m", &plain), json!({"model": "m", "finish_reason": null, "usage": null}));
+    }
 }

@@ -128,11 +128,55 @@ pub struct ContextMessage {
     pub tool_call_id: Option<String>,
     /// For a tool message: the tool's name.
     pub name: Option<String>,
+    /// For an assistant message: its reasoning as the provider needs it back (read from the turn's
+    /// metadata; the wire formats send it only with tool calls).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<ReasoningReplay>,
 }
 
 impl ContextMessage {
     fn new(role: Role, content: impl Into<String>) -> ContextMessage {
-        ContextMessage { role, content: content.into(), tool_calls: Vec::new(), tool_call_id: None, name: None }
+        ContextMessage {
+            role,
+            content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            name: None,
+            reasoning: None,
+        }
+    }
+}
+
+/// An assistant reply's reasoning in the form its provider wants back, from the turn's metadata
+/// (`reasoning`, `reasoning_field`, `reasoning_blocks`, as the agent loop stores them).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReasoningReplay {
+    /// The text for OpenAI-compatible `reasoning_content` (DeepSeek-style endpoints), only when the
+    /// reply came in that field.
+    pub reasoning_content: Option<String>,
+    /// Anthropic's `thinking` / `redacted_thinking` blocks, verbatim with their signatures.
+    pub blocks: Vec<serde_json::Value>,
+}
+
+impl ReasoningReplay {
+    /// What a turn's metadata holds to send back, or `None` when there is nothing.
+    pub fn from_metadata(metadata: &serde_json::Value) -> Option<ReasoningReplay> {
+        let reasoning_content = metadata
+            .get("reasoning")
+            .and_then(serde_json::Value::as_str)
+            .filter(|text| !text.is_empty())
+            .filter(|_| {
+                metadata.get("reasoning_field").and_then(serde_json::Value::as_str) == Some("reasoning_content")
+            })
+            .map(str::to_string);
+        let blocks =
+            metadata.get("reasoning_blocks").and_then(serde_json::Value::as_array).cloned().unwrap_or_default();
+        (reasoning_content.is_some() || !blocks.is_empty()).then_some(ReasoningReplay { reasoning_content, blocks })
+    }
+
+    fn chars(&self) -> String {
+        let blocks: Vec<String> = self.blocks.iter().map(serde_json::Value::to_string).collect();
+        format!("{}{}", self.reasoning_content.as_deref().unwrap_or(""), blocks.concat())
     }
 }
 
@@ -184,6 +228,7 @@ pub fn estimate_message(message: &ContextMessage, chars_per_token: f64) -> i64 {
         + calls
         + message.tool_call_id.as_deref().map_or(0, est)
         + message.name.as_deref().map_or(0, est)
+        + message.reasoning.as_ref().map_or(0, |r| est(&r.chars()))
 }
 
 /// Estimated tokens of a message list.

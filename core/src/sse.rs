@@ -5,9 +5,12 @@
 //!   of a CRLF (bytes are buffered per line and decoded only when the line is complete);
 //! - lines end in LF, CRLF or a lone CR; a UTF-8 BOM at the very start of the stream is dropped;
 //! - `:` lines are comments (keepalives) and are skipped; `field: value` drops one space after the colon;
-//!   a line without a colon is a field with an empty value; unknown fields are ignored;
-//! - `data` lines accumulate, joined with `\n`; a blank line dispatches the event; an event without any
-//!   `data` line is not dispatched (as in browsers);
+//!   a line without a colon is a field with an empty value;
+//! - `data` lines accumulate, joined with `\n`; a blank line dispatches the event;
+//! - fields the standard does not define are kept, in order, in [`SseEvent::fields`] when they have a
+//!   plain name (`[A-Za-z0-9_-]+`) and a value (browsers ignore them, but llama.cpp's server reports a
+//!   failure mid-stream as an `error: {…}` line with no `data`);
+//!   an event with neither a `data` line nor such a field is not dispatched (as in browsers);
 //! - `id` sets the last event id, which persists across events (as `EventSource.lastEventId` does); an id
 //!   containing NUL is ignored; `retry` with only digits sets [`SseParser::retry_ms`].
 //! - Invalid UTF-8 becomes U+FFFD; nothing here panics on any input.
@@ -34,6 +37,9 @@ pub struct SseEvent {
     pub data: String,
     /// The last event id seen on the stream (it persists across events); `None` when never set or reset.
     pub id: Option<String>,
+    /// Fields other than `event`, `data`, `id` and `retry`, as (name, value) in order, e.g. llama.cpp's
+    /// `error`. Their values together are capped like `data`.
+    pub fields: Vec<(String, String)>,
 }
 
 /// The parser's state between chunks. See the module docs for the rules.
@@ -52,6 +58,9 @@ pub struct SseParser {
     /// Some `data` line was seen for the event being built (even an empty one).
     has_data: bool,
     data_truncated: bool,
+    /// Unknown fields of the event being built, and their values' total length.
+    fields: Vec<(String, String)>,
+    fields_len: usize,
     last_id: String,
     retry_ms: Option<u64>,
     max_bytes: usize,
@@ -81,6 +90,8 @@ impl SseParser {
             data: String::new(),
             has_data: false,
             data_truncated: false,
+            fields: Vec::new(),
+            fields_len: 0,
             last_id: String::new(),
             retry_ms: None,
             max_bytes: max_bytes.max(1),
@@ -181,8 +192,24 @@ impl SseParser {
             b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
                 self.retry_ms = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok());
             }
-            _ => {}
+            b"retry" | b"id" => {}
+            _ => self.add_field(field, value),
         }
+    }
+
+    /// Keeps an unknown field that looks like one: a name of ASCII letters, digits, `_` or `-`, and a
+    /// value (a stray line of text, or a BOM too many, is no field).
+    fn add_field(&mut self, field: &[u8], value: &[u8]) {
+        let named = !field.is_empty() && field.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if !named || value.is_empty() {
+            return;
+        }
+        if self.fields_len + field.len() + value.len() > self.max_bytes {
+            self.truncations += 1;
+            return;
+        }
+        self.fields_len += field.len() + value.len();
+        self.fields.push((String::from_utf8_lossy(field).into_owned(), String::from_utf8_lossy(value).into_owned()));
     }
 
     fn add_data(&mut self, value: &str) {
@@ -214,14 +241,17 @@ impl SseParser {
         let event_type = std::mem::take(&mut self.event_type);
         let data = std::mem::take(&mut self.data);
         let has_data = std::mem::replace(&mut self.has_data, false);
+        let fields = std::mem::take(&mut self.fields);
+        self.fields_len = 0;
         self.data_truncated = false;
-        if !has_data {
+        if !has_data && fields.is_empty() {
             return;
         }
         out.push(SseEvent {
             event: (!event_type.is_empty()).then_some(event_type),
             data,
             id: (!self.last_id.is_empty()).then(|| self.last_id.clone()),
+            fields,
         });
     }
 }
@@ -249,7 +279,11 @@ mod tests {
                 if let Some(id) = &e.id {
                     line.push_str(&format!(" id={id:?}"));
                 }
-                line.push_str(&format!(" data={:?}\n", e.data));
+                line.push_str(&format!(" data={:?}", e.data));
+                for (name, value) in &e.fields {
+                    line.push_str(&format!(" {name}={value:?}"));
+                }
+                line.push('\n');
                 line
             })
             .collect()
@@ -292,11 +326,25 @@ mod tests {
     }
 
     #[test]
-    fn comments_keepalives_and_unknown_fields_are_skipped() {
+    fn comments_and_keepalives_are_skipped_and_unknown_fields_kept() {
         check(
             b": keepalive\n\n:\nfoo: bar\nevent: ping\ndata: {}\n: another\n\n",
             expect![[r#"
-            [ping] data="{}"
+            [ping] data="{}" foo="bar"
+        "#]],
+        );
+    }
+
+    /// llama.cpp's server reports a failure mid-stream as an `error:` line, no `data`, then `[DONE]`:
+    /// the event is dispatched with its field so the decoder can read it.
+    #[test]
+    fn an_event_with_only_an_unknown_field_is_dispatched() {
+        check(
+            b"data: {\"a\":1}\n\nerror: {\"code\":500,\"message\":\"boom\"}\n\ndata: [DONE]\n\nretry: soon\n\n",
+            expect![[r#"
+            [message] data="{\"a\":1}"
+            [message] data="" error="{\"code\":500,\"message\":\"boom\"}"
+            [message] data="[DONE]"
         "#]],
         );
     }

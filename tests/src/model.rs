@@ -48,7 +48,14 @@ pub fn plan(messages: &[Value], tools: &[String]) -> Plan {
     };
     let text = content_text(last);
     if last["role"] == "tool" {
-        let name = last["name"].as_str().unwrap_or("the tool");
+        // Tool messages carry no name in the OpenAI schema: find the call they answer.
+        let id = &last["tool_call_id"];
+        let called = messages.iter().rev().filter_map(|m| m["tool_calls"].as_array()).flatten();
+        let name = called
+            .filter(|c| !id.is_null() && c["id"] == *id)
+            .find_map(|c| c["function"]["name"].as_str())
+            .or(last["name"].as_str())
+            .unwrap_or("the tool");
         let excerpt: String = text.chars().take(300).collect();
         return Plan::Text(format!("Here is what {name} returned: {excerpt}"));
     }
@@ -340,6 +347,14 @@ mod tests {
         let after_tool =
             plan(&[user("read file x"), json!({"role": "tool", "name": "read_file", "content": "42"})], &tools());
         assert_eq!(after_tool, Plan::Text("Here is what read_file returned: 42".into()));
+        // As Cowork sends it: no name on the tool message, the call it answers named by id.
+        let call_msg = json!({"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "list_dir", "arguments": "{}"}}]});
+        let after_tool = plan(
+            &[user("list"), call_msg, json!({"role": "tool", "tool_call_id": "c1", "content": "a.txt"})],
+            &tools(),
+        );
+        assert_eq!(after_tool, Plan::Text("Here is what list_dir returned: a.txt".into()));
         // Asked to continue its own interrupted reply, it answers the message before it.
         let resumed = plan(&[user("tell me a story"), json!({"role": "assistant", "content": "Demo model"})], &tools());
         assert!(matches!(resumed, Plan::Text(t) if t.contains("\"tell me a story\"")));

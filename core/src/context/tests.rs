@@ -689,3 +689,27 @@ proptest! {
         }
     }
 }
+
+/// A reply's reasoning, stored in its turn's metadata by the agent loop, rides along on the assembled
+/// assistant message with its tool calls, so the wire formats can send it back (DeepSeek's
+/// `reasoning_content`, Anthropic's signed thinking blocks).
+#[test]
+fn reasoning_stored_in_the_metadata_comes_back_with_the_tool_calls() {
+    let block = serde_json::json!({"type": "thinking", "thinking": "Read it first.", "signature": "Sig"});
+    let mut c = Convo::new();
+    c.user("How long do refresh tokens live?")
+        .calls("Reading it.", &[("c1", "read_file", r#"{"path":"src/auth.py"}"#)])
+        .meta(serde_json::json!({"reasoning": "Read it first.", "reasoning_field": "reasoning_content", "reasoning_blocks": [block]}))
+        .result("c1", "read_file", "REFRESH_DAYS = 7")
+        .assistant("Seven days.")
+        .meta(serde_json::json!({"reasoning": "Easy.", "reasoning_field": "reasoning_content"}))
+        .user("Thanks.");
+    let turns = c.build();
+    let ctx = assemble_context(&ContextSettings::default(), PROMPT, &state_for(&turns), turns.as_slice()).unwrap();
+    let replays: Vec<(&str, Option<&ReasoningReplay>)> =
+        ctx.messages.iter().map(|m| (m.content.as_str(), m.reasoning.as_ref())).collect();
+    let with_calls = ReasoningReplay { reasoning_content: Some("Read it first.".into()), blocks: vec![block] };
+    assert!(replays.contains(&("Reading it.", Some(&with_calls))), "{replays:?}");
+    // A reply without tool calls has nothing to send back.
+    assert!(replays.contains(&("Seven days.", None)), "{replays:?}");
+}

@@ -4,7 +4,8 @@
 use std::collections::VecDeque;
 
 use super::{
-    ContextMessage, TurnSource, MAX_PAGE_SIZE, PAGE_SIZE, TRIM_HEAD_CHARS, TRIM_TAIL_CHARS, TRIM_THRESHOLD_CHARS,
+    ContextMessage, ReasoningReplay, TurnSource, MAX_PAGE_SIZE, PAGE_SIZE, TRIM_HEAD_CHARS, TRIM_TAIL_CHARS,
+    TRIM_THRESHOLD_CHARS,
 };
 use crate::state::thousands;
 use crate::{Result, Role, ToolCall, Turn, TurnStatus};
@@ -175,6 +176,7 @@ pub(super) fn render_unit(unit: &Unit, shorten: bool) -> (Vec<ContextMessage>, V
             let content = text(assistant);
             let mut message = ContextMessage::new(Role::Assistant, with_status_note(content, assistant.status));
             message.tool_calls = calls.clone();
+            message.reasoning = ReasoningReplay::from_metadata(&assistant.metadata);
             out.push(message);
             for call in &calls {
                 let result = results.iter().find(|r| r.tool_call_id.as_deref() == Some(call.id.as_str()));

@@ -13,6 +13,8 @@
 //!   text. Tool-call ids are reduced to `[A-Za-z0-9_-]` (consistently on both sides).
 //! - Arguments that are not a JSON object are sent as `{"invalid_json_arguments": "<raw text>"}` (or
 //!   `{"value": …}` for valid non-object JSON; empty arguments as `{}`), since `input` must be an object.
+//! - An assistant message with tool calls starts with its reply's `thinking` / `redacted_thinking`
+//!   blocks, unchanged (signatures included), as extended thinking with tools requires.
 //! - Empty or blank text blocks are left out; the list starts with a user message (a placeholder is added
 
 use serde::{Deserialize, Serialize};
@@ -58,6 +60,9 @@ enum AnBlock {
         #[serde(skip_serializing_if = "String::is_empty")]
         content: String,
     },
+    /// A block sent back exactly as it was received (`thinking`, `redacted_thinking`).
+    #[serde(untagged)]
+    Verbatim(Value),
 }
 
 #[derive(Serialize)]
@@ -138,6 +143,14 @@ fn anthropic_messages(messages: &[ContextMessage]) -> (String, Vec<AnMessage>) {
                 }
             }
             Role::Assistant => {
+                // Thinking blocks lead the assistant message they belong to (never merged into the middle
+                // of another one).
+                let starts_message = out.last().is_none_or(|last| last.role != "assistant");
+                if starts_message && !m.tool_calls.is_empty() {
+                    for block in m.reasoning.iter().flat_map(|r| &r.blocks) {
+                        push_block(&mut out, "assistant", AnBlock::Verbatim(block.clone()));
+                    }
+                }
                 if let Some(block) = text(&m.content) {
                     push_block(&mut out, "assistant", block);
                 }
@@ -272,6 +285,19 @@ impl StreamDecoder {
                     let slot = self.start_call(call, out);
                     self.blocks.push((index, Block::Tool(slot)));
                 }
+                AnBlockStart::Thinking { thinking, signature } => {
+                    let mut block = json!({"type": "thinking", "thinking": ""});
+                    if let Some(signature) = signature {
+                        block["signature"] = Value::String(signature);
+                    }
+                    self.reasoning_blocks.push(block);
+                    self.blocks.push((index, Block::Thinking(self.reasoning_blocks.len() - 1)));
+                    self.thinking(self.reasoning_blocks.len() - 1, thinking, out);
+                }
+                AnBlockStart::RedactedThinking { data } => {
+                    self.reasoning_blocks.push(json!({"type": "redacted_thinking", "data": data}));
+                    self.blocks.push((index, Block::Other));
+                }
                 AnBlockStart::Other => self.blocks.push((index, Block::Other)),
             },
             AnEvent::ContentBlockDelta { index, delta } => {
@@ -280,6 +306,12 @@ impl StreamDecoder {
                     (Some(Block::Text), AnDelta::TextDelta { text }) => self.text(text, out),
                     (Some(Block::Tool(slot)), AnDelta::InputJsonDelta { partial_json }) => {
                         self.arguments(slot, partial_json, out)
+                    }
+                    (Some(Block::Thinking(at)), AnDelta::ThinkingDelta { thinking }) => {
+                        self.thinking(at, thinking, out)
+                    }
+                    (Some(Block::Thinking(at)), AnDelta::SignatureDelta { signature }) => {
+                        append_field(&mut self.reasoning_blocks[at], "signature", &signature)
                     }
                     _ => {}
                 }
@@ -308,6 +340,15 @@ impl StreamDecoder {
         }
     }
 
+    /// More thinking text for block `at` of `reasoning_blocks` (and for the reasoning text).
+    fn thinking(&mut self, at: usize, text: String, out: &mut Vec<StreamEvent>) {
+        if text.is_empty() {
+            return;
+        }
+        append_field(&mut self.reasoning_blocks[at], "thinking", &text);
+        self.reasoning(text, out);
+    }
+
     fn anthropic_usage(&mut self, usage: &AnUsage) {
         if let Some(input) = usage.input_tokens {
             let cached = usage.cache_creation_input_tokens.unwrap_or(0) + usage.cache_read_input_tokens.unwrap_or(0);
@@ -316,6 +357,14 @@ impl StreamDecoder {
         if let Some(output) = usage.output_tokens {
             self.completion_tokens = Some(output);
         }
+    }
+}
+
+/// Appends `text` to the string field `key` of a block object (creating it if missing).
+fn append_field(block: &mut Value, key: &str, text: &str) {
+    match block.get_mut(key) {
+        Some(Value::String(so_far)) => so_far.push_str(text),
+        _ => block[key] = Value::String(text.to_string()),
     }
 }
 
@@ -368,6 +417,15 @@ enum AnBlockStart {
         #[serde(default)]
         input: Value,
     },
+    Thinking {
+        #[serde(default)]
+        thinking: String,
+        #[serde(default)]
+        signature: Option<String>,
+    },
+    RedactedThinking {
+        data: String,
+    },
     #[serde(other)]
     Other,
 }
@@ -380,6 +438,12 @@ enum AnDelta {
     },
     InputJsonDelta {
         partial_json: String,
+    },
+    ThinkingDelta {
+        thinking: String,
+    },
+    SignatureDelta {
+        signature: String,
     },
     #[serde(other)]
     Other,

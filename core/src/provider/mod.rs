@@ -100,8 +100,8 @@ pub struct ModelSettings {
     pub output_reserve: i64,
     /// Base URL of a Loom-compatible orchestrator for `delegate_task`; empty: delegation is off.
     pub orchestrator_url: String,
-    /// The reply's token limit: OpenAI's `max_tokens` (omitted when `None`, so the server's default and
-    /// reasoning models' rules apply), Anthropic's required `max_tokens` ([`DEFAULT_ANTHROPIC_MAX_TOKENS`]
+    /// The reply's token limit: OpenAI's `max_tokens`, or `max_completion_tokens` for OpenAI's reasoning
+    /// models by name (omitted when `None`, so the server's default applies), Anthropic's required `max_tokens` ([`DEFAULT_ANTHROPIC_MAX_TOKENS`]
     /// when `None`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_output_tokens: Option<u32>,

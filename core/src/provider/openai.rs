@@ -2,12 +2,20 @@
 //! [`StreamDecoder`] reads.
 //!
 //! Leading system messages are joined into one (many local chat templates accept only one system message,
-//! at the start); later ones stay in place as `system` messages.
+//! at the start); later ones stay in place as `system` messages. Tool messages carry `tool_call_id` but
+//! no `name` (not in the schema for `role: "tool"`; strict relays reject it). An assistant message with
+//! tool calls carries its `reasoning_content` when the reply came with one (DeepSeek-style endpoints
+//! require it back). The reply limit goes as `max_completion_tokens` to OpenAI's reasoning models
+//! ([`takes_max_completion_tokens`]), as `max_tokens` to everything else.
+//!
+//! Stream deltas: `content` is a string or (Mistral's magistral models) an array of typed parts, `text`
+//! parts being text and `thinking` parts reasoning; `reasoning_content` or `reasoning` is reasoning;
+//! `refusal` is a refusal's text, kept as the content.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::stream::{error_value_detail, CallState, StreamDecoder, StreamEvent};
+use super::stream::{error_text_detail, error_value_detail, CallState, StreamDecoder, StreamEvent};
 use super::{unlinked_result_text, ModelSettings};
 use crate::context::ContextMessage;
 use crate::sse::SseEvent;
@@ -21,6 +29,8 @@ struct OaRequest<'a> {
     stream_options: OaStreamOptions,
     #[serde(skip_serializing_if = "Option::is_none")]
     max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u32>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     tools: &'a [Value],
 }
@@ -38,9 +48,9 @@ struct OaMessage<'a> {
     tool_calls: Vec<OaToolCall<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_call_id: Option<&'a str>,
-    /// The tool's name on a tool message (accepted by OpenAI, read by some local servers).
+    /// The reasoning of an assistant message with tool calls, for endpoints that want it back.
     #[serde(skip_serializing_if = "Option::is_none")]
-    name: Option<&'a str>,
+    reasoning_content: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -60,9 +70,15 @@ struct OaFunction<'a> {
 pub(super) fn body(cfg: &ModelSettings, messages: &[ContextMessage], tools: &[Value]) -> String {
     let mut out: Vec<OaMessage> = Vec::with_capacity(messages.len());
     let mut leading_system = true;
+    let completion_limit = takes_max_completion_tokens(&cfg.model);
     for m in messages {
-        let plain =
-            |role, content: String| OaMessage { role, content, tool_calls: Vec::new(), tool_call_id: None, name: None };
+        let plain = |role, content: String| OaMessage {
+            role,
+            content,
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            reasoning_content: None,
+        };
         match m.role {
             Role::System if leading_system => match out.last_mut() {
                 Some(first) => {
@@ -86,14 +102,15 @@ pub(super) fn body(cfg: &ModelSettings, messages: &[ContextMessage], tools: &[Va
                         },
                     })
                     .collect(),
+                reasoning_content: m
+                    .reasoning
+                    .as_ref()
+                    .and_then(|r| r.reasoning_content.as_deref())
+                    .filter(|_| !m.tool_calls.is_empty()),
                 ..plain("assistant", m.content.clone())
             }),
             Role::Tool => match &m.tool_call_id {
-                Some(id) => out.push(OaMessage {
-                    tool_call_id: Some(id),
-                    name: m.name.as_deref(),
-                    ..plain("tool", m.content.clone())
-                }),
+                Some(id) => out.push(OaMessage { tool_call_id: Some(id), ..plain("tool", m.content.clone()) }),
                 None => out.push(plain("user", unlinked_result_text(m))),
             },
         }
@@ -104,10 +121,30 @@ pub(super) fn body(cfg: &ModelSettings, messages: &[ContextMessage], tools: &[Va
         messages: out,
         stream: true,
         stream_options: OaStreamOptions { include_usage: true },
-        max_tokens: cfg.max_output_tokens,
+        max_tokens: cfg.max_output_tokens.filter(|_| !completion_limit),
+        max_completion_tokens: cfg.max_output_tokens.filter(|_| completion_limit),
         tools,
     };
     serde_json::to_string(&request).unwrap_or_default()
+}
+
+/// Whether `model` is one of OpenAI's reasoning models, which refuse `max_tokens` and take
+/// `max_completion_tokens`: the name, after any `provider/` prefix and in any case, is `o` and digits
+/// (`o1`, `o3`, `o4-mini`, `o1-preview-2024-09-12` …) or starts with `gpt-5` (`gpt-5`, `gpt-5-mini`,
+/// `gpt-5.1` …). Every other name keeps `max_tokens`, which every OpenAI-compatible server knows.
+pub(super) fn takes_max_completion_tokens(model: &str) -> bool {
+    let name = model.trim().rsplit('/').next().unwrap_or("").to_ascii_lowercase();
+    let end_of_family = |rest: &str| rest.is_empty() || rest.starts_with(['-', '.', ':', '_']);
+    if let Some(rest) = name.strip_prefix("gpt-5") {
+        return end_of_family(rest);
+    }
+    match name.strip_prefix('o') {
+        Some(rest) => {
+            let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            digits > 0 && end_of_family(&rest[digits..])
+        }
+        None => false,
+    }
 }
 
 impl StreamDecoder {
@@ -116,6 +153,9 @@ impl StreamDecoder {
         if data == "[DONE]" {
             self.done = true;
             return;
+        }
+        if ev.event.as_deref() == Some("error") {
+            return self.provider_error(&ev.data, error_text_detail(data), out);
         }
         let chunk: OaChunk = match serde_json::from_str(data) {
             Ok(chunk) => chunk,
@@ -128,7 +168,27 @@ impl StreamDecoder {
         // One reply is asked for (n = 1): only choice 0 counts.
         if let Some(choice) = choices.into_iter().find(|c| c.index.unwrap_or(0) == 0) {
             if let Some(delta) = choice.delta {
-                self.text(delta.content.unwrap_or_default(), out);
+                for (field, text) in [("reasoning_content", delta.reasoning_content), ("reasoning", delta.reasoning)] {
+                    // Some servers send both with the same text: the first one that carries text counts.
+                    if let Some(Value::String(text)) = text.filter(|t| t.as_str().is_some_and(|t| !t.is_empty())) {
+                        if self.reasoning_field.get_or_insert_with(|| field.to_string()) == field {
+                            self.reasoning(text, out);
+                        }
+                    }
+                }
+                match delta.content {
+                    Some(Value::String(text)) => self.text(text, out),
+                    Some(Value::Array(parts)) => self.content_parts(parts, out),
+                    Some(Value::Null) | None => {}
+                    Some(other) => {
+                        let error = format!("`content` is neither text nor a list of parts: {other}");
+                        return self.malformed(&ev.data, &error);
+                    }
+                }
+                if let Some(Value::String(text)) = delta.refusal.filter(|t| t.as_str().is_some_and(|t| !t.is_empty())) {
+                    self.refusal = true;
+                    self.text(text, out);
+                }
                 for call in delta.tool_calls.unwrap_or_default() {
                     self.openai_call(call, out);
                 }
@@ -142,6 +202,27 @@ impl StreamDecoder {
             self.prompt_tokens = usage.prompt_tokens.or(self.prompt_tokens);
             self.completion_tokens = usage.completion_tokens.or(self.completion_tokens);
             out.push(self.usage_event());
+        }
+    }
+
+    /// Mistral's content parts: `{"type":"text","text":…}` is text, `{"type":"thinking","thinking":…}`
+    /// (text, or a list of text parts) is reasoning; other parts (references, images) carry no text.
+    fn content_parts(&mut self, parts: Vec<Value>, out: &mut Vec<StreamEvent>) {
+        let text_of = |part: &Value| part.get("text").and_then(Value::as_str).unwrap_or("").to_string();
+        for part in parts {
+            match part.get("type").and_then(Value::as_str) {
+                Some("text") => self.text(text_of(&part), out),
+                Some("thinking") => match part.get("thinking") {
+                    Some(Value::String(text)) => self.reasoning(text.clone(), out),
+                    Some(Value::Array(inner)) => {
+                        for piece in inner.iter().filter(|p| p.get("type").and_then(Value::as_str) == Some("text")) {
+                            self.reasoning(text_of(piece), out);
+                        }
+                    }
+                    _ => {}
+                },
+                _ => {}
+            }
         }
     }
 
@@ -210,7 +291,14 @@ struct OaChoice {
 #[derive(Deserialize)]
 struct OaDelta {
     #[serde(default)]
-    content: Option<String>,
+    content: Option<Value>,
+    // Read leniently (a relay may send something else than text): only text counts.
+    #[serde(default)]
+    reasoning_content: Option<Value>,
+    #[serde(default)]
+    reasoning: Option<Value>,
+    #[serde(default)]
+    refusal: Option<Value>,
     #[serde(default)]
     tool_calls: Option<Vec<OaToolCallDelta>>,
 }

@@ -31,13 +31,27 @@ pub struct AssistantMessage {
     pub finish_reason: Option<String>,
     /// Token usage the provider reported; `None` when it reported none.
     pub usage: Option<TokenUsage>,
+    /// The model refused: OpenAI streamed `delta.refusal` (that text is the `content`) or Anthropic
+    /// stopped with `stop_reason: "refusal"`. The caller shows the reply as a refusal.
+    pub refusal: bool,
+    /// The model's reasoning ("thinking") text, in order; never part of `content`.
+    pub reasoning: String,
+    /// The OpenAI-compatible delta field that carried `reasoning`: `reasoning_content` (DeepSeek,
+    /// Moonshot, vLLM) or `reasoning` (Groq, OpenRouter, Ollama); `None` for none, for Mistral's
+    /// thinking parts and for Anthropic. DeepSeek-style endpoints want `reasoning_content` sent back.
+    pub reasoning_field: Option<String>,
+    /// Anthropic's `thinking` blocks (text and `signature`) and `redacted_thinking` blocks (opaque
+    /// `data`), in order, exactly as streamed: they go back unchanged before the `tool_use` blocks.
+    pub reasoning_blocks: Vec<Value>,
 }
 
 /// What one SSE event meant, for the UI to show as it streams.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StreamEvent {
-    /// A piece of the reply's text, in order.
+    /// A piece of the reply's text, in order (a refusal's text too).
     TextDelta(String),
+    /// A piece of the model's reasoning, in order; kept apart from the text.
+    ReasoningDelta(String),
     /// A tool call began; `index` is its position in [`AssistantMessage::tool_calls`].
     ToolCallStarted {
         /// Position of the call in [`AssistantMessage::tool_calls`].
@@ -123,6 +137,8 @@ pub(super) struct CallState {
 pub(super) enum Block {
     Text,
     Tool(usize),
+    /// A `thinking` block: its position in `reasoning_blocks`.
+    Thinking(usize),
     Other,
 }
 
@@ -132,6 +148,10 @@ pub(super) enum Block {
 pub struct StreamDecoder {
     kind: ProviderKind,
     content: String,
+    reasoning: String,
+    pub(super) reasoning_field: Option<String>,
+    pub(super) reasoning_blocks: Vec<Value>,
+    pub(super) refusal: bool,
     pub(super) calls: Vec<CallState>,
     /// Anthropic content-block index → what the block is.
     pub(super) blocks: Vec<(u64, Block)>,
@@ -151,6 +171,10 @@ impl StreamDecoder {
         StreamDecoder {
             kind,
             content: String::new(),
+            reasoning: String::new(),
+            reasoning_field: None,
+            reasoning_blocks: Vec::new(),
+            refusal: false,
             calls: Vec::new(),
             blocks: Vec::new(),
             finish_reason: None,
@@ -163,14 +187,25 @@ impl StreamDecoder {
         }
     }
 
-    /// Takes one SSE event; returns what it meant. Unknown event types and `ping`s give nothing.
+    /// Takes one SSE event; returns what it meant. Unknown event types and `ping`s give nothing. An
+    /// `error` field (llama.cpp's server: `error: {"code":500,"message":…}`, no `data`) is the
+    /// provider's error in either format.
     pub fn feed(&mut self, ev: &SseEvent) -> Vec<StreamEvent> {
-        if self.done || ev.data.trim().is_empty() {
-            return Vec::new();
+        let mut out = Vec::new();
+        if self.done {
+            return out;
+        }
+        if let Some((_, raw)) = ev.fields.iter().find(|(name, _)| name == "error") {
+            self.events += 1;
+            self.last_data.clone_from(raw);
+            self.provider_error(raw, error_text_detail(raw), &mut out);
+            return out;
+        }
+        if ev.data.trim().is_empty() {
+            return out;
         }
         self.events += 1;
         self.last_data.clone_from(&ev.data);
-        let mut out = Vec::new();
         match self.kind {
             ProviderKind::OpenAi => self.feed_openai(ev, &mut out),
             ProviderKind::Anthropic => self.feed_anthropic(ev, &mut out),
@@ -201,6 +236,10 @@ impl StreamDecoder {
                 })
                 .collect(),
             finish_reason: self.finish_reason.clone(),
+            refusal: self.refusal || self.finish_reason.as_deref() == Some("refusal"),
+            reasoning: self.reasoning.clone(),
+            reasoning_field: self.reasoning_field.clone(),
+            reasoning_blocks: self.reasoning_blocks.clone(),
             usage: (self.prompt_tokens.is_some() || self.completion_tokens.is_some()).then(|| TokenUsage {
                 prompt_tokens: self.prompt_tokens.unwrap_or(0),
                 completion_tokens: self.completion_tokens.unwrap_or(0),
@@ -211,7 +250,8 @@ impl StreamDecoder {
     /// The whole reply, or why there is none. Complete means: no error event and no malformed data, the
     /// provider's end marker or finish reason was seen (OpenAI `[DONE]` or a `finish_reason`; Anthropic
     /// `message_stop` or a `stop_reason`), and every tool call's arguments are valid JSON (empty arguments
-    /// count as `{}`).
+    /// count as `{}`). An end marker after nothing at all (no text, no tool call, no finish reason) is not
+    /// a reply but a failure the server did not report in a form read here (`Provider`).
     // Called once per reply; the failure carries the partial reply by design, so it is as large as a reply.
     #[allow(clippy::result_large_err)]
     pub fn finish(self) -> Result<AssistantMessage, StreamFailure> {
@@ -233,6 +273,13 @@ impl StreamDecoder {
                     .to_string()
             };
             return fail(message, FailureKind::Cut, self.last_data, text);
+        }
+        if self.finish_reason.is_none() && message.content.is_empty() && message.tool_calls.is_empty() {
+            let text = "The model endpoint ended the reply without any text, tool call or reason for stopping, which \
+                        usually means it failed on its side without saying why. Nothing was kept as the answer; \
+                        retry, and check the server's log if it keeps happening."
+                .to_string();
+            return fail(message, FailureKind::Provider, self.last_data, text);
         }
         for call in &mut message.tool_calls {
             if call.arguments.trim().is_empty() {
@@ -292,6 +339,13 @@ impl StreamDecoder {
         }
     }
 
+    pub(super) fn reasoning(&mut self, text: String, out: &mut Vec<StreamEvent>) {
+        if !text.is_empty() {
+            self.reasoning.push_str(&text);
+            out.push(StreamEvent::ReasoningDelta(text));
+        }
+    }
+
     pub(super) fn arguments(&mut self, slot: usize, fragment: String, out: &mut Vec<StreamEvent>) {
         if !fragment.is_empty() {
             self.calls[slot].arguments.push_str(&fragment);
@@ -327,6 +381,16 @@ pub(super) fn error_value_detail(error: &Value) -> String {
             }
         }
         other => other.to_string(),
+    }
+}
+
+/// The provider's message from an error's raw text: JSON (an error object, or `{"error": …}` around
+/// one) or plain text.
+pub(super) fn error_text_detail(raw: &str) -> String {
+    match serde_json::from_str::<Value>(raw) {
+        Ok(value) => error_value_detail(value.get("error").filter(|e| !e.is_null()).unwrap_or(&value)),
+        Err(_) if raw.trim().is_empty() => "unknown error".to_string(),
+        Err(_) => raw.trim().to_string(),
     }
 }
 

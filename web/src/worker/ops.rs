@@ -134,6 +134,7 @@ pub(super) async fn test_connection(mut config: ModelSettings) -> Result<Reply, 
         tool_calls: Vec::new(),
         tool_call_id: None,
         name: None,
+        reasoning: None,
     };
     let request = build_request(&config, &[ping], &[]);
     let transport = FetchTransport::default();

@@ -210,7 +210,12 @@ fn odd_events_are_never_fatal() {
     let out: Vec<String> = rows
         .iter()
         .map(|(event, data)| {
-            let ev = crate::sse::SseEvent { event: event.map(str::to_string), data: data.to_string(), id: None };
+            let ev = crate::sse::SseEvent {
+                event: event.map(str::to_string),
+                data: data.to_string(),
+                id: None,
+                fields: Vec::new(),
+            };
             let decoded = decode_sse_event(&ev);
             format!("{:?} {data} → {decoded:?} terminal={}", event, decoded.is_terminal())
         })

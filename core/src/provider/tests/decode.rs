@@ -28,6 +28,7 @@ fn render_events(events: &[StreamEvent]) -> String {
     for e in events {
         let line = match e {
             StreamEvent::TextDelta(t) => format!("text {t:?}"),
+            StreamEvent::ReasoningDelta(t) => format!("reasoning {t:?}"),
             StreamEvent::ToolCallStarted { index, id, name } => format!("call#{index} started id={id} name={name}"),
             StreamEvent::ToolCallArgumentsDelta { index, fragment } => format!("call#{index} args {fragment:?}"),
             StreamEvent::Usage { prompt_tokens, completion_tokens } => {
@@ -50,6 +51,15 @@ fn render_message(m: &AssistantMessage) -> String {
     out.push_str(&format!("finish: {:?}\n", m.finish_reason));
     if let Some(u) = m.usage {
         out.push_str(&format!("usage: prompt={} completion={}\n", u.prompt_tokens, u.completion_tokens));
+    }
+    if m.refusal {
+        out.push_str("refusal: true\n");
+    }
+    if !m.reasoning.is_empty() || m.reasoning_field.is_some() {
+        out.push_str(&format!("reasoning ({}): {:?}\n", m.reasoning_field.as_deref().unwrap_or("-"), m.reasoning));
+    }
+    for block in &m.reasoning_blocks {
+        out.push_str(&format!("reasoning block: {block}\n"));
     }
     out
 }
@@ -89,6 +99,26 @@ fn decode_split(
         events.extend(decoder.feed(&ev));
     }
     (events, decoder.finish())
+}
+
+/// Decodes a recorded `body` whole (events and outcome must match `expect`), fed byte by byte, and in
+/// pseudo-random chunks: every way must give the same events and outcome.
+fn check_recorded(kind: ProviderKind, body: &str, expect: Expect) {
+    check(kind, body, expect);
+    let bytes = body.as_bytes();
+    let whole = decode_body(kind, bytes);
+    let every_byte: Vec<usize> = (0..bytes.len()).collect();
+    assert_eq!(decode_split(kind, bytes, &every_byte), whole, "{kind:?} fed byte by byte");
+    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+    for round in 0..64 {
+        let cuts: Vec<usize> = (0..round % 24)
+            .map(|_| {
+                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                (seed >> 33) as usize
+            })
+            .collect();
+        assert_eq!(decode_split(kind, bytes, &cuts), whole, "{kind:?} fed in chunks cut at {cuts:?}");
+    }
 }
 
 // ---- decoding -----------------------------------------------------------------------------------
@@ -431,18 +461,21 @@ fn unknown_events_and_blocks_are_ignored() {
         ProviderKind::Anthropic,
         body,
         expect![[r#"
-        usage prompt=7 completion=1
-        text "Answer."
-        usage prompt=12 completion=20
-        finished end_turn
-        ---
-        OK
-        content: "Answer."
-        finish: Some("end_turn")
-        usage: prompt=12 completion=20
-    "#]],
+            usage prompt=7 completion=1
+            reasoning "hmm"
+            text "Answer."
+            usage prompt=12 completion=20
+            finished end_turn
+            ---
+            OK
+            content: "Answer."
+            finish: Some("end_turn")
+            usage: prompt=12 completion=20
+            reasoning (-): "hmm"
+            reasoning block: {"signature":"abc","thinking":"hmm","type":"thinking"}
+        "#]],
     );
-    // OpenAI-compatible servers add fields (reasoning, refusal, logprobs) that are ignored.
+    // Reasoning is kept apart; a second choice and unknown fields (logprobs) are ignored.
     let body = concat!(
         "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"thinking…\",\"refusal\":null}}]}\n\n",
         "data: {\"choices\":[{\"index\":1,\"delta\":{\"content\":\"second choice\"}}]}\n\n",
@@ -452,13 +485,15 @@ fn unknown_events_and_blocks_are_ignored() {
         ProviderKind::OpenAi,
         body,
         expect![[r#"
-        text "ok"
-        finished stop
-        ---
-        OK
-        content: "ok"
-        finish: Some("stop")
-    "#]],
+            reasoning "thinking…"
+            text "ok"
+            finished stop
+            ---
+            OK
+            content: "ok"
+            finish: Some("stop")
+            reasoning (reasoning_content): "thinking…"
+        "#]],
     );
 }
 
@@ -541,4 +576,288 @@ fn partial_is_available_while_streaming() {
     }
     assert!(decoder.is_done());
     assert_eq!(decoder.finish().map(|m| m.tool_calls.len()), Ok(2));
+}
+
+// ---- recorded shapes from issue #16 ---------------------------------------------------------------
+
+/// llama.cpp's server (`llama-server`) reports a failure mid-stream as an SSE `error:` field (no
+/// `data:`), then `data: [DONE]`; this used to be stored as an empty, complete reply. Written from
+/// llama.cpp's documented server format (`server_sent_event(sink, "error", …)`).
+const LLAMACPP_ERROR_FIELD: &str = include_str!("../../../tests/data/provider/llamacpp_error_field.sse");
+
+#[test]
+fn llamacpp_error_field_is_a_provider_error() {
+    check_recorded(
+        ProviderKind::OpenAi,
+        LLAMACPP_ERROR_FIELD,
+        expect![[r#"
+        provider error: The model endpoint reported an error in the middle of the reply: the request exceeds the available context size, try increasing it (exceed_context_size_error). The partial reply is saved; retry in a moment.
+        ---
+        Provider: The model endpoint reported an error in the middle of the reply: the request exceeds the available context size, try increasing it (exceed_context_size_error). The partial reply is saved; retry in a moment.
+        raw: {"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":41877,"n_ctx":32768}
+        partial:
+        content: ""
+        finish: None
+    "#]],
+    );
+}
+
+/// The same stream read by something that does not see the `error:` field: `[DONE]` after nothing
+/// (no text, no call, no finish reason) is a failure, never an empty complete reply.
+#[test]
+fn done_after_nothing_is_a_failure_not_an_empty_reply() {
+    let without_field: String =
+        LLAMACPP_ERROR_FIELD.split("\n\n").filter(|ev| !ev.starts_with("error:")).collect::<Vec<_>>().join("\n\n");
+    check_recorded(
+        ProviderKind::OpenAi,
+        &without_field,
+        expect![[r#"
+        ---
+        Provider: The model endpoint ended the reply without any text, tool call or reason for stopping, which usually means it failed on its side without saying why. Nothing was kept as the answer; retry, and check the server's log if it keeps happening.
+        raw: [DONE]
+        partial:
+        content: ""
+        finish: None
+    "#]],
+    );
+    // An Anthropic stream that stops without content or stop reason is the same failure.
+    let body = concat!(
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":10,\"output_tokens\":1}}}\n\n",
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+    );
+    check_recorded(
+        ProviderKind::Anthropic,
+        body,
+        expect![[r#"
+        usage prompt=10 completion=1
+        ---
+        Provider: The model endpoint ended the reply without any text, tool call or reason for stopping, which usually means it failed on its side without saying why. Nothing was kept as the answer; retry, and check the server's log if it keeps happening.
+        raw: {"type":"message_stop"}
+        partial:
+        content: ""
+        finish: None
+        usage: prompt=10 completion=1
+    "#]],
+    );
+    // An empty reply that the model ended on purpose (a finish reason) stays a reply.
+    let body = "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+    assert_eq!(decode_body(ProviderKind::OpenAi, body.as_bytes()).1.map(|m| m.content), Ok(String::new()));
+}
+
+/// OpenRouter's documented mid-stream error: after some text, a chunk with a top-level `error` (and
+/// `finish_reason: "error"`), then the stream ends. Written from OpenRouter's documented format.
+const OPENROUTER_ERROR_MIDSTREAM: &str = include_str!("../../../tests/data/provider/openrouter_error_midstream.sse");
+
+#[test]
+fn openrouter_error_midstream_keeps_the_text_and_reports_the_error() {
+    check_recorded(
+        ProviderKind::OpenAi,
+        OPENROUTER_ERROR_MIDSTREAM,
+        expect![[r#"
+        text "The refresh token "
+        text "is rotated on"
+        provider error: The model endpoint reported an error in the middle of the reply: Provider disconnected unexpectedly (server_error). The partial reply is saved; retry in a moment.
+        ---
+        Provider: The model endpoint reported an error in the middle of the reply: Provider disconnected unexpectedly (server_error). The partial reply is saved; retry in a moment.
+        raw: {"id":"gen-1733412345-Jx8vQe2mNcR7pLk0","provider":"DeepInfra","model":"meta-llama/llama-3.3-70b-instruct","object":"chat.completion.chunk","created":1733412345,"error":{"code":"server_error","message":"Provider disconnected unexpectedly"},"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error","native_finish_reason":null,"logprobs":null}]}
+        partial:
+        content: "The refresh token is rotated on"
+        finish: None
+    "#]],
+    );
+}
+
+/// `event: error` in an OpenAI-compatible stream (relays and proxies), with or without an `error`
+/// wrapper, and as plain text: always the provider's error with its message.
+#[test]
+fn event_error_shapes_are_provider_errors() {
+    for data in [
+        r#"{"error":{"message":"Rate limit exceeded: free-models-per-min","code":429}}"#,
+        r#"{"message":"Rate limit exceeded: free-models-per-min","code":429}"#,
+        "Rate limit exceeded: free-models-per-min",
+    ] {
+        let body = format!(
+            "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"Hi\"}}}}]}}\n\nevent: error\ndata: {data}\n\ndata: [DONE]\n\n"
+        );
+        let (_, outcome) = decode_body(ProviderKind::OpenAi, body.as_bytes());
+        let failure = outcome.expect_err(data);
+        assert_eq!(failure.kind, FailureKind::Provider, "{data}");
+        assert!(failure.message.contains("Rate limit exceeded: free-models-per-min"), "{data}: {}", failure.message);
+        assert_eq!(failure.partial.content, "Hi", "{data}");
+    }
+}
+
+/// Mistral's magistral models stream `delta.content` as an array of typed parts: `thinking` parts
+/// (themselves a list of text parts) and `text` parts, and sometimes a plain string. Every such reply
+/// used to fail as malformed. Written from Mistral's documented chat-completion chunk format.
+const MISTRAL_MAGISTRAL: &str = include_str!("../../../tests/data/provider/mistral_magistral_content_array.sse");
+
+#[test]
+fn mistral_magistral_content_array_splits_thinking_from_text() {
+    check_recorded(
+        ProviderKind::OpenAi,
+        MISTRAL_MAGISTRAL,
+        expect![[r#"
+        reasoning "The user asks how long"
+        reasoning " refresh tokens live: 7 days, per the config."
+        text "Refresh tokens "
+        text "expire after 7 days."
+        finished stop
+        usage prompt=412 completion=77
+        ---
+        OK
+        content: "Refresh tokens expire after 7 days."
+        finish: Some("stop")
+        usage: prompt=412 completion=77
+        reasoning (-): "The user asks how long refresh tokens live: 7 days, per the config."
+    "#]],
+    );
+}
+
+/// OpenAI streams a refusal as `delta.refusal` text (`content` stays null); it was dropped and the
+/// user saw an empty message. Written from OpenAI's documented chunk format.
+const OPENAI_REFUSAL: &str = include_str!("../../../tests/data/provider/openai_refusal.sse");
+
+#[test]
+fn openai_refusal_becomes_the_content_and_is_marked() {
+    check_recorded(
+        ProviderKind::OpenAi,
+        OPENAI_REFUSAL,
+        expect![[r#"
+        text "I'm sorry, "
+        text "I can't assist with that request."
+        finished stop
+        usage prompt=96 completion=11
+        ---
+        OK
+        content: "I'm sorry, I can't assist with that request."
+        finish: Some("stop")
+        usage: prompt=96 completion=11
+        refusal: true
+    "#]],
+    );
+}
+
+/// Anthropic ends a refused reply with `stop_reason: "refusal"`. Written from Anthropic's documented
+/// Messages streaming format.
+const ANTHROPIC_REFUSAL: &str = include_str!("../../../tests/data/provider/anthropic_refusal.sse");
+
+#[test]
+fn anthropic_refusal_stop_reason_is_marked() {
+    check_recorded(
+        ProviderKind::Anthropic,
+        ANTHROPIC_REFUSAL,
+        expect![[r#"
+        usage prompt=64 completion=2
+        text "I can't help with "
+        text "that."
+        usage prompt=64 completion=9
+        finished refusal
+        ---
+        OK
+        content: "I can't help with that."
+        finish: Some("refusal")
+        usage: prompt=64 completion=9
+        refusal: true
+    "#]],
+    );
+}
+
+/// DeepSeek's reasoner streams `reasoning_content` before the text and a tool call; the reasoning must
+/// be kept apart (and sent back with the call). Written from DeepSeek's documented format.
+const DEEPSEEK_REASONING_TOOL_CALL: &str =
+    include_str!("../../../tests/data/provider/deepseek_reasoning_tool_call.sse");
+
+#[test]
+fn deepseek_reasoning_content_is_kept_apart_from_the_text() {
+    check_recorded(
+        ProviderKind::OpenAi,
+        DEEPSEEK_REASONING_TOOL_CALL,
+        expect![[r#"
+        reasoning "I need the file"
+        reasoning " before answering."
+        text "Reading it."
+        call#0 started id=call_00_Ux3kP9qLm2 name=read_file
+        call#0 args "{\"path\":\"src/auth.py\"}"
+        finished tool_calls
+        usage prompt=1290 completion=58
+        ---
+        OK
+        content: "Reading it."
+        call call_00_Ux3kP9qLm2 read_file {"path":"src/auth.py"}
+        finish: Some("tool_calls")
+        usage: prompt=1290 completion=58
+        reasoning (reasoning_content): "I need the file before answering."
+    "#]],
+    );
+}
+
+/// Groq (`reasoning_format: "parsed"`), like OpenRouter and Ollama, streams `delta.reasoning`. Written
+/// from Groq's documented format (usage in `x_groq` and in the usage chunk).
+const GROQ_REASONING: &str = include_str!("../../../tests/data/provider/groq_reasoning.sse");
+
+#[test]
+fn groq_reasoning_is_kept_apart_from_the_text() {
+    check_recorded(
+        ProviderKind::OpenAi,
+        GROQ_REASONING,
+        expect![[r#"
+        reasoning "Okay, the user greets me"
+        reasoning " in German; answer in German."
+        text "Hallo! "
+        text "Wie kann ich helfen?"
+        finished stop
+        usage prompt=18 completion=40
+        ---
+        OK
+        content: "Hallo! Wie kann ich helfen?"
+        finish: Some("stop")
+        usage: prompt=18 completion=40
+        reasoning (reasoning): "Okay, the user greets me in German; answer in German."
+    "#]],
+    );
+    // A server that sends the same text in both fields: it is read once, from the first field seen.
+    let body = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"Think.\",\"reasoning\":\"Think.\"}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning\":\" More.\",\"reasoning_content\":\" More.\"}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Done.\"},\"finish_reason\":\"stop\"}]}\n\n",
+    );
+    let message = decode_body(ProviderKind::OpenAi, body.as_bytes()).1.unwrap();
+    assert_eq!(
+        (message.reasoning.as_str(), message.reasoning_field.as_deref()),
+        ("Think. More.", Some("reasoning_content"))
+    );
+}
+
+/// Anthropic extended thinking with tools: a `thinking` block (thinking deltas, then its signature), a
+/// `redacted_thinking` block (opaque data), text and a `tool_use`. The blocks are kept verbatim to be
+/// sent back. Written from Anthropic's documented Messages streaming format.
+const ANTHROPIC_THINKING_TOOL_USE: &str = include_str!("../../../tests/data/provider/anthropic_thinking_tool_use.sse");
+
+#[test]
+fn anthropic_thinking_blocks_are_kept_with_their_signature() {
+    check_recorded(
+        ProviderKind::Anthropic,
+        ANTHROPIC_THINKING_TOOL_USE,
+        expect![[r#"
+        usage prompt=2214 completion=8
+        reasoning "The user wants the token lifetime. "
+        reasoning "I should read src/auth.py first."
+        text "Let me read the file."
+        call#0 started id=toolu_01D7FLrfh4GYq7yT1ULmeyMa name=read_file
+        call#0 args "{\"path\": \"src/au"
+        call#0 args "th.py\"}"
+        usage prompt=2214 completion=187
+        finished tool_use
+        ---
+        OK
+        content: "Let me read the file."
+        call toolu_01D7FLrfh4GYq7yT1ULmeyMa read_file {"path": "src/auth.py"}
+        finish: Some("tool_use")
+        usage: prompt=2214 completion=187
+        reasoning (-): "The user wants the token lifetime. I should read src/auth.py first."
+        reasoning block: {"signature":"EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds2EoCZDu0pH5","thinking":"The user wants the token lifetime. I should read src/auth.py first.","type":"thinking"}
+        reasoning block: {"data":"EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4mPnZ5sQ7vB5URj2pLmN0bKvzNnGA9XaX","type":"redacted_thinking"}
+    "#]],
+    );
 }

@@ -10,7 +10,14 @@ use crate::{Role, ToolCall};
 // ---- requests -----------------------------------------------------------------------------------
 
 fn msg(role: Role, content: &str) -> ContextMessage {
-    ContextMessage { role, content: content.to_string(), tool_calls: Vec::new(), tool_call_id: None, name: None }
+    ContextMessage {
+        role,
+        content: content.to_string(),
+        tool_calls: Vec::new(),
+        tool_call_id: None,
+        name: None,
+        reasoning: None,
+    }
 }
 
 fn calls(content: &str, calls: &[(&str, &str, &str)]) -> ContextMessage {
@@ -93,94 +100,92 @@ fn openai_request() {
         &conversation(),
         &[read_file_tool()],
         expect![[r#"
-        POST https://api.openai.com/v1/chat/completions
-        content-type: application/json
-        accept: text/event-stream
-        authorization: Bearer sk-test-123
-        {
-          "max_tokens": 4096,
-          "messages": [
+            POST https://api.openai.com/v1/chat/completions
+            content-type: application/json
+            accept: text/event-stream
+            authorization: Bearer sk-test-123
             {
-              "content": "You are Cowork.\n\nsession:\n  id: s1",
-              "role": "system"
-            },
-            {
-              "content": "What's in src/auth.py, and what did we decide about refresh tokens?",
-              "role": "user"
-            },
-            {
-              "content": "Let me look.",
-              "role": "assistant",
-              "tool_calls": [
+              "max_tokens": 4096,
+              "messages": [
                 {
-                  "function": {
-                    "arguments": "{\"path\": \"src/auth.py\"}",
-                    "name": "read_file"
-                  },
-                  "id": "call_Ab12",
-                  "type": "function"
+                  "content": "You are Cowork.\n\nsession:\n  id: s1",
+                  "role": "system"
                 },
                 {
+                  "content": "What's in src/auth.py, and what did we decide about refresh tokens?",
+                  "role": "user"
+                },
+                {
+                  "content": "Let me look.",
+                  "role": "assistant",
+                  "tool_calls": [
+                    {
+                      "function": {
+                        "arguments": "{\"path\": \"src/auth.py\"}",
+                        "name": "read_file"
+                      },
+                      "id": "call_Ab12",
+                      "type": "function"
+                    },
+                    {
+                      "function": {
+                        "arguments": "{\"action\": \"search\", \"query\": \"refresh_token\"}",
+                        "name": "conversation_recall"
+                      },
+                      "id": "call_Cd34",
+                      "type": "function"
+                    }
+                  ]
+                },
+                {
+                  "content": "def login(): ...",
+                  "role": "tool",
+                  "tool_call_id": "call_Ab12"
+                },
+                {
+                  "content": "[Turn 12] user: refresh tokens expire after 7 days",
+                  "role": "tool",
+                  "tool_call_id": "call_Cd34"
+                },
+                {
+                  "content": "auth.py defines login(); refresh tokens expire after 7 days.  \n",
+                  "role": "assistant"
+                },
+                {
+                  "content": "[Turn 40: a result from delegate_task that arrived outside its tool call]\nTask completed: \"Add refresh\"",
+                  "role": "system"
+                },
+                {
+                  "content": "Great, thanks.",
+                  "role": "user"
+                }
+              ],
+              "model": "test-model",
+              "stream": true,
+              "stream_options": {
+                "include_usage": true
+              },
+              "tools": [
+                {
                   "function": {
-                    "arguments": "{\"action\": \"search\", \"query\": \"refresh_token\"}",
-                    "name": "conversation_recall"
+                    "description": "Read a file of the workspace.",
+                    "name": "read_file",
+                    "parameters": {
+                      "properties": {
+                        "path": {
+                          "type": "string"
+                        }
+                      },
+                      "required": [
+                        "path"
+                      ],
+                      "type": "object"
+                    }
                   },
-                  "id": "call_Cd34",
                   "type": "function"
                 }
               ]
-            },
-            {
-              "content": "def login(): ...",
-              "name": "read_file",
-              "role": "tool",
-              "tool_call_id": "call_Ab12"
-            },
-            {
-              "content": "[Turn 12] user: refresh tokens expire after 7 days",
-              "name": "conversation_recall",
-              "role": "tool",
-              "tool_call_id": "call_Cd34"
-            },
-            {
-              "content": "auth.py defines login(); refresh tokens expire after 7 days.  \n",
-              "role": "assistant"
-            },
-            {
-              "content": "[Turn 40: a result from delegate_task that arrived outside its tool call]\nTask completed: \"Add refresh\"",
-              "role": "system"
-            },
-            {
-              "content": "Great, thanks.",
-              "role": "user"
-            }
-          ],
-          "model": "test-model",
-          "stream": true,
-          "stream_options": {
-            "include_usage": true
-          },
-          "tools": [
-            {
-              "function": {
-                "description": "Read a file of the workspace.",
-                "name": "read_file",
-                "parameters": {
-                  "properties": {
-                    "path": {
-                      "type": "string"
-                    }
-                  },
-                  "required": [
-                    "path"
-                  ],
-                  "type": "object"
-                }
-              },
-              "type": "function"
-            }
-          ]
-        }"#]],
+            }"#]],
     );
 }
 
@@ -542,4 +547,240 @@ fn the_api_key_never_shows_in_debug_output() {
     }
     let cfg = config(ProviderKind::OpenAi, "http://localhost/v1", "");
     assert!(format!("{cfg:?}").contains("<none>"));
+}
+
+/// An exchange whose assistant turns carry reasoning to send back, as context assembly fills it from
+/// the turns' metadata: a DeepSeek-style reply with a tool call (its `reasoning_content` goes back), a
+/// Groq-style one (`reasoning` field: nothing goes back) and a plain reply without calls.
+fn reasoning_conversation(blocks: Vec<Value>, reasoning_content: Option<&str>) -> Vec<ContextMessage> {
+    let replay = crate::context::ReasoningReplay { reasoning_content: reasoning_content.map(str::to_string), blocks };
+    vec![
+        msg(Role::User, "How long do refresh tokens live?"),
+        ContextMessage {
+            reasoning: Some(replay.clone()),
+            ..calls("Reading it.", &[("call_00_Ux3k", "read_file", r#"{"path":"src/auth.py"}"#)])
+        },
+        result("call_00_Ux3k", "read_file", "REFRESH_DAYS = 7"),
+        ContextMessage { reasoning: Some(replay), ..msg(Role::Assistant, "Seven days.") },
+        msg(Role::User, "Thanks."),
+    ]
+}
+
+#[test]
+fn openai_assistant_tool_calls_carry_their_reasoning_content_back() {
+    let cfg = config(ProviderKind::OpenAi, "https://api.deepseek.com", "");
+    check_request(
+        &cfg,
+        &reasoning_conversation(Vec::new(), Some("I need the file before answering.")),
+        &[],
+        expect![[r#"
+            POST https://api.deepseek.com/chat/completions
+            content-type: application/json
+            accept: text/event-stream
+            {
+              "messages": [
+                {
+                  "content": "How long do refresh tokens live?",
+                  "role": "user"
+                },
+                {
+                  "content": "Reading it.",
+                  "reasoning_content": "I need the file before answering.",
+                  "role": "assistant",
+                  "tool_calls": [
+                    {
+                      "function": {
+                        "arguments": "{\"path\":\"src/auth.py\"}",
+                        "name": "read_file"
+                      },
+                      "id": "call_00_Ux3k",
+                      "type": "function"
+                    }
+                  ]
+                },
+                {
+                  "content": "REFRESH_DAYS = 7",
+                  "role": "tool",
+                  "tool_call_id": "call_00_Ux3k"
+                },
+                {
+                  "content": "Seven days.",
+                  "role": "assistant"
+                },
+                {
+                  "content": "Thanks.",
+                  "role": "user"
+                }
+              ],
+              "model": "test-model",
+              "stream": true,
+              "stream_options": {
+                "include_usage": true
+              }
+            }"#]],
+    );
+    // Reasoning that came in another field (Groq's `reasoning`) is not sent back.
+    let body = build_request(&cfg, &reasoning_conversation(Vec::new(), None), &[]).body;
+    assert!(!body.contains("reasoning"), "{body}");
+}
+
+#[test]
+fn anthropic_tool_use_turns_lead_with_their_thinking_blocks_unchanged() {
+    let blocks = vec![
+        json!({"type": "thinking", "thinking": "I should read src/auth.py first.", "signature": "EqQBCgIYAhIM1gbc"}),
+        json!({"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3p"}),
+    ];
+    check_request(
+        &config(ProviderKind::Anthropic, "https://api.anthropic.com/v1", ""),
+        &reasoning_conversation(blocks, None),
+        &[],
+        expect![[r#"
+            POST https://api.anthropic.com/v1/messages
+            content-type: application/json
+            accept: text/event-stream
+            anthropic-version: 2023-06-01
+            anthropic-dangerous-direct-browser-access: true
+            {
+              "max_tokens": 8192,
+              "messages": [
+                {
+                  "content": [
+                    {
+                      "text": "How long do refresh tokens live?",
+                      "type": "text"
+                    }
+                  ],
+                  "role": "user"
+                },
+                {
+                  "content": [
+                    {
+                      "signature": "EqQBCgIYAhIM1gbc",
+                      "thinking": "I should read src/auth.py first.",
+                      "type": "thinking"
+                    },
+                    {
+                      "data": "EmwKAhgBEgy3va3p",
+                      "type": "redacted_thinking"
+                    },
+                    {
+                      "text": "Reading it.",
+                      "type": "text"
+                    },
+                    {
+                      "id": "call_00_Ux3k",
+                      "input": {
+                        "path": "src/auth.py"
+                      },
+                      "name": "read_file",
+                      "type": "tool_use"
+                    }
+                  ],
+                  "role": "assistant"
+                },
+                {
+                  "content": [
+                    {
+                      "content": "REFRESH_DAYS = 7",
+                      "tool_use_id": "call_00_Ux3k",
+                      "type": "tool_result"
+                    }
+                  ],
+                  "role": "user"
+                },
+                {
+                  "content": [
+                    {
+                      "text": "Seven days.",
+                      "type": "text"
+                    }
+                  ],
+                  "role": "assistant"
+                },
+                {
+                  "content": [
+                    {
+                      "text": "Thanks.",
+                      "type": "text"
+                    }
+                  ],
+                  "role": "user"
+                }
+              ],
+              "model": "test-model",
+              "stream": true
+            }"#]],
+    );
+}
+
+/// OpenAI's reasoning models refuse `max_tokens`; they take `max_completion_tokens`. Every other
+/// model keeps `max_tokens`, and no limit sends neither.
+#[test]
+fn the_reply_limit_field_follows_the_model_name() {
+    let completion = [
+        "o1",
+        "o1-mini",
+        "o1-preview-2024-09-12",
+        "o3",
+        "o3-mini",
+        "o4-mini-2025-04-16",
+        "gpt-5",
+        "gpt-5-mini",
+        "gpt-5.1",
+        "GPT-5-nano",
+        "openai/o3-mini",
+        "openai/gpt-5",
+    ];
+    let plain = [
+        "gpt-4o",
+        "gpt-4o-mini",
+        "gpt-4.1",
+        "gpt-3.5-turbo",
+        "openai/gpt-oss-120b",
+        "olmo-2-13b",
+        "omni-moderation-latest",
+        "llama3.1:8b",
+        "qwen/qwen3-32b",
+        "deepseek-reasoner",
+        "o",
+        "",
+    ];
+    let field = |model: &str, limit: Option<u32>| {
+        let mut cfg = config(ProviderKind::OpenAi, "http://x/v1", "");
+        cfg.model = model.to_string();
+        cfg.max_output_tokens = limit;
+        let body: Value = serde_json::from_str(&build_request(&cfg, &[msg(Role::User, "hi")], &[]).body).unwrap();
+        let present: Vec<&str> =
+            ["max_tokens", "max_completion_tokens"].into_iter().filter(|k| body.get(*k).is_some()).collect();
+        assert!(present.iter().all(|k| body[*k] == 512), "{model}: {body}");
+        present.join(",")
+    };
+    for model in completion {
+        assert_eq!(field(model, Some(512)), "max_completion_tokens", "{model}");
+        assert_eq!(field(model, None), "", "{model} without a limit");
+    }
+    for model in plain {
+        assert_eq!(field(model, Some(512)), "max_tokens", "{model}");
+        assert_eq!(field(model, None), "", "{model} without a limit");
+    }
+}
+
+/// What the agent loop stores in a turn's metadata comes back as the replay context assembly attaches.
+#[test]
+fn reasoning_replay_is_read_from_the_turn_metadata() {
+    use crate::context::ReasoningReplay;
+    let deepseek = json!({"reasoning": "Think.", "reasoning_field": "reasoning_content"});
+    assert_eq!(
+        ReasoningReplay::from_metadata(&deepseek),
+        Some(ReasoningReplay { reasoning_content: Some("Think.".into()), blocks: Vec::new() })
+    );
+    assert_eq!(ReasoningReplay::from_metadata(&json!({"reasoning": "Think.", "reasoning_field": "reasoning"})), None);
+    let block = json!({"type": "thinking", "thinking": "T", "signature": "S"});
+    let anthropic = json!({"reasoning": "T", "reasoning_blocks": [block]});
+    assert_eq!(
+        ReasoningReplay::from_metadata(&anthropic),
+        Some(ReasoningReplay { reasoning_content: None, blocks: vec![block] })
+    );
+    assert_eq!(ReasoningReplay::from_metadata(&json!({"model": "m"})), None);
+    assert_eq!(ReasoningReplay::from_metadata(&Value::Null), None);
 }
