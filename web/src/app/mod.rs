@@ -151,7 +151,7 @@ pub fn App(
 /// The UI's handle on the archive (a storage worker client in the browser).
 #[cfg(target_arch = "wasm32")]
 pub type Storage = Option<crate::client::StorageClient>;
-/// Natively there is no worker: always `None` (the UI's logic is tested without storage).
+/// Natively there is no worker, so no client: always `None`.
 #[cfg(not(target_arch = "wasm32"))]
 pub type Storage = Option<()>;
 
