@@ -21,8 +21,6 @@
 //! # }
 //! ```
 
-#![warn(missing_docs)]
-
 mod domain;
 mod error;
 

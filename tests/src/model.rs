@@ -35,8 +35,15 @@ pub struct ModelState {
 /// What the model decided to do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Plan {
+    /// Answer with this text, calling no tool.
     Text(String),
-    Call { name: String, arguments: Value },
+    /// Call one tool.
+    Call {
+        /// The tool to call (one of those offered).
+        name: String,
+        /// Its arguments, a JSON object.
+        arguments: Value,
+    },
 }
 
 /// Decides the answer to `messages` offering `tools` (names). Pure, so it is tested directly.

@@ -28,6 +28,7 @@ impl HttpTransport {
     }
 }
 
+/// A response body of [`HttpTransport`], read frame by frame from hyper's stream.
 pub struct Body(Incoming);
 
 impl ResponseBody for Body {

@@ -34,6 +34,7 @@ impl StorageError {
         StorageError::Unavailable(Problem::new(ErrorKind::Storage, message))
     }
 
+    /// What kind of failure it is.
     pub fn kind(&self) -> ErrorKind {
         match self {
             StorageError::Unavailable(p) | StorageError::Failed(p) => p.kind,
@@ -62,7 +63,9 @@ type Listener = Rc<dyn Fn(u64, &Event)>;
 /// What a page's tool handler returned.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolAnswer {
+    /// The tool's output, as the model will read it.
     pub content: String,
+    /// Whether the tool succeeded (`false`: `content` describes the failure).
     pub success: bool,
 }
 

@@ -36,6 +36,7 @@ fn is_abort(e: &JsValue) -> bool {
     e.dyn_ref::<js_sys::Error>().is_some_and(|e| e.name() == "AbortError")
 }
 
+/// A fetch response's body, read chunk by chunk from its stream (`None`: the response had no body).
 pub struct FetchBody {
     reader: Option<ReadableStreamDefaultReader>,
 }

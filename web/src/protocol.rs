@@ -11,22 +11,30 @@
 //! both ends are built from the same commit, so there is no version skew to guard against, and a
 //! hand-written copy of every type would only be a place for the two to drift apart.
 
+mod event;
+mod op;
+
+pub use event::{Event, EVENT_CONTENT_CHARS};
+pub use op::{HostOptions, HostToolSpec, Op};
+
 use cowork_core::context::ContextMessage;
-use cowork_core::prompt::ApprovalPolicy;
 pub use cowork_core::provider::ModelSettings;
 pub use cowork_core::ErrorKind;
-use cowork_core::{ContextManifest, NewTurn, SearchHit, SearchQuery, Session, StorageStats, TaskRecord, Turn};
+use cowork_core::{ContextManifest, SearchHit, Session, StorageStats, TaskRecord, Turn};
 use serde::{Deserialize, Serialize};
 
 /// Why a request failed: what kind of failure it is (the UI chooses its remedy from the kind, never
 /// from the words) and the message to show.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Problem {
+    /// What kind of failure it is.
     pub kind: ErrorKind,
+    /// What went wrong, for the user.
     pub message: String,
 }
 
 impl Problem {
+    /// A failure of `kind`, saying `message`.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Problem {
         Problem { kind, message: message.into() }
     }
@@ -58,9 +66,15 @@ pub enum SendOutcome {
     /// The model answered without asking for more tools.
     Done,
     /// The stream was cut or stopped; the partial reply is saved as an interrupted turn.
-    Interrupted { message: String },
+    Interrupted {
+        /// Why, for the user ("you pressed Stop", the stream's error).
+        message: String,
+    },
     /// The model still wanted tools after `calls` model calls.
-    IterationLimit { calls: u32 },
+    IterationLimit {
+        /// The model calls made (the loop's limit).
+        calls: u32,
+    },
     /// The tab that was running the reply closed before it ended (or the message had been saved by
     /// an owner that closed before answering): Retry continues it.
     ClosedMidReply,
@@ -86,12 +100,19 @@ impl SendOutcome {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Backend {
     /// The OPFS database: data survives closing the tab.
-    Opfs { file: String },
+    Opfs {
+        /// The database file's name in OPFS.
+        file: String,
+    },
     /// OPFS could not be used; data lives only as long as the worker.
-    Memory { reason: String },
+    Memory {
+        /// Why OPFS was not used, for the user.
+        reason: String,
+    },
 }
 
 impl Backend {
+    /// Whether the archive outlives the tab (it is in OPFS).
     pub fn is_persistent(&self) -> bool {
         matches!(self, Backend::Opfs { .. })
     }
@@ -100,330 +121,97 @@ impl Backend {
 /// What the worker says when it is ready to take requests.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReadyInfo {
+    /// Where the archive lives.
     pub backend: Backend,
+    /// The SQLite library's version ("3.50.0").
     pub sqlite_version: String,
+    /// The archive's schema version (0 if it could not be read).
     pub schema_version: i64,
 }
 
 /// A request from the UI.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
+    /// Chosen by the sender, unique among its requests; the response and events carry it back.
     pub id: u64,
+    /// What to do.
     pub op: Op,
-}
-
-/// The operations the worker performs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "snake_case")]
-pub enum Op {
-    Stats,
-    ListSessions {
-        workspace: Option<String>,
-        #[serde(default)]
-        include_archived: bool,
-    },
-    CreateSession {
-        workspace: String,
-        /// Empty: the first user message names the session.
-        #[serde(default)]
-        title: String,
-    },
-    AppendTurn {
-        session_id: String,
-        turn: NewTurn,
-    },
-    GetTurns {
-        session_id: String,
-        offset: usize,
-        limit: usize,
-    },
-    Search {
-        query: SearchQuery,
-    },
-    IntegrityCheck,
-    /// Saves the user's message (creating the session first when `session_id` is `None`) and runs
-    /// the agent loop; progress arrives as [`WorkerMessage::Event`]s with this request's id.
-    ///
-    /// `key` is chosen by the client, once per message: a request sent again (after the tab that owned
-    /// the archive closed before answering) finds the message already saved and does not save it twice.
-    SendMessage {
-        session_id: Option<String>,
-        workspace: String,
-        text: String,
-        model: ModelSettings,
-        key: String,
-        #[serde(default)]
-        host: HostOptions,
-    },
-    /// Runs the agent loop again from the session's end (Retry/Continue after an interrupted reply).
-    Continue {
-        session_id: String,
-        model: ModelSettings,
-        #[serde(default)]
-        host: HostOptions,
-    },
-    /// The session, its last `last_turns` turns and its unfinished delegated tasks (to resume it).
-    Resume {
-        session_id: String,
-        last_turns: usize,
-    },
-    /// Runs `conversation_recall` with the model's JSON arguments; answers with the text the model
-    /// would get.
-    Recall {
-        session_id: String,
-        arguments: String,
-    },
-    /// The context the agent loop would send next for the session (nothing is sent or recorded).
-    AssembleContext {
-        session_id: String,
-        model: ModelSettings,
-        #[serde(default)]
-        host: HostOptions,
-    },
-    /// The whole archive as JSON Lines (sessions, turns, tool runs, tasks, manifests; never settings).
-    ExportAll,
-    /// One session as JSON Lines (the same format as [`Op::ExportAll`]).
-    ExportSession {
-        session_id: String,
-    },
-    /// Adds the sessions of a JSON Lines export (all or nothing; sessions already here are skipped).
-    Import {
-        text: String,
-    },
-    RenameSession {
-        session_id: String,
-        title: String,
-    },
-    /// A new session holding turns 1..=`at_turn` of `session_id` (shared, not copied).
-    ForkSession {
-        session_id: String,
-        at_turn: i64,
-    },
-    /// Hides a session from the list (or shows it again); nothing is deleted.
-    ArchiveSession {
-        session_id: String,
-        archived: bool,
-    },
-    /// Deletes a session and its turns for good.
-    DeleteSession {
-        session_id: String,
-    },
-    /// Sends the smallest request to the model endpoint and says whether it answers (Settings' "Test
-    /// connection"; needs no archive, answered by the tab's own worker).
-    TestConnection {
-        model: ModelSettings,
-    },
-    /// The session (with its state register) and the manifest of its last model request.
-    SessionDetails {
-        session_id: String,
-    },
-    /// Asks the orchestrator to cancel a delegated task (answered at once, out of turn; the task's own
-    /// events then report it cancelled).
-    CancelTask {
-        task_id: String,
-        orchestrator_url: String,
-    },
-    /// Aborts the model call in flight, if any (answered at once, out of turn).
-    Stop,
-    /// The user's answer to an [`Event::ApprovalNeeded`] (answered at once, out of turn).
-    Approve {
-        call_id: String,
-        approved: bool,
-    },
-    /// What the page's tool handler returned for an [`Event::ToolRequested`] (answered at once, out
-    /// of turn).
-    ToolResult {
-        call_id: String,
-        content: String,
-        success: bool,
-    },
-    /// The page is going away (`pagehide`): close the archive and release the OPFS files and the
-    /// owner lock now, so a reload or another tab can open it at once. Not answered.
-    Release,
-}
-
-impl Op {
-    /// Operations answered at once, even while another request (a streaming reply) is being served.
-    pub fn is_out_of_turn(&self) -> bool {
-        matches!(
-            self,
-            Op::Stop
-                | Op::Approve { .. }
-                | Op::ToolResult { .. }
-                | Op::Release
-                | Op::CancelTask { .. }
-                | Op::TestConnection { .. }
-        )
-    }
-}
-
-/// A tool whose handler lives in the page (registered through the embedding API): the worker offers
-/// it to the model and asks the page to run each call ([`Event::ToolRequested`]).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HostToolSpec {
-    pub name: String,
-    #[serde(default)]
-    pub description: String,
-    /// JSON Schema of the arguments.
-    pub parameters: serde_json::Value,
-    pub approval: ApprovalPolicy,
-    /// What the tool does to the files its arguments name (for the state register's
-    /// `files_touched`); tools named like `read_file` or `write_file` are known without it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file_action: Option<cowork_core::state::FileAction>,
-}
-
-impl HostToolSpec {
-    /// The definition in the OpenAI function format (what the agent loop offers the model).
-    pub fn definition(&self) -> serde_json::Value {
-        serde_json::json!({
-            "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
-        })
-    }
-}
-
-/// What the page adds to a model request: its tools and extra instructions for the system prompt.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct HostOptions {
-    pub tools: Vec<HostToolSpec>,
-    pub instructions: String,
-}
-
-/// Longest turn content carried in an event; the full text is read from the archive.
-pub const EVENT_CONTENT_CHARS: usize = 100_000;
-
-/// Progress of a [`Op::SendMessage`], for the UI.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "event", rename_all = "snake_case")]
-pub enum Event {
-    SessionCreated {
-        session: Session,
-    },
-    /// A committed turn (its content cut to [`EVENT_CONTENT_CHARS`] for display).
-    TurnAppended {
-        turn: Turn,
-    },
-    Delta {
-        #[serde(default)]
-        session_id: String,
-        turn_number: i64,
-        text: String,
-    },
-    ToolStarted {
-        #[serde(default)]
-        session_id: String,
-        turn_number: i64,
-        name: String,
-        arguments: String,
-    },
-    ToolFinished {
-        #[serde(default)]
-        session_id: String,
-        turn_number: i64,
-        name: String,
-        success: bool,
-        duration_ms: i64,
-    },
-    /// Waiting before a retry. `kind` is the failure's (rate_limited, model_server or network);
-    /// `reason` says it in words.
-    Retrying {
-        attempt: u32,
-        wait_ms: u64,
-        kind: ErrorKind,
-        reason: String,
-    },
-    /// A delegated task moved on: the whole checklist so far (small: one line per subtask).
-    TaskProgress {
-        #[serde(default)]
-        session_id: String,
-        task_id: String,
-        event_type: String,
-        status: String,
-        goal: String,
-        checklist: Vec<cowork_core::orchestrator::ChecklistItem>,
-    },
-    /// The model wants to run a tool that needs the user's approval; answer with [`Op::Approve`].
-    ApprovalNeeded {
-        call_id: String,
-        name: String,
-        arguments: String,
-    },
-    /// The model called one of the page's tools: run it and answer with [`Op::ToolResult`].
-    ToolRequested {
-        call_id: String,
-        name: String,
-        arguments: String,
-    },
-    /// The reply failed (`{"event": "error", "kind": …, "message": …}`).
-    Error(Problem),
-    /// Sessions were renamed, forked, archived, deleted or imported: the session list is out of date.
-    SessionsChanged {
-        deleted: Option<String>,
-    },
-}
-
-impl Event {
-    /// A committed turn, as every event carrying one is built (the worker's `appendTurn`, the agent
-    /// loop's turns and tool results, a message found saved already): its content cut to its first
-    /// [`EVENT_CONTENT_CHARS`] characters, so a 10 MB tool output is not sent whole to every tab (the
-    /// full text is read from the archive). The variant is built nowhere else.
-    pub fn turn_appended(mut turn: Turn) -> Event {
-        if let Some((cut, _)) = turn.content.char_indices().nth(EVENT_CONTENT_CHARS) {
-            turn.content.truncate(cut);
-        }
-        Event::TurnAppended { turn }
-    }
 }
 
 /// A successful answer, one variant per kind of result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "reply", rename_all = "snake_case")]
 pub enum Reply {
+    /// The archive's counts and size ([`Op::Stats`]).
     Stats {
+        /// Row counts and the database's size.
         stats: StorageStats,
     },
+    /// The sessions listed ([`Op::ListSessions`]).
     Sessions {
+        /// Most recently active first.
         sessions: Vec<Session>,
     },
+    /// The session created, renamed or forked.
     Session {
+        /// The session as stored now.
         session: Session,
     },
+    /// The turn appended ([`Op::AppendTurn`]).
     Turn {
+        /// The turn as stored (or as saved before, for a repeated client key).
         turn: Turn,
     },
+    /// A page of turns ([`Op::GetTurns`]).
     Turns {
+        /// In turn order; fewer than asked at the session's end.
         turns: Vec<Turn>,
     },
+    /// Search results ([`Op::Search`]).
     Hits {
+        /// The matching turns, best first.
         hits: Vec<SearchHit>,
     },
+    /// A text result: an export, a recall, an integrity verdict, an import's or a connection test's summary.
     Text {
+        /// The text.
         text: String,
     },
     /// How a `SendMessage` or `Continue` ended, and in which session.
     Sent {
+        /// The session answered (the new one, if the message created it).
         session_id: String,
+        /// How the reply ended.
         outcome: SendOutcome,
     },
+    /// A session and its last request's manifest ([`Op::SessionDetails`]).
     Details {
+        /// The session, with its state register.
         session: Session,
+        /// What went into its last model request; `None`: no request was made yet.
         manifest: Option<ContextManifest>,
     },
+    /// Everything to continue a session ([`Op::Resume`]).
     Resumed {
+        /// The session.
         session: Session,
+        /// Its last turns, in order.
         turns: Vec<Turn>,
+        /// Its delegated tasks not yet finished.
         pending_tasks: Vec<TaskRecord>,
     },
+    /// The next request's context ([`Op::AssembleContext`]).
     Context {
+        /// The messages the model would be sent, in order.
         messages: Vec<ContextMessage>,
+        /// What went into them and what was left out.
         manifest: ContextManifest,
         /// Turns of the session left out of the window (only in the archive).
         archived_turns: i64,
         /// The tool definitions offered with it (OpenAI function format).
         tools: Vec<serde_json::Value>,
     },
+    /// Done, with nothing to return.
     Done,
 }
 
@@ -431,15 +219,22 @@ pub enum Reply {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum WorkerMessage {
+    /// The archive is open: the UI may send requests now (sent once, first).
     Ready(ReadyInfo),
     /// The worker could not open any archive at all (or could not read a request).
     Failed(Problem),
+    /// The answer to a request (one per request, except [`Op::Release`]).
     Response {
+        /// The request's id.
         id: u64,
+        /// What it returned, or why it failed.
         result: Result<Reply, Problem>,
     },
+    /// Progress of a request, before its response (or a change another tab made, with id 0).
     Event {
+        /// The request's id.
         id: u64,
+        /// What happened.
         event: Event,
     },
 }
@@ -458,30 +253,56 @@ pub fn random_key() -> String {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum PeerMessage {
     /// A new worker asks which tab owns the archive.
-    Hello { tab: String },
+    Hello {
+        /// The asking worker's tab key.
+        tab: String,
+    },
     /// The owner announces itself (when it takes over, and in answer to `Hello`).
-    Owner { tab: String, ready: ReadyInfo },
+    Owner {
+        /// The owner's tab key.
+        tab: String,
+        /// What the owner reported when it opened the archive.
+        ready: ReadyInfo,
+    },
     /// A request of `tab`'s UI, for the owner to serve.
-    Forward { tab: String, request: Request },
+    Forward {
+        /// The tab whose UI sent it (the answer is addressed to it).
+        tab: String,
+        /// The request, with its UI's id.
+        request: Request,
+    },
     /// The owner's answer or progress event for a request of `tab`.
-    Reply { tab: String, message: WorkerMessage },
+    Reply {
+        /// The tab the answer is for.
+        tab: String,
+        /// The response or event, as that tab's UI should get it.
+        message: WorkerMessage,
+    },
     /// Something was saved (a turn, a session), by a request of `origin`: every other tab shows it.
-    Changed { origin: String, event: Event },
+    Changed {
+        /// The tab whose request saved it (which shows it already).
+        origin: String,
+        /// The event as the origin's UI got it.
+        event: Event,
+    },
 }
 
 impl PeerMessage {
+    /// As JSON, for the channel.
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("protocol messages are plain data")
     }
 }
 
 impl WorkerMessage {
+    /// As JSON, for `postMessage`.
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("protocol messages are plain data")
     }
 }
 
 impl Request {
+    /// As JSON, for `postMessage`.
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("protocol messages are plain data")
     }
@@ -490,6 +311,7 @@ impl Request {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cowork_core::NewTurn;
 
     #[test]
     fn messages_round_trip_as_json() {

@@ -38,7 +38,9 @@ pub fn trimmed(s: &ModelSettings) -> ModelSettings {
 /// A problem with one field, said so that the user knows what to type.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FieldError {
+    /// The `ModelSettings` field at fault (`base_url`, `model`, …).
     pub field: &'static str,
+    /// What is wrong and what to type instead.
     pub message: String,
 }
 

@@ -8,10 +8,12 @@ use cowork_core::{NewTurn, ToolCall};
 pub struct Rng(u64);
 
 impl Rng {
+    /// A generator for `seed` (any seed, 0 too: the state is never 0).
     pub fn new(seed: u64) -> Rng {
         Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
     }
 
+    /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x >> 12;
@@ -21,6 +23,7 @@ impl Rng {
         x.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 
+    /// A number in `0..n` (`n` must not be 0).
     pub fn below(&mut self, n: usize) -> usize {
         (self.next_u64() % n as u64) as usize
     }
@@ -33,6 +36,7 @@ impl Rng {
         a.min(b).min(c)
     }
 
+    /// One of `items`, uniformly (`items` must not be empty).
     pub fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
         items[self.below(items.len())]
     }

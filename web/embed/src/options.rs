@@ -16,20 +16,27 @@ pub const MAX_READ_TURNS: usize = 1_000;
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct OpenOptions {
+    /// `"opfs"` (`None` too: the origin's shared archive) or `"memory"` (private, gone with the page).
     pub storage: Option<String>,
+    /// URL of `storage-worker_loader.js`; `None` or blank: the one next to this module.
     pub worker_url: Option<String>,
+    /// The model `send()` uses unless a call says otherwise; `None`: the archive's settings.
     pub model: Option<ModelOptions>,
+    /// Appended to the system prompt of every request; `None`: nothing.
     pub instructions: Option<String>,
 }
 
 /// Where an archive lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StorageKind {
+    /// The origin's archive in OPFS, shared with the Cowork app and other tabs.
     Opfs,
+    /// A private in-memory archive, gone when the page closes.
     Memory,
 }
 
 impl OpenOptions {
+    /// The storage asked for, or why the `storage` string is not one.
     pub fn storage(&self) -> Result<StorageKind, String> {
         match self.storage.as_deref() {
             None | Some("opfs") => Ok(StorageKind::Opfs),
@@ -88,7 +95,9 @@ pub fn model_settings(archive: &ModelSettings, request: Option<&ModelOptions>) -
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CreateOptions {
+    /// The workspace the session belongs to.
     pub workspace: String,
+    /// Empty: the first user message names the session.
     pub title: String,
 }
 
@@ -96,7 +105,9 @@ pub struct CreateOptions {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ListOptions {
+    /// Only this workspace's sessions; `None`: every workspace's.
     pub workspace: Option<String>,
+    /// Whether archived (hidden) sessions are listed too.
     pub include_archived: bool,
 }
 
@@ -104,6 +115,7 @@ pub struct ListOptions {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ResumeOptions {
+    /// How many of the last turns to return (default 50).
     pub last_turns: usize,
 }
 
@@ -117,7 +129,9 @@ impl Default for ResumeOptions {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ReadOptions {
+    /// Turns to skip from the start (default 0: from turn 1).
     pub offset: usize,
+    /// Turns to return (default 100; 1 to [`MAX_READ_TURNS`], see [`ReadOptions::limit`]).
     pub limit: usize,
 }
 
@@ -128,6 +142,7 @@ impl Default for ReadOptions {
 }
 
 impl ReadOptions {
+    /// The limit, or why it is out of range (0, or above [`MAX_READ_TURNS`]).
     pub fn limit(&self) -> Result<usize, String> {
         match self.limit {
             0 => Err("limit must be at least 1".into()),
@@ -141,14 +156,20 @@ impl ReadOptions {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SearchOptions {
+    /// Only this session (with the turns it inherits); not with `workspace`.
     pub session_id: Option<String>,
+    /// Only this workspace's sessions; neither this nor `session_id`: every session.
     pub workspace: Option<String>,
+    /// Only turns of these roles; empty: every role.
     pub roles: Vec<Role>,
+    /// Hits at most (`None`: 10; the archive caps it at 50).
     pub limit: Option<usize>,
+    /// Treat the last word as a prefix (search as you type).
     pub prefix_last: bool,
 }
 
 impl SearchOptions {
+    /// The archive's query for `text`, or why the options contradict each other.
     pub fn query(self, text: String) -> Result<SearchQuery, String> {
         let scope = match (self.session_id, self.workspace) {
             (Some(_), Some(_)) => return Err("give session_id or workspace, not both".into()),
@@ -166,7 +187,9 @@ impl SearchOptions {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RequestOptions {
+    /// Overrides the archive's model settings for this request; `None`: the archive's.
     pub model: Option<ModelOptions>,
+    /// Replaces the archive's extra instructions for this request; `None`: the archive's.
     pub instructions: Option<String>,
 }
 
@@ -174,22 +197,31 @@ pub struct RequestOptions {
 /// turn read back, with its `id` and `turn_number`) are ignored: the archive assigns those.
 #[derive(Debug, Clone, Deserialize)]
 pub struct TurnInit {
+    /// Who speaks.
     pub role: Role,
+    /// The text (default empty).
     #[serde(default)]
     pub content: String,
+    /// The tool calls an assistant turn makes (only an assistant turn may have any).
     #[serde(default)]
     pub tool_calls: Vec<ToolCall>,
+    /// The call a tool turn answers (required for a tool turn).
     #[serde(default)]
     pub tool_call_id: Option<String>,
+    /// The tool a tool turn is the result of.
     #[serde(default)]
     pub tool_name: Option<String>,
+    /// `None`: complete.
     #[serde(default)]
     pub status: Option<TurnStatus>,
+    /// Free-form JSON kept with the turn (a `client_key` in it makes the append happen once).
     #[serde(default)]
     pub metadata: serde_json::Value,
 }
 
 impl TurnInit {
+    /// The turn to save, or why it is not a valid turn (a tool turn without its call id, tool
+    /// calls on a turn that is not the assistant's).
     pub fn into_new_turn(self) -> Result<NewTurn, String> {
         if self.role == Role::Tool && self.tool_call_id.as_deref().is_none_or(str::is_empty) {
             return Err("a tool turn needs tool_call_id (the id of the call it answers)".into());
@@ -213,11 +245,15 @@ impl TurnInit {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolInit {
+    /// The name the model calls it by (checked by [`ToolInit::into_spec`]).
     pub name: String,
+    /// What it does, for the model (default empty).
     #[serde(default)]
     pub description: String,
+    /// JSON Schema of the arguments (default: an object with no properties).
     #[serde(default = "empty_schema")]
     pub parameters: serde_json::Value,
+    /// `"auto"` (`None` too) runs every call; `"ask"` asks the approval handler first.
     #[serde(default)]
     pub approval: Option<String>,
     /// What the tool does to the files its `path` (or `file_path`, `paths`, …) argument names.

@@ -17,8 +17,11 @@ pub const WORKER_URL: &str = "./storage-worker_loader.js";
 /// What the UI knows about the archive.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StorageState {
+    /// The worker has not said it is ready yet.
     Connecting,
+    /// The archive is open, and where.
     Ready(ReadyInfo),
+    /// Storage could not start: why, for the user.
     Failed(String),
 }
 
@@ -148,6 +151,7 @@ pub fn App(
 /// The UI's handle on the archive (a storage worker client in the browser).
 #[cfg(target_arch = "wasm32")]
 pub type Storage = Option<crate::client::StorageClient>;
+/// Natively there is no worker, so no client: always `None`.
 #[cfg(not(target_arch = "wasm32"))]
 pub type Storage = Option<()>;
 
@@ -195,7 +199,10 @@ fn start_storage(_: String, _: Storage, set_storage: WriteSignal<StorageState>, 
 
 /// A compact badge: connecting, ready (and where), or failed.
 #[component]
-pub fn StorageStatus(state: ReadSignal<StorageState>) -> impl IntoView {
+pub fn StorageStatus(
+    /// The archive's state.
+    state: ReadSignal<StorageState>,
+) -> impl IntoView {
     move || {
         let (kind, text, title) = match state.get() {
             StorageState::Connecting => ("connecting", "opening storage…".to_owned(), String::new()),
@@ -216,7 +223,10 @@ pub fn StorageStatus(state: ReadSignal<StorageState>) -> impl IntoView {
 
 /// A visible warning whenever data would not survive closing the tab.
 #[component]
-pub fn StorageBanner(state: ReadSignal<StorageState>) -> impl IntoView {
+pub fn StorageBanner(
+    /// The archive's state.
+    state: ReadSignal<StorageState>,
+) -> impl IntoView {
     move || {
         match state.get() {
         StorageState::Ready(ReadyInfo { backend: Backend::Memory { reason }, .. }) => Some(view! {
@@ -242,7 +252,9 @@ pub fn StorageBanner(state: ReadSignal<StorageState>) -> impl IntoView {
 pub fn StorageDialog(
     /// Where the archive lives.
     storage: ReadSignal<StorageState>,
+    /// Export all: download the whole archive as JSON Lines.
     on_export: Callback<()>,
+    /// Check archive: run the integrity check.
     on_check: Callback<()>,
     /// The text of a JSON Lines file the user chose.
     on_import: Callback<String>,

@@ -32,7 +32,9 @@ pub fn duration_text(ms: i64) -> String {
 /// Where the user fixes what an error describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fix {
+    /// The Settings dialog (endpoint, key, model, context window).
     Settings,
+    /// The Storage dialog (when the archive is out of space).
     Storage,
 }
 
@@ -109,13 +111,19 @@ fn js_date(_ms: i64) -> Option<String> {
 /// The context meter's figures, in words.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Meter {
+    /// Tokens the last request was estimated at.
     pub used: i64,
+    /// Tokens the context may take.
     pub budget: i64,
+    /// `used` as a share of `budget`, 0 to 100 (0 when there is no budget).
     pub percent: i64,
+    /// The token figures in words.
     pub tokens: String,
+    /// How many turns were sent, left in the archive and shortened, in words.
     pub turns: String,
 }
 
+/// The meter for a session of `turn_count` turns whose last request is described by `m`.
 pub fn context_meter(m: &cowork_core::ContextManifest, turn_count: i64) -> Meter {
     let percent = if m.budget_tokens > 0 { (m.estimated_tokens * 100 / m.budget_tokens).clamp(0, 100) } else { 0 };
     let sent = m.turn_numbers.len() as i64;

@@ -10,25 +10,37 @@ use leptos::prelude::*;
 /// What the user asked to do with a session from the sidebar (or a turn, for a fork).
 #[derive(Debug, Clone, PartialEq)]
 pub enum SessionAction {
+    /// Gives the session a new title.
     Rename {
+        /// The session.
         id: String,
+        /// Its new title, as typed.
         title: String,
     },
     /// A new session with the turns up to and including `at_turn`.
     Fork {
+        /// The session to fork.
         id: String,
+        /// The last turn number the fork keeps.
         at_turn: i64,
     },
+    /// Downloads the session as JSON Lines.
     Export {
+        /// The session.
         id: String,
     },
+    /// Hides the session from the list, or shows it again.
     Archive {
+        /// The session.
         id: String,
+        /// `true` hides it, `false` shows it again.
         archived: bool,
     },
     /// Asks first (see [`DeleteDialog`]); `confirmed` once the user said yes.
     Delete {
+        /// The session.
         id: String,
+        /// The user confirmed in the dialog (`false`: ask first).
         confirmed: bool,
     },
 }
@@ -38,7 +50,9 @@ pub enum SessionAction {
 pub fn Sidebar(
     /// Open a session (by id).
     on_open: Callback<String>,
+    /// Start a new conversation (nothing is saved until its first message).
     on_new: Callback<()>,
+    /// Do something to a session (from its menu or the delete dialog).
     on_action: Callback<SessionAction>,
 ) -> impl IntoView {
     let (state, dialogs) = (ChatState::get(), DialogState::get());

@@ -25,7 +25,9 @@ use leptos::prelude::*;
 /// wording, decides the action offered beside it).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Notice {
+    /// The words shown.
     pub text: String,
+    /// The failure's kind; `None`: not an error.
     pub kind: Option<ErrorKind>,
 }
 
@@ -54,21 +56,29 @@ impl Notice {
 /// A tool call waiting for the user's yes or no.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Approval {
+    /// The call's id, to answer `Op::Approve` with.
     pub call_id: String,
+    /// The tool the model called.
     pub name: String,
+    /// Its arguments as the model wrote them (JSON text).
     pub arguments: String,
 }
 
 /// A delegated task as the checklist card shows it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LiveTask {
+    /// The orchestrator's id for the task.
     pub task_id: String,
+    /// What the task is to do.
     pub goal: String,
+    /// Its status word, as the orchestrator says it.
     pub status: String,
+    /// Its subtasks so far, in the plan's order.
     pub checklist: Vec<cowork_core::orchestrator::ChecklistItem>,
 }
 
 impl LiveTask {
+    /// Whether the task's status is final: nothing more will change.
     pub fn is_over(&self) -> bool {
         cowork_core::orchestrator::is_terminal_status(&self.status)
     }
@@ -77,14 +87,21 @@ impl LiveTask {
 /// The part of the conversation the worker's events change, as plain data.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ChatView {
+    /// The session list, most recently active first.
     pub sessions: Vec<Session>,
+    /// The open session's id; `None`: a new conversation (the next message creates a session).
     pub current: Option<String>,
+    /// The open session's window of turns, in order.
     pub turns: Vec<Turn>,
     /// The turn being streamed and its text so far.
     pub streaming: Option<(i64, String)>,
+    /// The notice line; `None`: nothing to say.
     pub notice: Option<Notice>,
+    /// The composer's unsent text.
     pub draft: String,
+    /// Delegated tasks of this tab's replies (newest last).
     pub tasks: Vec<LiveTask>,
+    /// A tool call waiting for the user's yes or no.
     pub approval: Option<Approval>,
     /// Bumped whenever the session list changed elsewhere (rename, fork, archive, delete, import).
     pub sessions_stale: u64,
@@ -105,14 +122,20 @@ pub enum Change {
     DraftSaved,
     /// More text of the reply being streamed.
     Streamed {
+        /// The assistant turn being streamed.
         turn_number: i64,
+        /// The new text, appended to what came before.
         text: String,
     },
+    /// The notice line says this (`None`: clears it).
     Notice(Option<Notice>),
+    /// A delegated task moved on: its card is added or updated.
     Task(LiveTask),
+    /// A tool call waits for the user's approval.
     Approval(Approval),
     /// The session list is out of date; a deleted session that is open closes.
     SessionsChanged {
+        /// The session deleted, if one was.
         deleted: Option<String>,
     },
 }
@@ -217,6 +240,7 @@ impl ChatView {
         }
     }
 
+    /// Applies one change to its field.
     pub fn apply(&mut self, change: Change) {
         match change {
             Change::Opened(session) => {
@@ -253,16 +277,23 @@ impl ChatView {
 /// and panel show besides.
 #[derive(Clone, Copy)]
 pub struct ChatState {
+    /// The session list, most recently active first.
     pub sessions: RwSignal<Vec<Session>>,
+    /// The open session's id; `None`: a new conversation (the next message creates a session).
     pub current: RwSignal<Option<String>>,
+    /// The open session's window of turns, in order.
     pub turns: RwSignal<Vec<Turn>>,
     /// The turn being streamed and its text so far.
     pub streaming: RwSignal<Option<(i64, String)>>,
+    /// A reply of this tab is running (sending is disabled until it ends).
     pub busy: RwSignal<bool>,
+    /// The notice line; `None`: nothing to say.
     pub notice: RwSignal<Option<Notice>>,
+    /// The composer's unsent text.
     pub draft: RwSignal<String>,
     /// A tool call waiting for the user's yes or no (the approval dialog shows it).
     pub approval: RwSignal<Option<Approval>>,
+    /// The model settings replies are sent with (as saved in Settings).
     pub settings: RwSignal<ModelSettings>,
     /// The turn to scroll to and mark (after opening a search hit).
     pub focus_turn: RwSignal<Option<i64>>,
@@ -287,6 +318,7 @@ pub struct ChatState {
 }
 
 impl ChatState {
+    /// Empty: no sessions, nothing open, default settings, the default workspace.
     pub fn new() -> ChatState {
         ChatState {
             sessions: RwSignal::new(Vec::new()),
@@ -373,11 +405,15 @@ impl Default for ChatState {
 /// What is open around the conversation, and what the dialogs show.
 #[derive(Clone, Copy)]
 pub struct DialogState {
+    /// The Settings dialog is open.
     pub settings_open: RwSignal<bool>,
     /// What "Test connection" found ("Connected: …", or what to fix).
     pub connection: RwSignal<Option<String>>,
+    /// The search dialog is open.
     pub search_open: RwSignal<bool>,
+    /// The last search's results, best first.
     pub hits: RwSignal<Vec<SearchHit>>,
+    /// The Storage dialog is open.
     pub storage_open: RwSignal<bool>,
     /// The last archive check's result ("ok", or what is wrong).
     pub integrity: RwSignal<Option<String>>,
@@ -396,6 +432,7 @@ pub struct DialogState {
 }
 
 impl DialogState {
+    /// Everything closed, nothing shown.
     pub fn new() -> DialogState {
         DialogState {
             settings_open: RwSignal::new(false),
