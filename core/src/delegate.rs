@@ -123,7 +123,7 @@ impl<T: Transport> Link<'_, T> {
         (self.on_event)(AgentEvent::TaskProgress {
             task_id: progress.task_id.clone(),
             event_type: event_type.to_owned(),
-            status: progress.status.to_string(),
+            status: progress.status.clone(),
             goal: progress.goal.clone(),
             checklist: progress.checklist(),
         });

@@ -149,8 +149,8 @@ pub enum AgentEvent {
         task_id: String,
         /// What moved it: the event's wire name, `task_submitted`, or `status` (a polled snapshot).
         event_type: String,
-        /// The task's status word (see [`crate::TaskStatus`]).
-        status: String,
+        /// The task's status, normalised.
+        status: crate::TaskStatus,
         /// The task's goal.
         goal: String,
         /// The subtasks so far, in the plan's order.

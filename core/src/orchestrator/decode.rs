@@ -124,11 +124,6 @@ pub fn parse_task_status(body: &str) -> Result<TaskSnapshot> {
     })
 }
 
-/// Whether a task status word is final ([`TaskStatus::is_terminal`] of [`TaskStatus::parse`]).
-pub fn is_terminal_status(status: &str) -> bool {
-    TaskStatus::parse(status).is_terminal()
-}
-
 // ---------------------------------------------------------------------------------------------------
 // Events
 // ---------------------------------------------------------------------------------------------------

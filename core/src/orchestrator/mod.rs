@@ -31,8 +31,8 @@ mod request;
 mod tests;
 
 pub use decode::{
-    decode_event, decode_sse_event, is_terminal_status, parse_created_task, parse_task_status, CreatedTask, FileChange,
-    LoomEvent, ProgressCounts, SubtaskInfo, TaskSnapshot,
+    decode_event, decode_sse_event, parse_created_task, parse_task_status, CreatedTask, FileChange, LoomEvent,
+    ProgressCounts, SubtaskInfo, TaskSnapshot,
 };
 pub use progress::{ChecklistItem, SubtaskProgress, TaskProgress, VerificationNote};
 pub use report::{failure_message, format_not_started, format_result, format_still_running, format_submitted};

@@ -230,10 +230,10 @@ pub fn TaskCards(
                     })
                     .collect();
                 view! {
-                    <section class="task-card" data-status=t.status.clone() aria-label="Delegated task">
+                    <section class="task-card" data-status=t.status.to_string() aria-label="Delegated task">
                         <header>
                             <span class="task-goal">{format!("Delegated: {}", t.goal)}</span>
-                            <span class="badge task-status">{t.status.clone()}</span>
+                            <span class="badge task-status">{t.status.to_string()}</span>
                             {(!over).then(|| view! {
                                 <button class="task-cancel" on:click=move |_| on_cancel.run(id.clone())>"Cancel task"</button>
                             })}

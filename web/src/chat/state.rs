@@ -71,8 +71,8 @@ pub struct LiveTask {
     pub task_id: String,
     /// What the task is to do.
     pub goal: String,
-    /// Its status word, as the orchestrator says it.
-    pub status: String,
+    /// Its status, normalised.
+    pub status: cowork_core::TaskStatus,
     /// Its subtasks so far, in the plan's order.
     pub checklist: Vec<cowork_core::orchestrator::ChecklistItem>,
 }
@@ -80,7 +80,7 @@ pub struct LiveTask {
 impl LiveTask {
     /// Whether the task's status is final: nothing more will change.
     pub fn is_over(&self) -> bool {
-        cowork_core::orchestrator::is_terminal_status(&self.status)
+        self.status.is_terminal()
     }
 }
 

@@ -78,8 +78,8 @@ pub enum Event {
         task_id: String,
         /// What moved it: the event's wire name, `task_submitted`, or `status` (a polled snapshot).
         event_type: String,
-        /// The task's status word (see `cowork_core::TaskStatus`).
-        status: String,
+        /// The task's status, normalised (on the wire: its lowercase word).
+        status: cowork_core::TaskStatus,
         /// The task's goal.
         goal: String,
         /// The subtasks so far, in the plan's order.
