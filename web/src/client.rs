@@ -199,6 +199,13 @@ impl StorageClient {
         self.inner.listeners.borrow_mut().push((self.handle, Rc::new(f)));
     }
 
+    /// Stops calling this handle's listeners (a mounted UI going away: its state is disposed, while
+    /// the page's other handles on the same worker keep theirs).
+    pub fn unsubscribe(&self) {
+        let handle = self.handle;
+        self.inner.listeners.borrow_mut().retain(|(h, _)| *h != handle);
+    }
+
     /// Performs one operation in the worker.
     pub async fn call(&self, op: Op) -> Result<Reply, StorageError> {
         self.ready().await?;

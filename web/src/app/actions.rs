@@ -15,6 +15,19 @@ mod browser {
     use leptos::prelude::*;
     use leptos::task::spawn_local;
 
+    /// Runs `task` for as long as the state it writes to lives: when a mounted UI is removed mid-task
+    /// (`unmount()`, its signals disposed), the task is dropped at its next await instead of reading a
+    /// disposed signal (which panics).
+    fn spawn_while(state: impl IsDisposed + 'static, task: impl std::future::Future<Output = ()> + 'static) {
+        let mut task = Box::pin(task);
+        spawn_local(std::future::poll_fn(move |cx| {
+            if state.is_disposed() {
+                return std::task::Poll::Ready(());
+            }
+            task.as_mut().poll(cx)
+        }));
+    }
+
     fn client(c: Client) -> Option<StorageClient> {
         c.with_value(|c| c.clone())
     }
@@ -47,7 +60,7 @@ mod browser {
         chat.notice.set(None);
         chat.focus_turn.set(turn);
         chat.stick_to_end.set(turn.is_none());
-        spawn_local(async move {
+        spawn_while(chat.current, async move {
             load_session(&client, chat, &id, turn).await;
             if let Some(n) = turn {
                 // Let the list render, then bring the hit into view.
@@ -66,7 +79,7 @@ mod browser {
             dialogs.hits.set(Vec::new());
             return;
         }
-        spawn_local(async move {
+        spawn_while(dialogs.search_open, async move {
             let query = cowork_core::SearchQuery {
                 limit: 20,
                 prefix_last: true,
@@ -110,7 +123,7 @@ mod browser {
         chat.notice.set(None);
         chat.tasks.update(|t| t.retain(|t| !t.is_over()));
         request_persistence();
-        spawn_local(async move {
+        spawn_while(chat.current, async move {
             let model = crate::settings::trimmed(&chat.settings.get_untracked());
             let op = match (text, chat.current.get_untracked()) {
                 (Some(text), session_id) => {
@@ -160,7 +173,7 @@ mod browser {
         let Some(session) = chat.sessions.get_untracked().into_iter().find(|s| s.id == id) else { return };
         let Some(op) = chat.turns.with_untracked(|w| crate::chat::page_op(&session, w, older)) else { return };
         chat.loading_more.set(true);
-        spawn_local(async move {
+        spawn_while(chat.current, async move {
             if let Ok(Reply::Turns { turns }) = client.call(op).await {
                 if chat.current.get_untracked().as_deref() == Some(id.as_str()) {
                     // Anchor: a turn that stays in the window; after the change it is put back where it was.
@@ -190,7 +203,7 @@ mod browser {
             return;
         };
         let Some(client) = client(c) else { return };
-        spawn_local(async move {
+        spawn_while(chat.current, async move {
             if let Ok(Reply::Details { session, manifest }) = client.call(Op::SessionDetails { session_id }).await {
                 chat.details.set(Some((session, manifest)));
             }
@@ -200,7 +213,7 @@ mod browser {
     pub fn test_connection(c: Client, dialogs: DialogState, settings: crate::settings::ModelSettings) {
         let Some(client) = client(c) else { return };
         dialogs.connection.set(Some("Testing…".into()));
-        spawn_local(async move {
+        spawn_while(dialogs.connection, async move {
             let text = match client.call(Op::TestConnection { model: crate::settings::trimmed(&settings) }).await {
                 Ok(Reply::Text { text }) => text,
                 Ok(_) => "No answer.".into(),
@@ -213,7 +226,7 @@ mod browser {
     pub fn cancel_task(c: Client, chat: ChatState, task_id: String) {
         let Some(client) = client(c) else { return };
         let orchestrator_url = chat.settings.get_untracked().orchestrator_url.trim().to_owned();
-        spawn_local(async move {
+        spawn_while(chat.current, async move {
             if let Err(e) = client.call(Op::CancelTask { task_id, orchestrator_url }).await {
                 chat.tell(Notice::problem(&e.problem()));
             }
@@ -222,7 +235,7 @@ mod browser {
 
     pub fn reload_sessions(c: Client, chat: ChatState) {
         let Some(client) = client(c) else { return };
-        spawn_local(async move { refresh_sessions(&client, chat).await });
+        spawn_while(chat.current, async move { refresh_sessions(&client, chat).await });
     }
 
     /// Rename, fork, export, archive or delete a session (deleting asks first).
@@ -233,7 +246,7 @@ mod browser {
             dialogs.confirm_delete.set(session);
             return;
         }
-        spawn_local(async move {
+        spawn_while(chat.current, async move {
             let (op, what) = match &action {
                 SessionAction::Rename { id, title } => {
                     (Op::RenameSession { session_id: id.clone(), title: title.clone() }, "rename the session")
@@ -279,7 +292,7 @@ mod browser {
     pub fn import(c: Client, chat: ChatState, dialogs: DialogState, text: String) {
         let Some(client) = client(c) else { return };
         dialogs.import_result.set(Some("importing…".into()));
-        spawn_local(async move {
+        spawn_while(chat.current, async move {
             let result = match client.call(Op::Import { text }).await {
                 Ok(Reply::Text { text }) => text,
                 Ok(_) => "done".into(),
@@ -315,7 +328,7 @@ mod browser {
             chat.tell(Notice::info("Storage is not available, so there is nothing to export."));
             return;
         };
-        spawn_local(async move {
+        spawn_while(chat.current, async move {
             match client.call(Op::ExportAll).await {
                 Ok(Reply::Text { text }) => {
                     if let Err(e) = download("application/x-ndjson", &export_name(), &text) {
@@ -395,7 +408,7 @@ mod browser {
     pub fn check_archive(c: Client, dialogs: DialogState) {
         let Some(client) = client(c) else { return };
         dialogs.integrity.set(Some("checking…".into()));
-        spawn_local(async move {
+        spawn_while(dialogs.search_open, async move {
             let verdict = match client.call(Op::IntegrityCheck).await {
                 Ok(Reply::Text { text }) => text,
                 Ok(_) => "no answer".into(),

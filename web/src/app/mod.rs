@@ -169,6 +169,9 @@ fn start_storage(
     match given.map(Ok).unwrap_or_else(|| StorageClient::spawn(&worker_url)) {
         Ok(client) => {
             client.subscribe(move |id, event| chat.apply_event(id, event));
+            // Unmounted (`mount()`'s UI removed), the state is disposed: its events must stop with it.
+            let subscribed = send_wrapper::SendWrapper::new(client.clone());
+            on_cleanup(move || subscribed.unsubscribe());
             let waiting = client.clone();
             leptos::task::spawn_local(async move {
                 let state = match waiting.ready().await {
