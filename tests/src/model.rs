@@ -15,6 +15,11 @@
 //! `x-cowork-fault: NAME` header: `401`, `429` (with `Retry-After: 1`), `500`, `cut` (the stream stops
 //! half-way without `[DONE]`), `slow` (200 ms between chunks), `badjson` (a malformed chunk), and
 //! `429xN` / `500xN` (fail the first N attempts of the same request, then succeed).
+//!
+//! Reply shapes, switched by a token in the last user message (which is not echoed):
+//! `[[reasoning]]` (the reply streams `delta.reasoning_content` first, "Let me think about …", then
+//! its text) and `[[refusal]]` (the reply streams `delta.refusal`, "I can't help with that.", and no
+//! content).
 
 use axum::body::Body;
 use axum::extract::State;
@@ -37,6 +42,15 @@ pub struct ModelState {
 pub enum Plan {
     /// Answer with this text, calling no tool.
     Text(String),
+    /// Think aloud (streamed as `delta.reasoning_content`), then answer with the text.
+    Reasoned {
+        /// The reasoning, streamed before the text.
+        reasoning: String,
+        /// The answer.
+        text: String,
+    },
+    /// Decline: this text streamed as `delta.refusal`, with no content.
+    Refusal(String),
     /// Call one tool.
     Call {
         /// The tool to call (one of those offered).
@@ -68,6 +82,14 @@ pub fn plan(messages: &[Value], tools: &[String]) -> Plan {
     }
     let lower = text.to_lowercase();
     let clean = strip_faults(&text);
+    if last["role"] == "user" && text.contains(REFUSAL) {
+        return Plan::Refusal("I can't help with that.".into());
+    }
+    if last["role"] == "user" && text.contains(REASONING) {
+        let text = echo(&clean);
+        let reasoning = format!("Let me think about {}. The user wants a short answer.", clean.trim());
+        return Plan::Reasoned { reasoning, text };
+    }
     let has = |t: &str| tools.iter().any(|x| x == t);
     if let Some(goal) = after_word(&clean, "delegate") {
         if has("delegate_task") {
@@ -100,10 +122,20 @@ pub fn plan(messages: &[Value], tools: &[String]) -> Plan {
             arguments: json!({"action": "search", "query": key_words(&clean), "scope": "session"}),
         };
     }
-    Plan::Text(format!(
+    Plan::Text(echo(&clean))
+}
+
+/// The switch asking for a reply that reasons first.
+const REASONING: &str = "[[reasoning]]";
+/// The switch asking for a refusal.
+const REFUSAL: &str = "[[refusal]]";
+
+/// The friendly echo of the user's words.
+fn echo(clean: &str) -> String {
+    format!(
         "Demo model here (no real AI behind me). You said: \"{}\". Point Settings at a real endpoint for real answers.",
         clean.trim()
-    ))
+    )
 }
 
 fn content_text(m: &Value) -> String {
@@ -114,8 +146,9 @@ fn content_text(m: &Value) -> String {
     }
 }
 
+/// The text without its switches (`[[fault:…]]`, `[[reasoning]]`, `[[refusal]]`).
 fn strip_faults(text: &str) -> String {
-    let mut out = text.to_owned();
+    let mut out = text.replace(REASONING, "").replace(REFUSAL, "");
     while let Some(start) = out.find("[[fault:") {
         match out[start..].find("]]") {
             Some(end) => out.replace_range(start..start + end + 2, ""),
@@ -258,21 +291,25 @@ pub fn stream_chunks(plan: &Plan, model: &str, prompt_chars: usize, fault: Optio
         format!("data: {v}\n\n")
     };
     let mut out = vec![frame(json!({"role": "assistant", "content": ""}), Value::Null)];
-    let (completion_chars, finish) = match plan {
-        Plan::Text(text) => {
-            let mut piece = String::new();
-            for word in text.split_inclusive(' ') {
-                piece.push_str(word);
-                if piece.len() > 12 {
-                    out.push(frame(json!({"content": piece}), Value::Null));
-                    piece.clear();
-                }
+    // Text in pieces of a few words, each piece in `field` of a delta.
+    let mut words = |field: &str, text: &str| {
+        let mut piece = String::new();
+        for word in text.split_inclusive(' ') {
+            piece.push_str(word);
+            if piece.len() > 12 {
+                out.push(frame(json!({ field: piece }), Value::Null));
+                piece.clear();
             }
-            if !piece.is_empty() {
-                out.push(frame(json!({"content": piece}), Value::Null));
-            }
-            (text.chars().count(), "stop")
         }
+        if !piece.is_empty() {
+            out.push(frame(json!({ field: piece }), Value::Null));
+        }
+        text.chars().count()
+    };
+    let (completion_chars, finish) = match plan {
+        Plan::Text(text) => (words("content", text), "stop"),
+        Plan::Reasoned { reasoning, text } => (words("reasoning_content", reasoning) + words("content", text), "stop"),
+        Plan::Refusal(text) => (words("refusal", text), "stop"),
         Plan::Call { name, arguments } => {
             let args = arguments.to_string();
             out.push(frame(
@@ -388,5 +425,65 @@ mod tests {
             })
             .collect();
         assert_eq!(args, r#"{"path":"a/very/long/path.txt"}"#, "fragments join to the arguments");
+    }
+
+    /// The `delta` objects of a stream's chunks, in order.
+    fn deltas(chunks: &[String]) -> Vec<Value> {
+        chunks
+            .iter()
+            .filter_map(|c| c.strip_prefix("data: ")?.trim().parse::<Value>().ok())
+            .filter_map(|v| v["choices"].get(0).map(|c| c["delta"].clone()))
+            .collect()
+    }
+
+    /// The concatenated `field` of a stream's deltas.
+    fn joined(chunks: &[String], field: &str) -> String {
+        deltas(chunks).iter().filter_map(|d| d[field].as_str().map(str::to_owned)).collect()
+    }
+
+    fn decoded(chunks: &[String]) -> cowork_core::provider::AssistantMessage {
+        let body = chunks.concat();
+        let (_, message) =
+            cowork_core::provider::decode_body(cowork_core::provider::ProviderKind::OpenAi, body.as_bytes());
+        message.unwrap_or_else(|e| panic!("the stream did not decode: {e:?}\n{body}"))
+    }
+
+    #[test]
+    fn reasoning_streams_before_the_text_and_decodes_apart_from_it() {
+        let plan = plan(&[user("Explain the plan [[reasoning]]")], &tools());
+        let reasoning = "Let me think about Explain the plan. The user wants a short answer.";
+        let Plan::Reasoned { reasoning: r, text } = &plan else { panic!("not a reasoned reply: {plan:?}") };
+        assert_eq!(r, reasoning);
+        assert!(text.contains("You said: \"Explain the plan\"") && !text.contains("[["), "{text}");
+        let chunks = stream_chunks(&plan, "demo", 40, None);
+        assert_eq!(joined(&chunks, "reasoning_content"), reasoning);
+        assert_eq!(&joined(&chunks, "content"), text);
+        let d = deltas(&chunks);
+        let first_text = d.iter().position(|d| d["content"].as_str().is_some_and(|t| !t.is_empty())).unwrap();
+        let last_reasoning = d.iter().rposition(|d| d["reasoning_content"].is_string()).unwrap();
+        assert!(last_reasoning < first_text, "reasoning comes first: {chunks:?}");
+        let message = decoded(&chunks);
+        assert_eq!(message.reasoning, reasoning);
+        assert_eq!(message.reasoning_field.as_deref(), Some("reasoning_content"));
+        assert_eq!(&message.content, text);
+        assert!(!message.refusal);
+    }
+
+    #[test]
+    fn a_refusal_streams_only_refusal_text_and_decodes_as_a_refusal() {
+        let plan = plan(&[user("Tell me a secret [[refusal]]")], &tools());
+        assert_eq!(plan, Plan::Refusal("I can't help with that.".into()));
+        let chunks = stream_chunks(&plan, "demo", 40, None);
+        assert_eq!(joined(&chunks, "refusal"), "I can't help with that.");
+        assert_eq!(joined(&chunks, "content"), "", "no content");
+        let finish = chunks.iter().find(|c| c.contains("finish_reason\":\"")).unwrap();
+        assert!(finish.contains("\"finish_reason\":\"stop\""), "{finish}");
+        let message = decoded(&chunks);
+        assert!(message.refusal);
+        assert_eq!(message.content, "I can't help with that.");
+        assert_eq!(message.finish_reason.as_deref(), Some("stop"));
+        assert_eq!(message.reasoning, "");
+        // Without the switch, the same words get the usual echo.
+        assert!(matches!(super::plan(&[user("Tell me a secret")], &tools()), Plan::Text(_)));
     }
 }

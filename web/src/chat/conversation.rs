@@ -1,9 +1,12 @@
-//! The conversation pane: the window of turns (text, sanitised Markdown, tool cards, recall look-ups),
+//! The conversation pane: the window of turns (text, sanitised Markdown, a reply's collapsed
+//! reasoning and its refusal badge, tool cards, recall look-ups),
 //! following its end while the user is there and paging as they scroll; delegated tasks as live
 //! checklists; the Retry bar; then the notice line and the composer (`composer.rs`).
 
 use super::composer::{Composer, NoticeLine};
-use super::format::{clip_for_display, duration_text, human_bytes, DISPLAY_CHARS};
+use super::format::{
+    clip_for_display, duration_text, human_bytes, is_refused, reasoning_of, thinking_summary, DISPLAY_CHARS,
+};
 use super::sidebar::SessionAction;
 use super::state::{ChatState, LiveTask};
 use cowork_core::{Role, Turn, TurnStatus};
@@ -68,8 +71,18 @@ fn TurnView(turn: Turn, on_action: Callback<SessionAction>) -> impl IntoView {
         }
         .into_any()
     } else if turn.role == Role::Assistant {
+        // The model's reasoning, collapsed above the reply: plain text (model output never becomes markup).
+        let thinking = reasoning_of(&turn.metadata).map(|r| {
+            view! {
+                <details class="thinking">
+                    <summary>{thinking_summary(r)}</summary>
+                    <div class="thinking-text">{r.to_owned()}</div>
+                </details>
+            }
+        });
         // Sanitised Markdown (see crate::markdown): message text never becomes markup of its own.
         view! {
+            {thinking}
             <div class="turn-text markdown" inner_html=move || crate::markdown::render(&text())></div>
             {show_all}
         }
@@ -82,10 +95,13 @@ fn TurnView(turn: Turn, on_action: Callback<SessionAction>) -> impl IntoView {
         TurnStatus::Interrupted => Some(view! { <span class="badge interrupted">"interrupted"</span> }),
         TurnStatus::Error => Some(view! { <span class="badge error">"error"</span> }),
     };
+    let refused = (turn.role == Role::Assistant && is_refused(&turn.metadata))
+        .then(|| view! { <span class="badge refused" title="The model declined to answer">"refused"</span> });
     view! {
         <article class="turn" class:focused=move || state.focus_turn.get() == Some(n) data-role=role data-turn=n>
             <header class="turn-head">
                 <span class="who">{role}</span>
+                {refused}
                 {badge}
                 <button class="turn-action" title="A new session with the conversation up to here"
                     on:click=move |_| {

@@ -1,6 +1,6 @@
 //! Formatting for display: sizes, durations, times, clipped text, search highlights, the context
-//! meter's figures, the sidebar's filter and grouping, and the place that fixes an error. Pure, tested
-//! natively.
+//! meter's figures, the sidebar's filter and grouping, the place that fixes an error, and what a
+//! reply's metadata says of it (its reasoning, a refusal). Pure, tested natively.
 
 use crate::protocol::ErrorKind;
 use cowork_core::Session;
@@ -169,6 +169,25 @@ pub fn highlight_pieces(snippet: &str, highlights: &[(usize, usize)]) -> Vec<(St
         out.push((snippet[at..].to_owned(), false));
     }
     out
+}
+
+/// The reasoning ("thinking") a reply's metadata holds, verbatim; `None` when it has none, or only
+/// whitespace.
+pub fn reasoning_of(metadata: &serde_json::Value) -> Option<&str> {
+    metadata.get("reasoning").and_then(|v| v.as_str()).filter(|r| !r.trim().is_empty())
+}
+
+/// Whether the reply's metadata marks it as a refusal (`"refused": true`).
+pub fn is_refused(metadata: &serde_json::Value) -> bool {
+    metadata.get("refused").and_then(|v| v.as_bool()) == Some(true)
+}
+
+/// The Thinking section's summary: "Thinking · 17 tokens", at the core's default estimate.
+pub fn thinking_summary(reasoning: &str) -> String {
+    match cowork_core::tokens::estimate_tokens(reasoning) {
+        1 => "Thinking · 1 token".to_owned(),
+        n => format!("Thinking · {n} tokens"),
+    }
 }
 
 /// Bytes as a short human figure ("812 KB", "1.2 MB", "9.8 GB").

@@ -112,3 +112,33 @@ fn highlights_split_the_snippet() {
     // Out-of-range or mid-character ranges are ignored rather than panicking.
     assert_eq!(highlight_pieces("héllo", &[(2, 3), (9, 12)]), [("héllo".to_owned(), false)]);
 }
+
+#[test]
+fn a_replys_reasoning_and_refusal_are_read_from_its_metadata() {
+    use serde_json::json;
+    let check = |metadata: serde_json::Value, reasoning: Option<&str>, refused: bool| {
+        assert_eq!(reasoning_of(&metadata), reasoning, "reasoning of {metadata}");
+        assert_eq!(is_refused(&metadata), refused, "refused of {metadata}");
+    };
+    check(
+        json!({"reasoning": "Step 1.\nStep 2.", "reasoning_field": "reasoning_content"}),
+        Some("Step 1.\nStep 2."),
+        false,
+    );
+    check(json!({"reasoning": "  <b>kept</b> verbatim "}), Some("  <b>kept</b> verbatim "), false);
+    check(json!({"refused": true, "finish_reason": "refusal"}), None, true);
+    // Nothing to show: no metadata, an empty or blank reasoning, other types.
+    check(serde_json::Value::Null, None, false);
+    check(json!({"reasoning": "", "refused": false}), None, false);
+    check(json!({"reasoning": " \n ", "refused": "yes"}), None, false);
+    check(json!({"reasoning": 42}), None, false);
+}
+
+#[test]
+fn the_thinking_summary_counts_tokens_as_the_core_estimates_them() {
+    assert_eq!(thinking_summary("abcd"), "Thinking · 1 token");
+    assert_eq!(thinking_summary("abcde"), "Thinking · 2 tokens");
+    let long = "Let me think about Explain the plan. The user wants a short answer.";
+    assert_eq!(thinking_summary(long), format!("Thinking · {} tokens", long.chars().count().div_ceil(4)));
+    assert_eq!(thinking_summary("é".repeat(8).as_str()), "Thinking · 2 tokens", "characters, not bytes");
+}

@@ -1,0 +1,74 @@
+// A reply's reasoning and a refusal, as the demo model streams them ([[reasoning]], [[refusal]]): the
+// reasoning shows collapsed above the reply, as text, is archived verbatim, and survives a reload;
+// a refusal shows its text and a "refused" badge.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { useServerAndBrowser, openPage, ready, replyDone, send, exportArchive } from '../harness.js';
+
+const app = useServerAndBrowser();
+
+// What the demo model thinks for "Explain the plan [[reasoning]]" (tests/src/model.rs).
+const REASONING = 'Let me think about Explain the plan. The user wants a short answer.';
+
+test('a reply with reasoning shows it collapsed above the text, archived and after a reload', async () => {
+  const page = await openPage(app.browser.context, app.server.url);
+  await ready(page);
+  await page.getByRole('button', { name: '+ New session' }).click();
+  await send(page, 'Explain the plan [[reasoning]]');
+  const turn = page.locator('.turn[data-role="assistant"]', { has: page.locator('details.thinking') });
+  await turn.waitFor({ timeout: 20_000 });
+  await replyDone(page);
+  await turn.locator('.turn-text', { hasText: 'real endpoint for real answers' }).waitFor({ timeout: 20_000 });
+
+  const thinking = turn.locator('details.thinking');
+  assert.match(await thinking.locator('summary').innerText(), /^Thinking · \d+ tokens$/);
+  assert.equal(await thinking.evaluate((d) => d.open), false, 'collapsed at first');
+  assert.equal(await turn.locator('.thinking-text').isVisible(), false, 'its text hidden until opened');
+  await thinking.locator('summary').click();
+  await turn.locator('.thinking-text').waitFor({ state: 'visible' });
+  assert.equal(await turn.locator('.thinking-text').innerText(), REASONING);
+  const reply = await turn.locator('.turn-text').innerText();
+  assert.match(reply, /You said: "Explain the plan"/);
+  assert.ok(!reply.includes('Let me think'), `the reply does not contain the reasoning: ${reply}`);
+  // Above the reply, not below it.
+  const order = await turn.evaluate((t) =>
+    t.querySelector('details.thinking').compareDocumentPosition(t.querySelector('.turn-text')),
+  );
+  assert.ok(order & 4 /* DOCUMENT_POSITION_FOLLOWING */, 'the Thinking section comes before the text');
+
+  await page.reload();
+  await ready(page);
+  await page.locator('.session', { hasText: 'Explain the plan' }).first().click();
+  const again = page.locator('.turn[data-role="assistant"]', { hasText: 'You said' }).last();
+  await again.waitFor({ timeout: 20_000 });
+  assert.match(await again.locator('details.thinking summary').innerText(), /^Thinking · \d+ tokens$/);
+  await again.locator('details.thinking summary').click();
+  assert.equal(await again.locator('.thinking-text').innerText(), REASONING);
+
+  const lines = await exportArchive(page);
+  const session = lines.find((l) => l.type === 'session' && l.title.includes('Explain the plan'));
+  assert.ok(session, 'the session is exported');
+  const assistant = lines.filter((l) => l.type === 'turn' && l.session_id === session.id && l.role === 'assistant');
+  assert.equal(assistant.length, 1, 'one reply');
+  assert.equal(assistant[0].metadata.reasoning, REASONING, 'the reasoning is archived verbatim');
+  assert.equal(assistant[0].metadata.reasoning_field, 'reasoning_content');
+  assert.ok(!assistant[0].content.includes('Let me think'), 'and kept apart from the text');
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});
+
+test('a refusal shows its text and a "refused" badge', async () => {
+  const page = await openPage(app.browser.context, app.server.url);
+  await ready(page);
+  await page.getByRole('button', { name: '+ New session' }).click();
+  await send(page, 'Tell me a secret [[refusal]]');
+  const turn = page.locator('.turn[data-role="assistant"]', { has: page.locator('.badge.refused') });
+  await turn.waitFor({ timeout: 20_000 });
+  await replyDone(page);
+  assert.equal(await turn.locator('.turn-head .badge.refused').innerText(), 'refused');
+  assert.equal(await turn.locator('.badge.refused').getAttribute('title'), 'The model declined to answer');
+  assert.equal((await turn.locator('.turn-text').innerText()).trim(), "I can't help with that.");
+  assert.equal(await turn.locator('details.thinking').count(), 0, 'no reasoning, no Thinking section');
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});
