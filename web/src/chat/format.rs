@@ -78,34 +78,148 @@ pub fn session_matches(s: &Session, filter: &str) -> bool {
     f.is_empty() || [&s.title, &s.workspace, &s.model].iter().any(|x| x.to_lowercase().contains(&f))
 }
 
-/// "just now", "5 min ago", "3 h ago", "yesterday", "4 days ago", or the date.
-pub fn relative_time(now_ms: i64, then_ms: i64) -> String {
+/// Which form a past moment is shown in, from how long ago it was: decided here (pure, tested
+/// natively), put into words by [`When::text`] (the browser's `Intl`, in the user's language).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum When {
+    /// Under a minute ago (or a clock a little ahead).
+    JustNow,
+    /// 1 to 59 minutes ago.
+    Minutes(i64),
+    /// 1 to 23 hours ago.
+    Hours(i64),
+    /// 24 to 47 hours ago.
+    Yesterday,
+    /// 2 to 6 days ago.
+    Days(i64),
+    /// A week or more ago: the date itself (ms since the Unix epoch), in the user's time zone.
+    Date(i64),
+}
+
+/// The form to show `then_ms` in, seen at `now_ms` (both ms since the Unix epoch).
+pub fn when(now_ms: i64, then_ms: i64) -> When {
     let mins = (now_ms - then_ms).max(0) / 60_000;
     match mins {
-        0 => "just now".into(),
-        1..=59 => format!("{mins} min ago"),
-        60..=1439 => format!("{} h ago", mins / 60),
-        1440..=2879 => "yesterday".into(),
-        2880..=10079 => format!("{} days ago", mins / 1440),
-        _ => {
-            let date = js_date(then_ms);
-            date.unwrap_or_else(|| format!("{} weeks ago", mins / 10080))
+        0 => When::JustNow,
+        1..=59 => When::Minutes(mins),
+        60..=1439 => When::Hours(mins / 60),
+        1440..=2879 => When::Yesterday,
+        2880..=10079 => When::Days(mins / 1440),
+        _ => When::Date(then_ms),
+    }
+}
+
+impl When {
+    /// In words: in the browser, `Intl.RelativeTimeFormat` (`numeric: "auto"`: "yesterday", "5 minutes
+    /// ago", "vor 5 Minuten") or, for a date, `Intl.DateTimeFormat` (`dateStyle: "medium"`) in the
+    /// user's locale and time zone; natively, plain English ("5 min ago") and the UTC date.
+    pub fn text(self) -> String {
+        #[cfg(target_arch = "wasm32")]
+        {
+            intl::when_text(self)
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            self.english()
+        }
+    }
+
+    /// Plain English, with the date in UTC ("just now", "5 min ago", "2024-03-10"): the native
+    /// rendering, where there is no `Intl`.
+    pub fn english(self) -> String {
+        match self {
+            When::JustNow => "just now".into(),
+            When::Minutes(n) => format!("{n} min ago"),
+            When::Hours(n) => format!("{n} h ago"),
+            When::Yesterday => "yesterday".into(),
+            When::Days(n) => format!("{n} days ago"),
+            When::Date(ms) => {
+                let (y, m, d) = utc_date(ms);
+                format!("{y:04}-{m:02}-{d:02}")
+            }
         }
     }
 }
 
-#[cfg(target_arch = "wasm32")]
-fn js_date(ms: i64) -> Option<String> {
-    Some(
-        String::from(js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(ms as f64)).to_iso_string())
-            .chars()
-            .take(10)
-            .collect(),
-    )
+/// How long ago `then_ms` was, in words (see [`when`] and [`When::text`]).
+pub fn relative_time(now_ms: i64, then_ms: i64) -> String {
+    when(now_ms, then_ms).text()
 }
-#[cfg(not(target_arch = "wasm32"))]
-fn js_date(_ms: i64) -> Option<String> {
-    None
+
+/// The full date and time of `ms` (ms since the Unix epoch), for a tooltip: in the browser,
+/// `Intl.DateTimeFormat` (`dateStyle: "full"`, `timeStyle: "short"`) in the user's locale and time
+/// zone; natively, "2024-03-10 20:30 UTC".
+pub fn full_time(ms: i64) -> String {
+    #[cfg(target_arch = "wasm32")]
+    {
+        intl::date_time(ms, "full", Some("short"))
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let (y, m, d) = utc_date(ms);
+        let mins = ms.rem_euclid(86_400_000) / 60_000;
+        format!("{y:04}-{m:02}-{d:02} {:02}:{:02} UTC", mins / 60, mins % 60)
+    }
+}
+
+/// The UTC calendar date (year, month, day) of `ms`, for the native rendering only (the browser
+/// uses `Intl`). Howard Hinnant's `civil_from_days`.
+fn utc_date(ms: i64) -> (i64, i64, i64) {
+    let z = ms.div_euclid(86_400_000) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// The browser's `Intl`, with its default locale (the user's language) and time zone.
+#[cfg(target_arch = "wasm32")]
+mod intl {
+    use super::When;
+    use js_sys::{Array, Date, Intl, Object, Reflect};
+    use wasm_bindgen::JsValue;
+
+    fn options(pairs: &[(&str, &str)]) -> Object {
+        let o = Object::new();
+        for (k, v) in pairs {
+            // Setting a property on a fresh plain object cannot fail.
+            let _ = Reflect::set(&o, &JsValue::from_str(k), &JsValue::from_str(v));
+        }
+        o
+    }
+
+    /// `new Intl.RelativeTimeFormat(undefined, { numeric: "auto" }).format(-n, unit)`, or for a date
+    /// [`date_time`] with the medium date style.
+    pub(super) fn when_text(w: When) -> String {
+        let (n, unit) = match w {
+            When::JustNow => (0, "second"),
+            When::Minutes(n) => (n, "minute"),
+            When::Hours(n) => (n, "hour"),
+            When::Yesterday => (1, "day"),
+            When::Days(n) => (n, "day"),
+            When::Date(ms) => return date_time(ms, "medium", None),
+        };
+        // An empty list of locales is the browser's default locale, as `undefined` is.
+        let format = Intl::RelativeTimeFormat::new(&Array::new(), &options(&[("numeric", "auto")]));
+        // `-0` would read "0 seconds ago" in some engines; 0 is "now".
+        let value = if n == 0 { 0.0 } else { -(n as f64) };
+        format.format(value, unit).into()
+    }
+
+    /// `new Intl.DateTimeFormat(undefined, { dateStyle, timeStyle }).format(new Date(ms))`.
+    pub(super) fn date_time(ms: i64, date_style: &str, time_style: Option<&str>) -> String {
+        let mut pairs = vec![("dateStyle", date_style)];
+        if let Some(t) = time_style {
+            pairs.push(("timeStyle", t));
+        }
+        let format = Intl::DateTimeFormat::new(&Array::new(), &options(&pairs));
+        let date = Date::new(&JsValue::from_f64(ms as f64));
+        format.format().call1(&JsValue::UNDEFINED, &date).ok().and_then(|s| s.as_string()).unwrap_or_default()
+    }
 }
 
 /// The context meter's figures, in words.

@@ -25,8 +25,8 @@ pub use composer::{Composer, NoticeLine};
 pub use conversation::{Conversation, TaskCards};
 pub use dialogs::{ApprovalDialog, DeleteDialog, SearchDialog, SettingsDialog};
 pub use format::{
-    clip_for_display, compact, context_meter, duration_text, fix_for, highlight_pieces, human_bytes, relative_time,
-    session_matches, workspace_order, workspaces, Fix, Meter, DISPLAY_CHARS,
+    clip_for_display, compact, context_meter, duration_text, fix_for, full_time, highlight_pieces, human_bytes,
+    relative_time, session_matches, when, workspace_order, workspaces, Fix, Meter, When, DISPLAY_CHARS,
 };
 pub use panel::SessionPanel;
 pub use sidebar::{SessionAction, Sidebar};

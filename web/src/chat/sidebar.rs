@@ -1,7 +1,7 @@
 //! The sidebar: New session, the workspace for new sessions, a filter, and the sessions grouped by
 //! workspace, each with its menu (rename in place, fork, export, archive, delete).
 
-use super::format::{relative_time, session_matches, workspace_order, workspaces};
+use super::format::{full_time, relative_time, session_matches, workspace_order, workspaces};
 use super::state::{ChatState, DialogState};
 use super::DEFAULT_WORKSPACE;
 use cowork_core::Session;
@@ -133,6 +133,8 @@ fn SessionRow(s: Session, on_open: Callback<String>, on_action: Callback<Session
     let model = if s.model.is_empty() { "demo".to_owned() } else { s.model.clone() };
     // The workspace is the heading of the row's group.
     let meta = format!("{model} · {} turns · {}", s.turn_count, relative_time(cowork_core::now_ms(), s.last_active_at));
+    // Hovering the last activity shows exactly when, in the user's locale and time zone.
+    let last_active = full_time(s.last_active_at);
     let menu_open = move || dialogs.menu.get().as_deref() == Some(id.get_value().as_str());
     let renaming = move || dialogs.renaming.get().as_deref() == Some(id.get_value().as_str());
     let (archived, turns, label) = (s.is_archived, s.turn_count, title.clone());
@@ -157,10 +159,11 @@ fn SessionRow(s: Session, on_open: Callback<String>, on_action: Callback<Session
                 fallback=move || {
                     let title = title.clone();
                     let meta = meta.clone();
+                    let last_active = last_active.clone();
                     view! {
                         <button class="session" class:active=active on:click=move |_| on_open.run(id.get_value())>
                             <span class="session-title">{title}</span>
-                            <span class="session-meta">
+                            <span class="session-meta" title=last_active>
                                 {meta}
                                 {archived.then(|| view! { <span class="badge">"archived"</span> })}
                             </span>

@@ -73,6 +73,38 @@ fn times_read_naturally() {
 }
 
 #[test]
+fn how_long_ago_decides_the_form_of_a_time() {
+    let now = 1_710_102_600_000; // 2024-03-10T20:30:00Z
+    let cases = [
+        (now + 5_000, When::JustNow),
+        (now - 59_999, When::JustNow),
+        (now - 60_000, When::Minutes(1)),
+        (now - 59 * 60_000, When::Minutes(59)),
+        (now - 60 * 60_000, When::Hours(1)),
+        (now - (24 * 60 - 1) * 60_000, When::Hours(23)),
+        (now - 24 * 3_600_000, When::Yesterday),
+        (now - 47 * 3_600_000, When::Yesterday),
+        (now - 48 * 3_600_000, When::Days(2)),
+        (now - 6 * 86_400_000, When::Days(6)),
+        (now - 7 * 86_400_000, When::Date(now - 7 * 86_400_000)),
+    ];
+    for (then, want) in cases {
+        assert_eq!(when(now, then), want, "{} ms ago", now - then);
+    }
+}
+
+#[test]
+fn natively_old_dates_and_full_times_are_in_utc() {
+    let instant = 1_710_102_600_000; // 2024-03-10T20:30:00Z (11 March in Auckland)
+    assert_eq!(When::Date(instant).english(), "2024-03-10");
+    assert_eq!(relative_time(instant + 30 * 86_400_000, instant), "2024-03-10");
+    assert_eq!(full_time(instant), "2024-03-10 20:30 UTC");
+    assert_eq!(full_time(0), "1970-01-01 00:00 UTC");
+    assert_eq!(When::Date(951_782_400_000).english(), "2000-02-29", "a leap day");
+    assert_eq!(When::Date(-86_400_000).english(), "1969-12-31", "before the epoch");
+}
+
+#[test]
 fn the_filter_looks_at_title_workspace_and_model() {
     let s = session("s", "Fix the Login bug", "backend", "demo");
     assert!(session_matches(&s, ""));
