@@ -62,12 +62,16 @@ export function useServerAndBrowser() {
   return app;
 }
 
-/** Launches headless Chromium with a fresh profile; resolves to { context, close }. `args`: extra flags. */
-export async function launchBrowser({ args = [] } = {}) {
+/**
+ * Launches headless Chromium with a fresh profile; resolves to { context, close }. `args`: extra
+ * flags; `options`: more context options (e.g. `{ locale: 'de-DE', timezoneId: 'Pacific/Auckland' }`).
+ */
+export async function launchBrowser({ args = [], options = {} } = {}) {
   const profile = mkdtempSync(join(tmpdir(), 'cowork-e2e-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
+    ...options,
     args: [
       '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
       '--disable-component-update', '--disable-sync', '--disable-quic', ...args,
