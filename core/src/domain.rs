@@ -224,6 +224,35 @@ pub struct Session {
     pub is_archived: bool,
 }
 
+/// A workspace's settings, archived with the sessions (they are the user's data) and exported.
+///
+/// A workspace is a label ("default", "my-project"); what a label means on other machines is set here.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkspaceSettings {
+    /// The workspace's label, as sessions carry it.
+    pub workspace: String,
+    /// The project's directory on the orchestrator's machine, sent as Loom's `workspace`; empty when
+    /// none is set (then `delegate_task` is refused with a message saying where to set it).
+    pub orchestrator_dir: String,
+    /// The orchestrator asks before each step (Loom's `approval_mode: "manual"`).
+    pub manual_approvals: bool,
+    /// When these settings last changed (ms since the Unix epoch; 0 for never).
+    pub updated_at: i64,
+}
+
+impl WorkspaceSettings {
+    /// The settings of a workspace nobody has configured yet.
+    pub fn unset(workspace: impl Into<String>) -> WorkspaceSettings {
+        WorkspaceSettings { workspace: workspace.into(), ..WorkspaceSettings::default() }
+    }
+
+    /// The orchestrator directory, when one is set.
+    pub fn directory(&self) -> Option<&str> {
+        Some(self.orchestrator_dir.trim()).filter(|d| !d.is_empty())
+    }
+}
+
 /// Milliseconds since the Unix epoch, on every target.
 pub fn now_ms() -> i64 {
     #[cfg(target_arch = "wasm32")]

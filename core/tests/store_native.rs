@@ -138,6 +138,47 @@ fn write_v1_fixture() {
     assert_eq!(conn, 1, "the committed fixture is a schema-v1 archive");
 }
 
+/// Regenerates the schema-v2 fixture (as `write_v1_fixture`): a session with a delegated task.
+#[test]
+fn write_v2_fixture() {
+    let path = fixture("archive-v2.db");
+    if std::env::var_os("COWORK_WRITE_FIXTURES").is_some() {
+        let _ = std::fs::remove_file(&path);
+        let store = Store::open_at_version(path.to_str().unwrap(), 2).unwrap();
+        store
+            .connection()
+            .execute_batch(
+                "INSERT INTO sessions (id, workspace, title, created_at, last_active_at, turn_count)
+                     VALUES ('v2-session', 'my-project', 'From version two', 1750000000000, 1750000000000, 1);
+                 INSERT INTO turns (session_id, turn_number, role, content, token_count, status, created_at)
+                     VALUES ('v2-session', 1, 'user', 'Please refactor the parser', 6, 'complete', 1750000000000);
+                 INSERT INTO tasks (task_id, session_id, turn_number, goal, status, created_at, updated_at)
+                     VALUES ('t-1', 'v2-session', 1, 'Refactor the parser', 'completed', 1750000000000, 1750000000000);
+                 PRAGMA journal_mode = DELETE;",
+            )
+            .unwrap();
+    }
+    assert_eq!(rusqlite_version_of(&path), 2, "the committed fixture is a schema-v2 archive");
+}
+
+#[test]
+fn a_version_2_archive_gains_workspace_settings() {
+    let db = TempDb::new("migrate-v2");
+    std::fs::copy(fixture("archive-v2.db"), &db.0).unwrap();
+    let mut store = Store::open(db.path()).unwrap();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    assert_eq!(store.get_turns("v2-session", 0, 10).unwrap()[0].content, "Please refactor the parser");
+    assert_eq!(store.tasks("v2-session").unwrap()[0].goal, "Refactor the parser");
+    assert_eq!(store.workspace_settings("my-project").unwrap().directory(), None);
+    let dir = cowork_core::WorkspaceSettings {
+        orchestrator_dir: "/src/parser".into(),
+        ..cowork_core::WorkspaceSettings::unset("my-project")
+    };
+    store.set_workspace_settings(&dir).unwrap();
+    assert_eq!(store.workspace_settings("my-project").unwrap().directory(), Some("/src/parser"));
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+}
+
 fn rusqlite_version_of(path: &std::path::Path) -> i64 {
     // Read the header directly: bytes 60..64 of a SQLite file hold user_version, big-endian.
     let bytes = std::fs::read(path).expect("fixture exists");

@@ -55,6 +55,12 @@ impl Store {
             out.push_str(&line_json(&line));
             out.push('\n');
         };
+        let labels: std::collections::BTreeSet<&str> = ordered.iter().map(|s| s.workspace.as_str()).collect();
+        for settings in self.all_workspace_settings()? {
+            if labels.contains(settings.workspace.as_str()) {
+                push(Line::Workspace(settings));
+            }
+        }
         let mut turn_total = 0;
         for s in &ordered {
             push(Line::Session((*s).clone()));

@@ -5,13 +5,16 @@
 //! A JSONL import is all-or-nothing and names the first bad line; sessions already in the archive
 //! (same id) are skipped, not duplicated.
 
-use super::jsonl::{Line, TurnLine, FORMAT_NAME, FORMAT_VERSION};
+use super::jsonl::{Line, TurnLine, FORMAT_NAME, FORMAT_VERSION, OLDEST_FORMAT_VERSION};
 use super::rows::{self, IfTaskExists, ToolExecutionRow, TurnRow};
 use super::sessions::new_session_row;
 use super::turns::{insert_turn, search_extra};
 use super::Store;
 use crate::error::{Context, Error, Result};
-use crate::{ContextManifest, NewTurn, Role, Session, TaskEvent, TaskRecord, ToolCall, ToolExecution, TurnStatus};
+use crate::{
+    ContextManifest, NewTurn, Role, Session, TaskEvent, TaskRecord, ToolCall, ToolExecution, TurnStatus,
+    WorkspaceSettings,
+};
 use rusqlite::{Connection, OptionalExtension};
 use std::collections::{HashMap, HashSet};
 
@@ -43,6 +46,8 @@ enum PlannedRow {
     Task(TaskRecord),
     TaskEvent(TaskEvent),
     Manifest(ContextManifest),
+    /// Settings of a workspace that has none in the archive yet (the archive's own are kept).
+    Workspace(WorkspaceSettings),
 }
 
 /// SQLite's words for the unique keys a file can repeat; [`validate`] finds the repeats first and
@@ -139,9 +144,17 @@ pub(super) fn validate(conn: &Connection, text: &str) -> Result<ImportPlan> {
     let mut planned_turns: HashSet<(String, i64)> = HashSet::new();
     let mut planned_tasks: HashSet<String> = HashSet::new();
     let mut planned_events: HashSet<(String, i64)> = HashSet::new();
+    let mut planned_workspaces: HashSet<String> = HashSet::new();
     for (n, line) in lines {
         let row = match line {
             Line::Header { .. } | Line::End { .. } => continue,
+            Line::Workspace(w) => {
+                let known = super::workspaces::get(conn, &w.workspace)?.is_some();
+                if known || !planned_workspaces.insert(w.workspace.clone()) {
+                    continue;
+                }
+                PlannedRow::Workspace(w)
+            }
             Line::Session(mut s) => {
                 if !in_file.insert(s.id.clone()) {
                     return Err(err(n, format!("session {} appears twice", s.id)));
@@ -330,6 +343,10 @@ pub(super) fn write(conn: &mut Connection, plan: ImportPlan) -> Result<ImportSum
             PlannedRow::Manifest(m) => {
                 rows::insert_manifest(&tx, m).map_err(|x| err(n, format!("cannot add manifest: {x}")))?;
             }
+            PlannedRow::Workspace(w) => {
+                super::workspaces::upsert(&tx, w)
+                    .map_err(|x| err(n, format!("cannot add the settings of workspace {:?}: {x}", w.workspace)))?;
+            }
         }
     }
     tx.commit().context("committing the import")?;
@@ -373,11 +390,11 @@ fn parse_lines(text: &str) -> Result<Vec<(usize, Line)>> {
                         message: format!("not a Cowork archive (format {format:?})"),
                     });
                 }
-                if *version != FORMAT_VERSION {
+                if !(OLDEST_FORMAT_VERSION..=FORMAT_VERSION).contains(version) {
                     return Err(Error::Import {
                         line: n,
                         message: format!(
-                            "archive format version {version} is not supported (this version reads {FORMAT_VERSION})"
+                            "archive format version {version} is not supported (this version reads {OLDEST_FORMAT_VERSION} to {FORMAT_VERSION})"
                         ),
                     });
                 }

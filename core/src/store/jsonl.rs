@@ -1,29 +1,42 @@
 //! The JSON Lines archive format: its header values and one wire type per line kind, converted by
 //! hand from the domain types. `export` writes it, `import` reads it.
 //!
-//! A header line `{"type":"header","format":"cowork-archive","version":1}`, then per session its
+//! A header line `{"type":"header","format":"cowork-archive","version":2}`, then the `workspace` settings of the
+//! exported sessions' workspaces (version 2 on), then per session its
 //! `session`, `turn`, `tool_execution`, `task`, `task_event` and `manifest` lines (a fork's parent
 //! always comes before it), then an `end` line with counts, so a truncated file is detected.
 
-use crate::{ContextManifest, Role, Session, TaskEvent, TaskRecord, ToolCall, ToolExecution, Turn, TurnStatus};
+use crate::{
+    ContextManifest, Role, Session, TaskEvent, TaskRecord, ToolCall, ToolExecution, Turn, TurnStatus, WorkspaceSettings,
+};
 use serde::{Deserialize, Serialize};
 
 /// The JSONL format version this build writes and reads.
-pub const FORMAT_VERSION: i64 = 1;
+pub const FORMAT_VERSION: i64 = 2;
+/// The oldest JSONL format version this build still reads (version 1 had no `workspace` lines).
+pub(super) const OLDEST_FORMAT_VERSION: i64 = 1;
 pub(super) const FORMAT_NAME: &str = "cowork-archive";
 
 /// One line of the JSONL format (the wire type; converted by hand from the domain types).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub(super) enum Line {
-    Header { format: String, version: i64 },
+    Header {
+        format: String,
+        version: i64,
+    },
+    /// Version 2 on: the settings of a workspace the file's sessions belong to, after the header.
+    Workspace(WorkspaceSettings),
     Session(Session),
     Turn(TurnLine),
     ToolExecution(ToolExecution),
     Task(TaskRecord),
     TaskEvent(TaskEvent),
     Manifest(ContextManifest),
-    End { sessions: usize, turns: usize },
+    End {
+        sessions: usize,
+        turns: usize,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

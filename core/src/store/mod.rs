@@ -7,7 +7,7 @@
 //! Where things are: `Store` and opening an archive here; `sessions` (create, list, rename, archive,
 //! fork, delete, resume, state and usage), `turns` (append, checkpoint, finalise, read, tool
 //! executions), `search`, `tasks` (delegated tasks and their events, manifests, calibration,
-//! statistics); `rows` holds every table's columns, its one `INSERT` and its row mapping; `export` and
+//! statistics), `workspaces` (per-workspace settings); `rows` holds every table's columns, its one `INSERT` and its row mapping; `export` and
 //! `import` the file formats (`jsonl` the archive format's lines); `schema` the migrations.
 
 mod export;
@@ -23,6 +23,7 @@ mod sessions;
 mod sources;
 mod tasks;
 mod turns;
+mod workspaces;
 
 pub use import::ImportSummary;
 pub use jsonl::FORMAT_VERSION;

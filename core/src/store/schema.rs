@@ -124,8 +124,18 @@ CREATE TABLE token_calibration (
 );
 "#;
 
+/// Version 3: per-workspace settings (the orchestrator directory, manual approvals).
+const V3: &str = r#"
+CREATE TABLE workspace_settings (
+    workspace        TEXT PRIMARY KEY NOT NULL,
+    orchestrator_dir TEXT NOT NULL DEFAULT '',
+    manual_approvals INTEGER NOT NULL DEFAULT 0,
+    updated_at       INTEGER NOT NULL
+);
+"#;
+
 /// Every migration, in order: `MIGRATIONS[i]` upgrades version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3];
 
 /// The schema version this build writes.
 pub const LATEST: i64 = MIGRATIONS.len() as i64;

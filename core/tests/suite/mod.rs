@@ -6,6 +6,7 @@
 use cowork_core::store::{NewSession, NewToolExecution, SessionFilter, Store};
 use cowork_core::{
     Approval, ContextManifest, Error, NewTurn, Role, SearchQuery, SearchScope, TaskRecord, ToolCall, TurnStatus,
+    WorkspaceSettings,
 };
 
 /// Runs `$mac!(case, case, ...)` over every case name, so each runner declares one test per case.
@@ -31,7 +32,8 @@ macro_rules! store_cases {
             openai_messages_import_once,
             markdown_export_reads_well,
             stats_count_what_is_stored,
-            a_client_key_finds_the_earlier_attempt
+            a_client_key_finds_the_earlier_attempt,
+            workspace_settings_are_kept_and_travel_with_an_export
         );
     };
 }
@@ -657,4 +659,47 @@ pub fn a_client_key_finds_the_earlier_attempt(store: &mut Store) {
     let found = store.find_recent_by_client_key("k-1").unwrap().expect("the first attempt is found");
     assert_eq!((found.turn_number, found.content.as_str()), (saved.turn_number, "sent once"));
     assert_eq!(store.find_recent_by_client_key("k-2").unwrap(), None);
+}
+
+/// A workspace's orchestrator directory and approval mode are the user's data: saved, read back, exported
+/// with its sessions, and imported into an archive that has none, never over its own.
+pub fn workspace_settings_are_kept_and_travel_with_an_export(store: &mut Store) {
+    let unset = store.workspace_settings("my-project").unwrap();
+    assert_eq!(unset.directory(), None, "a new workspace has no orchestrator directory");
+    assert!(!unset.manual_approvals);
+    let saved = store
+        .set_workspace_settings(&WorkspaceSettings {
+            orchestrator_dir: "  /home/ana/src/my-project ".into(),
+            manual_approvals: true,
+            ..WorkspaceSettings::unset("my-project")
+        })
+        .unwrap();
+    assert_eq!(saved.directory(), Some("/home/ana/src/my-project"));
+    assert!(saved.updated_at > 0);
+    assert_eq!(store.workspace_settings("my-project").unwrap(), saved);
+    assert_eq!(store.workspace_settings("other").unwrap().directory(), None, "settings are per workspace");
+    store.set_workspace_settings(&WorkspaceSettings::unset("unused")).unwrap();
+
+    let sid = session(store, "my-project");
+    store.append_turn(&sid, &NewTurn::user("hello")).unwrap();
+    let file = store.export_jsonl(Some(&[sid.clone()])).unwrap();
+    assert!(file.contains("/home/ana/src/my-project"), "the export carries the directory");
+    assert!(!file.contains("\"unused\""), "only the exported sessions' workspaces are in the file");
+
+    let mut fresh = Store::open_in_memory().unwrap();
+    fresh
+        .set_workspace_settings(&WorkspaceSettings {
+            orchestrator_dir: "/srv/their-copy".into(),
+            ..WorkspaceSettings::unset("theirs")
+        })
+        .unwrap();
+    fresh.import_jsonl(&file).unwrap();
+    assert_eq!(fresh.workspace_settings("my-project").unwrap(), saved, "imported as exported");
+    // The archive's own settings win over a file's.
+    let mut changed = saved.clone();
+    changed.orchestrator_dir = "/elsewhere".into();
+    fresh.set_workspace_settings(&changed).unwrap();
+    fresh.import_jsonl(&file.replace(&sid, "00000000-0000-0000-0000-00000000abcd")).unwrap();
+    assert_eq!(fresh.workspace_settings("my-project").unwrap().directory(), Some("/elsewhere"));
+    assert_eq!(fresh.workspace_settings("theirs").unwrap().directory(), Some("/srv/their-copy"));
 }
