@@ -6,9 +6,13 @@
 //! each tool call approved, run, and its result committed → again, until the model stops calling tools
 //! or the iteration limit is reached → usage totals and token calibration updated.
 //!
+//! A session whose last turn is a reply cut short is continued in place (`resume.rs`): the first model
+//! call goes on from the saved partial text, and the reply is finished in that same turn.
+//!
 //! I/O is injected: [`Transport`] performs HTTP (fetch in the browser, a plain client in tests),
 //! [`ToolHost`] runs tools and asks for approval, and [`AgentEvent`]s go to an observer (the UI).
 
+mod resume;
 mod types;
 
 pub use types::{
@@ -113,10 +117,12 @@ impl<T: Transport, H: ToolHost> Run<'_, T, H> {
         let definitions = tool_definitions(self.tools, self.settings);
         let system = prompt::system_prompt(&self.settings.prompt);
 
+        // A reply cut short is continued by the first call (and only the first).
+        let mut resume = resume::resumable(self.store, self.session_id)?;
         for _ in 0..self.settings.max_iterations.max(1) {
-            let prepared = self.assemble_request(&system, calibration.ratio(), &definitions)?;
+            let prepared = self.assemble_request(&system, calibration.ratio(), &definitions, &mut resume)?;
             let response = self.call_model(&prepared.request).await?;
-            let (n, message) = match self.stream_reply(response).await? {
+            let (n, message) = match self.stream_reply(response, resume.take()).await? {
                 ControlFlow::Continue(reply) => reply,
                 ControlFlow::Break(outcome) => return Ok(outcome),
             };
@@ -131,9 +137,27 @@ impl<T: Transport, H: ToolHost> Run<'_, T, H> {
         Ok(Outcome::IterationLimit)
     }
 
-    /// Assembles the request from the archive and records its manifest.
-    fn assemble_request(&mut self, system: &str, chars_per_token: f64, definitions: &[Value]) -> Result<Prepared> {
-        let assembled = assemble(self.store, self.settings, system, chars_per_token, self.session_id)?;
+    /// Assembles the request from the archive and records its manifest. With a reply to `resume`, the
+    /// request ends with its saved text as the assistant's own words to go on from (when the context
+    /// does not end with it, the reply is not resumed: `resume` is cleared and a new one is asked for).
+    fn assemble_request(
+        &mut self,
+        system: &str,
+        chars_per_token: f64,
+        definitions: &[Value],
+        resume: &mut Option<crate::Turn>,
+    ) -> Result<Prepared> {
+        let mut assembled = assemble(self.store, self.settings, system, chars_per_token, self.session_id)?;
+        if let Some(cut) = resume.as_ref() {
+            let last =
+                assembled.messages.last_mut().filter(|m| m.role == crate::Role::Assistant && m.tool_calls.is_empty());
+            match last {
+                Some(m) if assembled.manifest.turn_numbers.last() == Some(&cut.turn_number) => {
+                    m.content = resume::Splice::resume(&cut.content).prefix().to_owned();
+                }
+                _ => *resume = None,
+            }
+        }
         let mut manifest = assembled.manifest.clone();
         manifest.created_at = crate::now_ms();
         let manifest_id = self.store.record_manifest(&manifest)?;
@@ -180,20 +204,39 @@ impl<T: Transport, H: ToolHost> Run<'_, T, H> {
     /// Streams the reply into an `interrupted` turn, checkpointing as it grows. Continues with the turn
     /// number and the whole reply; breaks with the outcome when the reply was cut or stopped (the
     /// partial text is saved). A malformed reply is saved as an `error` turn and is an error.
+    ///
+    /// With a turn to `resume`, the reply goes into that turn, after its saved text (see `resume.rs`).
     async fn stream_reply(
         &mut self,
         response: HttpResponse<T::Body>,
+        resume: Option<crate::Turn>,
     ) -> Result<ControlFlow<Outcome, (i64, AssistantMessage)>> {
         let (store, transport, session_id) = (&mut *self.store, self.transport, self.session_id);
-        let turn = store.append_turn(session_id, &NewTurn::assistant("").with_status(TurnStatus::Interrupted))?;
+        let resumed = resume.is_some();
+        let (turn, mut splice) = match resume {
+            Some(cut) => {
+                let splice = resume::Splice::resume(&cut.content);
+                (cut, splice)
+            }
+            None => (
+                store.append_turn(session_id, &NewTurn::assistant("").with_status(TurnStatus::Interrupted))?,
+                resume::Splice::fresh(),
+            ),
+        };
         let n = turn.turn_number;
         (self.on_event)(AgentEvent::TurnAppended { turn });
+        let mut text = splice.prefix().to_owned();
+        // A resumed reply's saved text is rewritten only once something is added to it.
+        let start_len = text.len();
+        if resumed {
+            // The reply's text so far, as the start of the stream the UI shows.
+            (self.on_event)(AgentEvent::StreamDelta { turn_number: n, text: text.clone() });
+        }
         let mut body = response.body;
         let mut parser = SseParser::new();
         let mut decoder = StreamDecoder::new(self.settings.provider.kind);
-        let mut text = String::new();
         // The first words are saved as soon as they arrive, then at most every CHECKPOINT_INTERVAL_MS.
-        let (mut last_checkpoint, mut saved_len) = (transport.now_ms(), 0);
+        let (mut last_checkpoint, mut saved_len) = (transport.now_ms(), text.len());
         let mut aborted = None;
         while let Some(chunk) = body.chunk().await {
             let bytes = match chunk {
@@ -208,7 +251,7 @@ impl<T: Transport, H: ToolHost> Run<'_, T, H> {
                 }
             };
             for ev in parser.push(&bytes) {
-                feed(&mut decoder, &ev, n, &mut text, self.on_event);
+                feed(&mut decoder, &mut splice, &ev, n, &mut text, self.on_event);
             }
             let due = saved_len == 0 || transport.now_ms() - last_checkpoint >= CHECKPOINT_INTERVAL_MS;
             if text.len() > saved_len && due {
@@ -217,18 +260,29 @@ impl<T: Transport, H: ToolHost> Run<'_, T, H> {
             }
         }
         for ev in parser.finish() {
-            feed(&mut decoder, &ev, n, &mut text, self.on_event);
+            feed(&mut decoder, &mut splice, &ev, n, &mut text, self.on_event);
         }
-        match (aborted, decoder.finish()) {
+        splice.finish();
+        let finished = decoder.finish().map(|mut message| {
+            if resumed {
+                message.content = text.clone();
+            }
+            message
+        });
+        match (aborted, finished) {
             (Some(reason), _) => {
-                store.checkpoint_turn(session_id, n, &text)?;
+                if !resumed || text.len() > start_len {
+                    store.checkpoint_turn(session_id, n, &text)?;
+                }
                 Ok(ControlFlow::Break(Outcome::Interrupted { assistant_turn: n, message: reason }))
             }
             (None, Ok(message)) => Ok(ControlFlow::Continue((n, message))),
             (None, Err(failure)) => {
-                let partial = failure.partial.content.clone();
+                let partial = if resumed { text.clone() } else { failure.partial.content.clone() };
                 if failure.kind == FailureKind::Cut {
-                    store.checkpoint_turn(session_id, n, &partial)?;
+                    if !resumed || partial.len() > start_len {
+                        store.checkpoint_turn(session_id, n, &partial)?;
+                    }
                     return Ok(ControlFlow::Break(Outcome::Interrupted {
                         assistant_turn: n,
                         message: failure.message,
@@ -403,6 +457,7 @@ fn reply_metadata(model: &str, message: &AssistantMessage) -> Value {
 /// Decodes one SSE event of the reply, passing text on to the UI as it arrives.
 fn feed(
     decoder: &mut StreamDecoder,
+    splice: &mut resume::Splice,
     ev: &crate::sse::SseEvent,
     turn_number: i64,
     text: &mut String,
@@ -410,8 +465,11 @@ fn feed(
 ) {
     for out in decoder.feed(ev) {
         if let StreamEvent::TextDelta(delta) = out {
-            text.push_str(&delta);
-            on_event(AgentEvent::StreamDelta { turn_number, text: delta });
+            let added = splice.push(&delta);
+            if !added.is_empty() {
+                text.push_str(&added);
+                on_event(AgentEvent::StreamDelta { turn_number, text: added });
+            }
         }
     }
 }

@@ -14,7 +14,8 @@
 //! Faults, switched per request by a `[[fault:NAME]]` token in the last user message or an
 //! `x-cowork-fault: NAME` header: `401`, `429` (with `Retry-After: 1`), `500`, `cut` (the stream stops
 //! half-way without `[DONE]`), `slow` (200 ms between chunks), `badjson` (a malformed chunk), and
-//! `429xN` / `500xN` (fail the first N attempts of the same request, then succeed).
+//! `429xN` / `500xN` (fail the first N attempts of the same request, then succeed), `cutxN` (cut the
+//! first N replies to the same user message, then stream whole).
 //!
 //! Reply shapes, switched by a token in the last user message (which is not echoed):
 //! `[[reasoning]]` (the reply streams `delta.reasoning_content` first, "Let me think about …", then
@@ -61,7 +62,19 @@ pub enum Plan {
 }
 
 /// Decides the answer to `messages` offering `tools` (names). Pure, so it is tested directly.
+///
+/// A request that ends with the assistant's own words (a prefill: an interrupted reply to go on from)
+/// is continued the way Anthropic and prefill-capable OpenAI-compatible servers do: when the answer to
+/// the message before starts with those words, only the rest is streamed.
 pub fn plan(messages: &[Value], tools: &[String]) -> Plan {
+    let prefill = messages.last().filter(|m| m["role"] == "assistant" && m["tool_calls"].is_null()).map(content_text);
+    match (plan_answer(messages, tools), prefill) {
+        (Plan::Text(text), Some(p)) if !p.is_empty() && text.starts_with(&p) => Plan::Text(text[p.len()..].to_owned()),
+        (answer, _) => answer,
+    }
+}
+
+fn plan_answer(messages: &[Value], tools: &[String]) -> Plan {
     // A request that ends with the assistant's own (interrupted) words asks to continue that reply:
     // answer the message before it.
     let Some(last) = messages.iter().rev().find(|m| m["role"] != "assistant").or(messages.last()) else {
@@ -214,6 +227,10 @@ fn key_words(text: &str) -> String {
     }
 }
 
+fn last_user_text(messages: &[Value]) -> String {
+    messages.iter().rev().find(|m| m["role"] == "user").map(content_text).unwrap_or_default()
+}
+
 fn fault_of(headers: &HeaderMap, messages: &[Value]) -> Option<String> {
     if let Some(v) = headers.get("x-cowork-fault").and_then(|v| v.to_str().ok()) {
         return Some(v.to_owned());
@@ -236,21 +253,27 @@ pub async fn chat_completions(State(state): State<Arc<ModelState>>, headers: Hea
         .map(|t| t.iter().filter_map(|t| t["function"]["name"].as_str().map(str::to_owned)).collect())
         .unwrap_or_default();
     let model = req["model"].as_str().unwrap_or("demo").to_owned();
-    let fault = fault_of(&headers, &messages);
-    if let Some(f) = &fault {
+    let mut fault = fault_of(&headers, &messages);
+    if let Some(f) = fault.clone() {
         let (kind, times) = match f.split_once('x') {
             Some((k, n)) => (k.to_owned(), n.parse::<u32>().unwrap_or(1)),
             None => (f.clone(), u32::MAX),
         };
-        if kind == "401" || kind == "429" || kind == "500" {
-            let key = format!("{f}\n{body}");
+        if kind == "401" || kind == "429" || kind == "500" || kind == "cut" {
+            // `cutxN` counts by the user's message (a continuation is another body), the others by body.
+            let key = match kind.as_str() {
+                "cut" => format!("{f}\n{}", last_user_text(&messages)),
+                _ => format!("{f}\n{body}"),
+            };
             let n = {
                 let mut attempts = state.attempts.lock().expect("attempts lock");
                 let n = attempts.entry(key).or_insert(0);
                 *n += 1;
                 *n
             };
-            if n <= times {
+            if kind == "cut" && n > times {
+                fault = None;
+            } else if n <= times && kind != "cut" {
                 return match kind.as_str() {
                     "401" => error(StatusCode::UNAUTHORIZED, "invalid API key"),
                     "429" => {
@@ -335,7 +358,7 @@ pub fn stream_chunks(plan: &Plan, model: &str, prompt_chars: usize, fault: Optio
     out.push(format!("data: {usage}\n\n"));
     out.push("data: [DONE]\n\n".into());
     match fault {
-        Some("cut") => out.truncate(out.len() / 2),
+        Some(f) if f == "cut" || f.starts_with("cutx") => out.truncate(out.len() / 2),
         Some("badjson") => out.insert(out.len() / 2, "data: {\"choices\": [ this is not json\n\n".into()),
         _ => {}
     }

@@ -2,7 +2,8 @@
 //! scripted model, every failure mode of spec §7.
 
 use cowork_core::agent::{
-    next_context, send_message, tool_definitions, AgentEvent, AgentSettings, NoTools, Outcome, ToolHost, ToolOutcome,
+    continue_session, next_context, send_message, tool_definitions, AgentEvent, AgentSettings, NoTools, Outcome,
+    ToolHost, ToolOutcome,
 };
 use cowork_core::context::ContextSettings;
 use cowork_core::delegate::deliver_pending_tasks;
@@ -196,6 +197,44 @@ async fn a_cut_stream_leaves_an_interrupted_turn_with_the_partial_text() {
         turn.content
     );
     assert!(matches!(f.send(&NoTools, "continue").await.unwrap(), Outcome::Done { .. }), "the session continues");
+}
+
+/// Continuing a cut reply finishes it in the same turn: the saved words stay its start, nothing is
+/// repeated, and no second reply appears.
+#[tokio::test]
+async fn continuing_a_cut_reply_finishes_it_in_place() {
+    let mut f = fixture().await;
+    let asked = "tell me a long story about the refresh token rotation [[fault:cutx1]]";
+    let Outcome::Interrupted { assistant_turn, .. } = f.send(&NoTools, asked).await.unwrap() else {
+        panic!("the first reply is cut")
+    };
+    let partial = f.store.turns_range(&f.session, assistant_turn, assistant_turn).unwrap().remove(0).content;
+    assert!(partial.starts_with("Demo model here"), "{partial:?}");
+    f.events.clear();
+    let events = &mut f.events;
+    let out = continue_session(&mut f.store, &f.transport, &NoTools, &f.settings, &f.session, &mut |e| events.push(e))
+        .await
+        .unwrap();
+    assert_eq!(out, Outcome::Done { assistant_turn }, "the same turn is finished");
+    assert_eq!(f.roles_and_status(), [(Role::User, TurnStatus::Complete), (Role::Assistant, TurnStatus::Complete)]);
+    let reply = f.store.turns_range(&f.session, assistant_turn, assistant_turn).unwrap().remove(0).content;
+    assert!(reply.starts_with(partial.trim_end()), "the saved words start the reply: {reply:?}");
+    assert!(reply.len() > partial.len(), "and it goes on: {reply:?}");
+    assert_eq!(reply.matches("Demo model here").count(), 1, "nothing is repeated: {reply:?}");
+    // A whole reply to the same message, for comparison: the continued one reads the same.
+    let whole = f.send(&NoTools, "tell me a long story about the refresh token rotation").await.unwrap();
+    let Outcome::Done { assistant_turn: n } = whole else { panic!("{whole:?}") };
+    let expected = f.store.turns_range(&f.session, n, n).unwrap().remove(0).content;
+    assert_eq!(reply, expected);
+    let streamed: String = f
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::StreamDelta { turn_number, text } if *turn_number == assistant_turn => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(streamed, reply, "the UI's stream starts from the saved words and ends as saved");
 }
 
 #[tokio::test]

@@ -211,6 +211,11 @@ pub enum Reply {
         /// The tool definitions offered with it (OpenAI function format).
         tools: Vec<serde_json::Value>,
     },
+    /// A workspace's settings ([`Op::WorkspaceSettings`], [`Op::SaveWorkspaceSettings`]).
+    Workspace {
+        /// The settings as stored now.
+        settings: cowork_core::WorkspaceSettings,
+    },
     /// Done, with nothing to return.
     Done,
 }

@@ -59,12 +59,15 @@ test('Stop keeps the partial reply as an interrupted turn', async () => {
   const partial = await page.locator('.turn[data-role="assistant"] .turn-text').last().innerText();
   assert.ok(partial.startsWith('Demo'), `partial text kept: ${partial}`);
   assert.ok(!partial.includes('real endpoint for real answers'), 'the reply was cut short');
-  // Retry runs the model again; the interrupted turn stays in the archive, and a complete reply follows.
+  // Retry goes on from the saved words: the same turn is finished, its start kept, nothing repeated.
   await page.getByRole('button', { name: 'Retry' }).click();
   await replyDone(page);
   await page.locator('.turn[data-role="assistant"] .turn-text', { hasText: 'real endpoint for real answers' }).last().waitFor({ timeout: 30_000 });
   assert.equal(await page.getByRole('button', { name: 'Retry' }).count(), 0, 'nothing left to retry');
-  assert.equal(await page.locator('.turn[data-role="assistant"] .badge.interrupted').count(), 1, 'the partial reply is kept');
+  assert.equal(await page.locator('.turn[data-role="assistant"]').count(), 1, 'finished in place, not a second reply');
+  const whole = await page.locator('.turn[data-role="assistant"] .turn-text').innerText();
+  assert.ok(whole.startsWith(partial.trim()), `the partial reply is kept as its start: ${whole}`);
+  assert.equal(whole.split('Demo model here').length - 1, 1, 'nothing is repeated');
   await page.close();
 });
 
@@ -241,7 +244,7 @@ test('Export downloads the whole archive as JSON Lines, without the API key', as
   const { readFile } = await import('node:fs/promises');
   const text = await readFile(await download.path(), 'utf8');
   const lines = text.trim().split('\n').map((l) => JSON.parse(l));
-  assert.deepEqual(lines[0], { type: 'header', format: 'cowork-archive', version: 1 });
+  assert.deepEqual(lines[0], { type: 'header', format: 'cowork-archive', version: 2 });
   assert.equal(lines.at(-1).type, 'end');
   assert.ok(lines.some((l) => l.type === 'turn' && l.content === 'remember the okapi_protocol for the export'));
   assert.ok(!text.includes('sk-never-in-the-archive'), 'the API key is never exported');

@@ -67,11 +67,10 @@ test('two tabs write alternately to one archive; the owner closes mid-reply and 
   sent.push(cut);
   await b.waitForTimeout(400);
   await a.close();
-  // B takes over, finds the message saved, and offers to continue the reply rather than run it twice.
-  await b.locator('.notice', { hasText: 'Retry continues it' }).waitFor({ timeout: 30_000 });
-  await b.getByRole('button', { name: 'Retry' }).click();
+  // B takes over, finds the message saved, and finishes the reply itself, without a Retry.
   await b.locator('.turn[data-role="assistant"]', { hasText: 'tell me a long story' }).last().waitFor({ timeout: 60_000 });
   await replyDone(b);
+  assert.equal(await b.getByRole('button', { name: 'Retry' }).count(), 0, 'nothing to retry');
 
   // A third tab joins the new owner; they keep writing alternately.
   const c = await openPage(app.browser.context, app.server.url);
@@ -98,6 +97,42 @@ test('two tabs write alternately to one archive; the owner closes mid-reply and 
   assert.deepEqual(a.problems, []);
   await b.close();
   await c.close();
+});
+
+test('three tabs: the owner closes while the third tab\'s reply streams; the reply finishes once, without Retry', async () => {
+  const tabs = [];
+  for (let i = 0; i < 3; i++) {
+    const page = await openPage(app.browser.context, app.server.url);
+    await ready(page);
+    tabs.push(page);
+  }
+  const [owner, second, third] = tabs;
+  await third.getByRole('button', { name: '+ New session' }).click();
+  const asked = 'takeover story [[fault:slow]] tell me about tokens, sessions and cookies at length';
+  await send(third, asked);
+  // The owner's worker streams the third tab's reply; the owner closes after the first words.
+  await third.locator('.turn[data-role="assistant"] .turn-text', { hasText: 'Demo model here' }).waitFor({ timeout: 20_000 });
+  await owner.close();
+  const reply = third.locator('.turn[data-role="assistant"]').last();
+  await reply.locator('.turn-text', { hasText: 'real endpoint for real answers' }).waitFor({ timeout: 60_000 });
+  await replyDone(third);
+  assert.equal(await third.getByRole('button', { name: 'Retry' }).count(), 0, 'no Retry was needed');
+  assert.equal(await third.locator('.turn[data-role="assistant"]').count(), 1, 'one reply on screen');
+  const shown = await reply.locator('.turn-text').innerText();
+  assert.equal(shown.split('Demo model here').length - 1, 1, `no text twice on screen: ${shown}`);
+
+  // The archive holds one complete reply, its text once, and the second tab sees the same.
+  const lines = await exportArchive(second);
+  const session = lines.find((l) => l.type === 'session' && l.title.startsWith('takeover story'));
+  assert.ok(session, 'the session is archived');
+  const replies = lines.filter((l) => l.type === 'turn' && l.session_id === session.id && l.role === 'assistant');
+  assert.equal(replies.length, 1, 'one assistant turn');
+  assert.equal(replies[0].status, 'complete');
+  assert.equal(replies[0].content.split('Demo model here').length - 1, 1, `no duplicate text: ${replies[0].content}`);
+  assert.ok(replies[0].content.includes('real endpoint for real answers'), 'the whole reply');
+  const words = (t) => t.replace(/\s+/g, ' ').trim();
+  assert.equal(words(replies[0].content), words(shown), 'the tab shows what is archived (HTML folds spaces)');
+  for (const page of [second, third]) assert.deepEqual(page.problems, []);
 });
 
 test('reloading in the middle of writes, 20 times, loses no acknowledged message', async () => {

@@ -314,6 +314,31 @@ mod browser {
         }
     }
 
+    /// Opens the workspace settings dialog on `workspace`'s settings as the archive holds them.
+    pub fn open_workspace(c: Client, dialogs: DialogState, workspace: String) {
+        let Some(client) = client(c) else { return };
+        dialogs.workspace_error.set(None);
+        spawn_while(dialogs.workspace, async move {
+            match client.call(Op::WorkspaceSettings { workspace: workspace.clone() }).await {
+                Ok(Reply::Workspace { settings }) => dialogs.workspace.set(Some(settings)),
+                Ok(other) => dialogs.workspace_error.set(Some(format!("unexpected answer: {other:?}"))),
+                Err(e) => dialogs.workspace_error.set(Some(e.problem().message)),
+            }
+        });
+    }
+
+    /// Saves the workspace settings dialog's values; the dialog closes once they are archived.
+    pub fn save_workspace(c: Client, dialogs: DialogState, settings: cowork_core::WorkspaceSettings) {
+        let Some(client) = client(c) else { return };
+        spawn_while(dialogs.workspace, async move {
+            match client.call(Op::SaveWorkspaceSettings { settings }).await {
+                Ok(Reply::Workspace { .. }) => dialogs.workspace.set(None),
+                Ok(other) => dialogs.workspace_error.set(Some(format!("unexpected answer: {other:?}"))),
+                Err(e) => dialogs.workspace_error.set(Some(format!("Not saved: {}", e.problem().message))),
+            }
+        });
+    }
+
     pub fn approve(c: Client, call_id: String, approved: bool) {
         if let Some(client) = client(c) {
             spawn_local(async move {
@@ -436,6 +461,8 @@ mod native {
     pub fn open_session(_: Client, _: ChatState, _: String, _: Option<i64>) {}
     pub fn reload_sessions(_: Client, _: ChatState) {}
     pub fn cancel_task(_: Client, _: ChatState, _: String) {}
+    pub fn open_workspace(_: Client, _: DialogState, _: String) {}
+    pub fn save_workspace(_: Client, _: DialogState, _: cowork_core::WorkspaceSettings) {}
     pub fn test_connection(_: Client, _: DialogState, _: crate::settings::ModelSettings) {}
     pub fn load_details(_: Client, _: ChatState, _: Option<String>) {}
     pub fn load_more(_: Client, _: ChatState, _: bool) {}

@@ -6,7 +6,7 @@ mod actions;
 
 use crate::chat::{
     ApprovalDialog, ChatState, Conversation, DeleteDialog, DialogState, SearchDialog, SessionAction, SessionPanel,
-    SettingsDialog, Sidebar,
+    SettingsDialog, Sidebar, WorkspaceDialog,
 };
 use crate::protocol::{Backend, ReadyInfo};
 use leptos::prelude::*;
@@ -84,6 +84,10 @@ pub fn App(
         actions::approve(client, call_id, approved);
     });
     let on_action = Callback::new(move |a: SessionAction| actions::session_action(client, chat, dialogs, a));
+    let on_workspace = Callback::new(move |w: String| {
+        dialogs.settings_open.set(false);
+        actions::open_workspace(client, dialogs, w)
+    });
     // The session list follows changes from any tab, and the "Show archived" switch.
     Effect::new(move |_| {
         chat.sessions_stale.track();
@@ -129,7 +133,7 @@ pub fn App(
             </header>
             <StorageBanner state=storage />
             <div class="app-body">
-                <Sidebar on_open=on_open on_new=on_new on_action=on_action />
+                <Sidebar on_open=on_open on_new=on_new on_action=on_action on_workspace=on_workspace />
                 <Conversation on_send=on_send on_stop=on_stop on_retry=on_retry on_action=on_action
                     on_cancel_task=Callback::new(move |id: String| actions::cancel_task(client, chat, id))
                     on_more=Callback::new(move |older: bool| actions::load_more(client, chat, older)) />
@@ -137,9 +141,10 @@ pub fn App(
             </div>
             <ApprovalDialog on_answer=on_answer />
             <DeleteDialog on_action=on_action />
-            <SettingsDialog on_save=on_save
+            <SettingsDialog on_save=on_save on_workspace=on_workspace
                 on_test=Callback::new(move |s: crate::settings::ModelSettings| actions::test_connection(client, dialogs, s)) />
             <SearchDialog on_query=on_query on_open=on_hit />
+            <WorkspaceDialog on_save=Callback::new(move |w| actions::save_workspace(client, dialogs, w)) />
             <StorageDialog storage=storage
                 on_export=Callback::new(move |_: ()| actions::export_all(client, chat))
                 on_check=Callback::new(move |_: ()| actions::check_archive(client, dialogs))

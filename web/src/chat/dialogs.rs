@@ -163,10 +163,22 @@ pub fn SettingsDialog(
     on_save: Callback<ModelSettings>,
     /// "Test connection" with the values in the form (not yet saved).
     on_test: Callback<ModelSettings>,
+    /// Open a workspace's settings (by label): the open session's workspace, or new sessions'.
+    on_workspace: Callback<String>,
 ) -> impl IntoView {
     let (state, dialogs) = (ChatState::get(), DialogState::get());
     let draft = RwSignal::new(state.settings.get_untracked());
     let errors = RwSignal::new(Vec::new());
+    let current_workspace = move || {
+        let open = state.current.get();
+        state
+            .sessions
+            .get()
+            .into_iter()
+            .find(|s| Some(&s.id) == open.as_ref())
+            .map(|s| s.workspace)
+            .unwrap_or_else(|| state.workspace.get())
+    };
     Effect::new(move |_| {
         if dialogs.settings_open.get() {
             draft.set(state.settings.get_untracked());
@@ -250,6 +262,11 @@ pub fn SettingsDialog(
                     {number("Context window (tokens)", "context_window", |s| s.context_window, |s, v| s.context_window = v)}
                     {number("Output reserve (tokens)", "output_reserve", |s| s.output_reserve, |s, v| s.output_reserve = v)}
                     {text("Orchestrator URL (empty: no delegation)", "orchestrator_url", |s| s.orchestrator_url.clone(), |s, v| s.orchestrator_url = v, "url")}
+                    <p class="workspace-line">
+                        <button class="secondary open-workspace-settings" on:click=move |_| on_workspace.run(current_workspace())>
+                            {move || format!("Workspace “{}”: orchestrator directory and approvals…", current_workspace())}
+                        </button>
+                    </p>
                     <p class="connection-result" role="status">{move || dialogs.connection.get()}</p>
                     <div class="dialog-actions">
                         <button class="secondary test-connection" on:click=test>"Test connection"</button>

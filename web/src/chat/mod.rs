@@ -1,13 +1,14 @@
 //! The chat screens: sidebar (sessions grouped by workspace, filter, per-session menu), conversation
 //! (tool cards, recall look-ups, delegated tasks as live checklists), composer, search (Ctrl/Cmd+K),
-//! session panel, approval, Settings and delete dialogs. They talk to the archive (and, through it, to
+//! session panel, approval, Settings, workspace settings and delete dialogs. They talk to the archive (and, through it, to
 //! the model) only via the storage worker's client, through the callbacks the app gives them.
 //!
 //! - `state.rs`: the state as data ([`ChatView`]), the reducer of the worker's events, and the
 //!   signals it is applied to ([`ChatState`], [`DialogState`]), provided as Leptos context.
 //! - `window.rs`: the bounded window of turns and its paging (pure).
 //! - `format.rs`: sizes, times, highlights, the context meter's figures, the fix for an error (pure).
-//! - `sidebar.rs`, `conversation.rs`, `composer.rs`, `panel.rs`, `dialogs.rs`: the components.
+//! - `sidebar.rs`, `conversation.rs`, `composer.rs`, `panel.rs`, `dialogs.rs`, `workspace.rs`: the
+//!   components.
 
 mod composer;
 mod conversation;
@@ -17,6 +18,7 @@ mod panel;
 mod sidebar;
 mod state;
 mod window;
+mod workspace;
 
 #[cfg(test)]
 mod test_data;
@@ -32,6 +34,7 @@ pub use panel::SessionPanel;
 pub use sidebar::{SessionAction, Sidebar};
 pub use state::{reduce, Approval, Change, ChatState, ChatView, DialogState, LiveTask, Notice};
 pub use window::{load_turns_op, merge_page, page_op, show_turn, turns_of};
+pub use workspace::WorkspaceDialog;
 
 /// The most turns the conversation holds in the DOM at once, however long the session.
 pub const VISIBLE_TURNS: usize = 200;

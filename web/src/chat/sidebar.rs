@@ -1,5 +1,6 @@
 //! The sidebar: New session, the workspace for new sessions, a filter, and the sessions grouped by
-//! workspace, each with its menu (rename in place, fork, export, archive, delete).
+//! workspace (each workspace with its settings button), each session with its menu (rename in place,
+//! fork, export, archive, delete).
 
 use super::format::{full_time, relative_time, session_matches, workspace_order, workspaces};
 use super::state::{ChatState, DialogState};
@@ -54,6 +55,8 @@ pub fn Sidebar(
     on_new: Callback<()>,
     /// Do something to a session (from its menu or the delete dialog).
     on_action: Callback<SessionAction>,
+    /// Open a workspace's settings (by label).
+    on_workspace: Callback<String>,
 ) -> impl IntoView {
     let (state, dialogs) = (ChatState::get(), DialogState::get());
     let shown = move || {
@@ -95,12 +98,15 @@ pub fn Sidebar(
                     children=move |w: String| {
                         let name = w.clone();
                         let in_group = move || shown().into_iter().filter(|s| s.workspace == name).collect::<Vec<_>>();
-                        let label = if w.is_empty() { "No workspace".to_owned() } else { w };
+                        let label = if w.is_empty() { "No workspace".to_owned() } else { w.clone() };
+                        let settings_label = format!("Configure workspace {label}");
                         view! {
                             <details class="workspace-group" open>
                                 <summary>
                                     <span class="workspace-name">{label}</span>
                                     <span class="workspace-count">{{ let g = in_group.clone(); move || g().len() }}</span>
+                                    <button class="workspace-settings-button" aria-label=settings_label.clone() title=settings_label
+                                        on:click=move |ev| { ev.prevent_default(); on_workspace.run(w.clone()) }>"⚙"</button>
                                 </summary>
                                 <ul class="session-list">
                                     <For

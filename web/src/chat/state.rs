@@ -193,6 +193,15 @@ pub fn stream_into(streaming: &mut Option<(i64, String)>, turn_number: i64, text
     }
 }
 
+/// A reply (re)starting to stream into a turn arrives as that turn, interrupted: the stream's text
+/// starts again from what the deltas bring (a reply continued after a takeover resends its saved words).
+pub fn restart_stream(streaming: &mut Option<(i64, String)>, turn: &Turn) {
+    let restarts = turn.role == Role::Assistant && turn.status == cowork_core::TurnStatus::Interrupted;
+    if restarts && streaming.as_ref().is_some_and(|(n, _)| *n == turn.turn_number) {
+        *streaming = None;
+    }
+}
+
 /// Puts a new session first in the list (replacing an older copy).
 pub fn open_first(sessions: &mut Vec<Session>, session: &Session) {
     sessions.retain(|x| x.id != session.id);
@@ -249,6 +258,7 @@ impl ChatView {
             }
             Change::Listed(session) => list_once(&mut self.sessions, &session),
             Change::Shown(turn) => {
+                restart_stream(&mut self.streaming, &turn);
                 if is_open(self.current.as_deref(), &turn.session_id) {
                     window::show_turn(&mut self.turns, &turn);
                 }
@@ -372,6 +382,9 @@ impl ChatState {
             }
             Change::Listed(session) => self.sessions.update(|s| list_once(s, &session)),
             Change::Shown(turn) => {
+                if self.streaming.with_untracked(|s| s.as_ref().is_some_and(|(n, _)| *n == turn.turn_number)) {
+                    self.streaming.update(|s| restart_stream(s, &turn));
+                }
                 if is_open(self.current.get_untracked().as_deref(), &turn.session_id) {
                     self.turns.update(|t| window::show_turn(t, &turn));
                 }
@@ -429,6 +442,10 @@ pub struct DialogState {
     pub sidebar_open: RwSignal<bool>,
     /// The session panel (state register and context meter) is shown.
     pub panel_open: RwSignal<bool>,
+    /// The workspace settings dialog is open, on these settings as loaded from the archive.
+    pub workspace: RwSignal<Option<cowork_core::WorkspaceSettings>>,
+    /// Why the workspace settings could not be loaded or saved.
+    pub workspace_error: RwSignal<Option<String>>,
 }
 
 impl DialogState {
@@ -445,6 +462,8 @@ impl DialogState {
             menu: RwSignal::new(None),
             renaming: RwSignal::new(None),
             confirm_delete: RwSignal::new(None),
+            workspace: RwSignal::new(None),
+            workspace_error: RwSignal::new(None),
             sidebar_open: RwSignal::new(false),
             panel_open: RwSignal::new(false),
         }
@@ -463,6 +482,7 @@ impl DialogState {
         self.search_open.set(false);
         self.settings_open.set(false);
         self.storage_open.set(false);
+        self.workspace.set(None);
         self.menu.set(None);
         self.confirm_delete.set(None);
     }

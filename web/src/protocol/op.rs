@@ -121,6 +121,17 @@ pub enum Op {
         /// The export's text, as [`Op::ExportAll`] writes it.
         text: String,
     },
+    /// A workspace's settings (the defaults when none were saved); answered with `Reply::Workspace`.
+    WorkspaceSettings {
+        /// The workspace's label.
+        workspace: String,
+    },
+    /// Saves a workspace's settings (archived and exported with its sessions); answered with the saved
+    /// `Reply::Workspace`.
+    SaveWorkspaceSettings {
+        /// The settings, `workspace` naming the label they belong to.
+        settings: cowork_core::WorkspaceSettings,
+    },
     /// Gives a session a new title (trimmed; empty is refused as `Invalid`).
     RenameSession {
         /// The session to rename.

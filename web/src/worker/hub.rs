@@ -375,14 +375,18 @@ impl Hub {
                 },
                 Err(_) => Err(Problem::new(ErrorKind::Storage, "the archive is busy")),
             };
-            // Cut short because this page is closing: say so (the user did not press Stop).
+            // Cut short because this page is closing: another tab's request stays unanswered, so that tab
+            // sends it again to the next owner, which continues the reply; this tab's own is told why.
             let result = match result {
+                Ok(Reply::Sent { .. }) | Err(_) if self.releasing.get() && origin != Origin::Local => None,
                 Ok(Reply::Sent { session_id, outcome: SendOutcome::Interrupted { .. } }) if self.releasing.get() => {
-                    Ok(Reply::Sent { session_id, outcome: SendOutcome::ClosedMidReply })
+                    Some(Ok(Reply::Sent { session_id, outcome: SendOutcome::ClosedMidReply }))
                 }
-                other => other,
+                other => Some(other),
             };
-            self.respond(&origin, WorkerMessage::Response { id, result });
+            if let Some(result) = result {
+                self.respond(&origin, WorkerMessage::Response { id, result });
+            }
             if self.releasing.get() {
                 self.release();
             }

@@ -77,6 +77,12 @@ pub async fn handle(
                 text: format!("Imported {} sessions with {} turns{skipped}.", s.sessions_added, s.turns_added),
             }
         }),
+        Op::WorkspaceSettings { workspace } => {
+            store.workspace_settings(&workspace).map(|settings| Reply::Workspace { settings })
+        }
+        Op::SaveWorkspaceSettings { settings } => {
+            store.set_workspace_settings(&settings).map(|settings| Reply::Workspace { settings })
+        }
         Op::RenameSession { session_id, title } => {
             let title = title.trim();
             if title.is_empty() {
@@ -185,12 +191,18 @@ async fn send(
     model: ModelSettings,
     host: HostOptions,
 ) -> Result<Reply, Problem> {
-    // Sent before, to an owner that closed before answering: the message is saved; say so, and let the
-    // user continue the reply rather than run it twice.
-    if let Some((_, key)) = &message {
-        if let Some(earlier) = store.find_recent_by_client_key(key)? {
-            emit(Event::turn_appended(earlier.clone()));
-            return Ok(Reply::Sent { session_id: earlier.session_id, outcome: SendOutcome::ClosedMidReply });
+    // Sent before, to an owner that closed before answering: the message is saved, and the reply the
+    // old owner was streaming is continued here (in place, from its saved words), never run twice.
+    let (mut session_id, mut message) = (session_id, message);
+    let earlier = match &message {
+        Some((_, key)) => store.find_recent_by_client_key(key)?,
+        None => None,
+    };
+    if let Some(earlier) = earlier {
+        emit(Event::turn_appended(earlier.clone()));
+        match after_closed_owner(store, &earlier)? {
+            Some(outcome) => return Ok(Reply::Sent { session_id: earlier.session_id, outcome }),
+            None => (session_id, message) = (Some(earlier.session_id), None),
         }
     }
     let session_id = match session_id {
@@ -227,6 +239,26 @@ async fn send(
         Err(e) => return Err(Problem::from(e)),
     };
     Ok(Reply::Sent { session_id, outcome })
+}
+
+/// A message the closed owner saved: `None` when its reply is to be continued (not started, cut short
+/// or mid-tool-loop), else how the request ended (the reply was finished, or other messages followed).
+fn after_closed_owner(store: &Store, earlier: &cowork_core::Turn) -> Result<Option<SendOutcome>, Problem> {
+    let count = store.turn_count(&earlier.session_id)?;
+    let tail = store.get_turns(
+        &earlier.session_id,
+        (earlier.turn_number - 1) as usize,
+        (count - earlier.turn_number + 1).max(0) as usize,
+    )?;
+    if tail.iter().skip(1).any(|t| t.role == cowork_core::Role::User) {
+        return Ok(Some(SendOutcome::ClosedMidReply));
+    }
+    let finished = tail.last().is_some_and(|t| {
+        t.role == cowork_core::Role::Assistant
+            && t.status == cowork_core::TurnStatus::Complete
+            && t.tool_calls.is_empty()
+    });
+    Ok(finished.then_some(SendOutcome::Done))
 }
 
 /// The agent loop's settings for a request: the user's model settings and what the page adds (its

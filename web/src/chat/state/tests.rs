@@ -68,6 +68,24 @@ fn deltas_grow_the_streaming_text_only() {
     assert_eq!(v.streaming, Some((5, "Next".to_owned())), "a new turn starts over");
 }
 
+/// A new owner continuing a reply after a takeover re-announces the cut turn and streams from its saved
+/// words: the tab shows them once, not after what the old owner had already streamed.
+#[test]
+fn a_reply_continued_after_a_takeover_is_shown_once() {
+    let delta = |n: i64, text: &str| Event::Delta { session_id: "s".into(), turn_number: n, text: text.into() };
+    let v = after(open_view(), 7, delta(3, "Once upon a time, "));
+    let v = after(v, 7, delta(3, "there"));
+    let cut = Turn { status: cowork_core::TurnStatus::Interrupted, ..assistant(3, "s", "Once upon a time,") };
+    let v = after(v, 7, Event::turn_appended(cut));
+    assert_eq!(v.streaming, None, "the stream starts again");
+    let v = after(v, 7, delta(3, "Once upon a time,"));
+    let v = after(v, 7, delta(3, " there was a token."));
+    assert_eq!(v.streaming, Some((3, "Once upon a time, there was a token.".to_owned())));
+    // A finished turn, or another turn, leaves the stream alone.
+    let done = assistant(4, "s", "other");
+    assert_eq!(after(v.clone(), 7, Event::turn_appended(done)).streaming, v.streaming);
+}
+
 #[test]
 fn tools_say_they_are_running_until_they_finish() {
     let started =

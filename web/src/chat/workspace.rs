@@ -1,0 +1,61 @@
+//! The workspace settings dialog: where the workspace's project lives on the orchestrator's machine
+//! (sent with every delegated task) and whether the orchestrator asks before each step. Opened from a
+//! workspace's heading in the sidebar, from Settings, and from a delegation refused for want of it.
+
+use super::state::DialogState;
+use cowork_core::WorkspaceSettings;
+use leptos::prelude::*;
+
+/// The dialog, shown while [`DialogState::workspace`] holds the settings being edited.
+#[component]
+pub fn WorkspaceDialog(
+    /// Saves the edited settings (the dialog closes once they are archived).
+    on_save: Callback<WorkspaceSettings>,
+) -> impl IntoView {
+    let dialogs = DialogState::get();
+    let draft = RwSignal::new(WorkspaceSettings::default());
+    Effect::new(move |_| {
+        if let Some(loaded) = dialogs.workspace.get() {
+            draft.set(loaded);
+        }
+    });
+    let close = move || {
+        dialogs.workspace.set(None);
+        dialogs.workspace_error.set(None);
+    };
+    let label = move || {
+        let w = draft.get().workspace;
+        if w.is_empty() {
+            "No workspace".to_owned()
+        } else {
+            w
+        }
+    };
+    view! {
+        <Show when=move || dialogs.workspace.get().is_some()>
+            <div class="overlay">
+                <div class="dialog workspace-settings" role="dialog" aria-modal="true" aria-labelledby="workspace-title"
+                    on:keydown=move |ev: web_sys::KeyboardEvent| if ev.key() == "Escape" { close() }>
+                    <h2 id="workspace-title">"Workspace “" {label} "”"</h2>
+                    <label class="field">
+                        <span>"Orchestrator directory: the project's folder on the orchestrator's machine"</span>
+                        <input class="orchestrator-dir" type="text" placeholder="/home/you/src/project" autofocus
+                            prop:value=move || draft.get().orchestrator_dir
+                            on:input=move |ev| draft.update(|d| d.orchestrator_dir = event_target_value(&ev)) />
+                        <span class="field-hint">"Delegated tasks run there. Without it, this workspace's sessions cannot delegate."</span>
+                    </label>
+                    <label class="check">
+                        <input class="manual-approvals" type="checkbox" prop:checked=move || draft.get().manual_approvals
+                            on:change=move |ev| draft.update(|d| d.manual_approvals = event_target_checked(&ev)) />
+                        " The orchestrator asks before each step"
+                    </label>
+                    <p class="field-error" role="alert">{move || dialogs.workspace_error.get()}</p>
+                    <div class="dialog-actions">
+                        <button class="secondary" on:click=move |_| close()>"Cancel"</button>
+                        <button class="primary" on:click=move |_| on_save.run(draft.get_untracked())>"Save"</button>
+                    </div>
+                </div>
+            </div>
+        </Show>
+    }
+}
