@@ -49,12 +49,11 @@ pub(super) fn parse(bytes: &[u8]) -> Result<Conversation> {
             (None, _) => return Err(import_err(n, format!("line {n}: neither a meta object nor an item"))),
         };
         match ty {
-            "session_meta" => {
-                if out.id.is_empty() {
-                    out.id = payload["id"].as_str().unwrap_or_default().to_owned();
-                    out.workspace = payload["cwd"].as_str().filter(|c| !c.is_empty()).map(str::to_owned);
-                    out.created_at = time_ms(payload.get("timestamp")).or(time);
-                }
+            // A resumed session repeats its meta line: the first one counts.
+            "session_meta" if out.id.is_empty() => {
+                out.id = payload["id"].as_str().unwrap_or_default().to_owned();
+                out.workspace = payload["cwd"].as_str().filter(|c| !c.is_empty()).map(str::to_owned);
+                out.created_at = time_ms(payload.get("timestamp")).or(time);
             }
             "turn_context" => {
                 if let Some(model) = payload["model"].as_str() {

@@ -186,10 +186,11 @@ pub fn detect(bytes: &[u8]) -> Result<Format> {
             match serde_json::from_slice::<Value>(first_line) {
                 Ok(Value::Object(o)) => {
                     let ty = o.get("type").and_then(Value::as_str);
-                    if o.contains_key("payload") && ty.is_some() {
+                    // Codex: the envelope, or (older rollouts) a bare meta object first.
+                    let codex_envelope = o.contains_key("payload") && ty.is_some();
+                    let codex_meta = ty.is_none() && o.contains_key("id") && o.contains_key("timestamp");
+                    if codex_envelope || codex_meta {
                         Ok(Format::Codex)
-                    } else if ty.is_none() && o.contains_key("id") && o.contains_key("timestamp") {
-                        Ok(Format::Codex) // the older rollouts: a bare meta object first
                     } else if o.contains_key("sessionId") || o.contains_key("leafUuid") || o.contains_key("parentUuid")
                     {
                         Ok(Format::ClaudeCode)
@@ -245,8 +246,8 @@ pub fn parse_files(files: &[ImportFile<'_>], each: &mut dyn FnMut(Conversation) 
             Format::ChatGpt => chatgpt::parse(file.bytes, each),
             Format::ClaudeAi => claude_ai::parse(file.bytes, each),
             Format::ClaudeCode => claude_code.add_file(file.bytes),
-            Format::Codex => codex::parse(file.bytes).and_then(|c| each(c)),
-            Format::OpenAiMessages => openai::parse(file.bytes).and_then(|c| each(c)),
+            Format::Codex => codex::parse(file.bytes).and_then(&mut *each),
+            Format::OpenAiMessages => openai::parse(file.bytes).and_then(&mut *each),
         };
         result.map_err(|e| in_file(e, file.name))?;
     }
