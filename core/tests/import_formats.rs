@@ -347,3 +347,41 @@ fn a_bad_file_among_good_ones_adds_nothing() {
     assert!(err.to_string().contains("rollout.jsonl: line 12"), "{err}");
     assert_eq!(store.stats().unwrap().sessions, 0, "the good file's sessions are not kept either");
 }
+
+#[test]
+fn errors_name_the_conversation_and_what_is_wrong() {
+    let check = |name: &str, bytes: &[u8], says: &str| {
+        let mut store = Store::open_in_memory().unwrap();
+        let err = import(&mut store, &[(name, bytes)]).expect_err("refused").to_string();
+        assert!(err.contains(says), "{err:?} should say {says:?}");
+        assert_eq!(store.stats().unwrap().sessions, 0, "nothing added");
+    };
+    check(
+        "claude.json",
+        br#"[{"uuid": "c1", "name": "Ok", "chat_messages": []},
+            {"uuid": "c2", "name": "Odd", "chat_messages": [{"uuid": "m1", "sender": "robot", "text": "beep"}]}]"#,
+        r#"claude.json: conversation 2 ("Odd"): message 1 (m1): unknown sender "robot""#,
+    );
+    check(
+        "chat.json",
+        br#"[{"title": "No id", "mapping": {}}]"#,
+        r#"conversation 1 ("No id"): it has no "conversation_id""#,
+    );
+    let code = "{\"type\":\"user\",\"sessionId\":\"s\",\"uuid\":\"u\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n{oops}\n";
+    check("s.jsonl", code.as_bytes(), "s.jsonl: line 2: not valid JSON");
+    check(
+        "r.jsonl",
+        br#"{"type":"response_item","payload":{"type":"message","role":"user","content":[]}}"#,
+        "line 1: an item before the session's meta line",
+    );
+}
+
+#[test]
+fn a_conversation_given_twice_is_imported_once() {
+    let bytes = fixture("claude_ai.json");
+    let mut store = Store::open_in_memory().unwrap();
+    let counts = import(&mut store, &[("a.json", &bytes), ("b.json", &bytes)]).unwrap();
+    assert_eq!((counts.conversations, counts.sessions), (4, 2));
+    assert_eq!(counts.already_imported, ["Rust lifetimes", "What is 2+2?"]);
+    assert_eq!(store.stats().unwrap().sessions, 2);
+}
