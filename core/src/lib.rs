@@ -4,7 +4,7 @@
 //! Everything here compiles natively (for fast tests and tools) and for `wasm32-unknown-unknown` (the
 //! browser). The core knows nothing about Leptos or the DOM.
 //!
-//! - the archive: [`store`] (SQLite; OPFS in the browser);
+//! - the archive: [`store`] (SQLite; OPFS in the browser); [`import`] reads other tools' exports;
 //! - the context engine: [`state`], [`constraints`], [`hints`], [`prompt`], [`context`], [`recall`], [`tokens`];
 //! - talking to the world: [`sse`], [`provider`], [`orchestrator`] (pure wire formats), and [`agent`] /
 //!   [`delegate`], which do their I/O through an injected transport.
@@ -31,6 +31,7 @@ pub mod context;
 #[cfg(feature = "store")]
 pub mod delegate;
 pub mod hints;
+pub mod import;
 pub mod orchestrator;
 pub mod prompt;
 pub mod provider;

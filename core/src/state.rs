@@ -198,13 +198,28 @@ pub const DEFAULT_FILE_TOOLS: &[(&str, FileAction)] = &[
     ("apply_patch", FileAction::Edit),
     ("delete_file", FileAction::Delete),
     ("rm", FileAction::Delete),
+    // Claude Code's tools (imported transcripts).
+    ("Read", FileAction::Read),
+    ("Write", FileAction::Write),
+    ("Edit", FileAction::Edit),
+    ("MultiEdit", FileAction::Edit),
+    ("NotebookEdit", FileAction::Edit),
 ];
 /// Tools that run a shell command.
-pub const DEFAULT_COMMAND_TOOLS: &[&str] =
-    &["run_command", "bash", "shell", "shell_execute", "execute_command", "terminal"];
+pub const DEFAULT_COMMAND_TOOLS: &[&str] = &[
+    "run_command",
+    "bash",
+    "shell",
+    "shell_execute",
+    "execute_command",
+    "terminal",
+    "Bash",
+    "exec_command",
+    "local_shell",
+];
 /// Argument keys that hold a file path (a string or a list of strings).
 pub const DEFAULT_PATH_KEYS: &[&str] =
-    &["path", "file_path", "filepath", "filename", "file", "target", "target_file", "paths"];
+    &["path", "file_path", "filepath", "filename", "file", "target", "target_file", "paths", "notebook_path"];
 /// Argument keys that hold a command (a string or an argv list).
 pub const DEFAULT_COMMAND_KEYS: &[&str] = &["command", "cmd", "script"];
 /// The tool that delegates work to the orchestrator.

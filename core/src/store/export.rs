@@ -86,7 +86,7 @@ impl Store {
     }
 
     /// Turns stored under this session id itself (not inherited from a fork parent).
-    fn own_turns(&self, session_id: &str) -> Result<Vec<Turn>> {
+    pub(super) fn own_turns(&self, session_id: &str) -> Result<Vec<Turn>> {
         self.conn
             .prepare_cached(&format!(
                 "SELECT {} FROM turns t WHERE t.session_id = ?1 ORDER BY t.turn_number",

@@ -7,10 +7,14 @@
 //! Where things are: `Store` and opening an archive here; `sessions` (create, list, rename, archive,
 //! fork, delete, resume, state and usage), `turns` (append, checkpoint, finalise, read, tool
 //! executions), `search`, `tasks` (delegated tasks and their events, manifests, calibration,
-//! statistics), `workspaces` (per-workspace settings); `rows` holds every table's columns, its one `INSERT` and its row mapping; `export` and
-//! `import` the file formats (`jsonl` the archive format's lines); `schema` the migrations.
+//! statistics), `workspaces` (per-workspace settings); `rows` holds every table's columns, its one
+//! `INSERT` and its row mapping; `export` and `import` the file formats (`jsonl` the archive format's
+//! lines); `foreign` imports other tools' exports (read by [`crate::import`]) and `export_chatgpt`
+//! writes ChatGPT's format; `schema` the migrations.
 
 mod export;
+mod export_chatgpt;
+mod foreign;
 mod import;
 mod jsonl;
 #[cfg(target_arch = "wasm32")]
@@ -25,6 +29,7 @@ mod tasks;
 mod turns;
 mod workspaces;
 
+pub use foreign::{ForeignImportSummary, ImportCounts, ImportPreview, ImportProgress};
 pub use import::ImportSummary;
 pub use jsonl::FORMAT_VERSION;
 pub use query::{Terms, MAX_TERMS};

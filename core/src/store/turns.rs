@@ -292,7 +292,7 @@ pub(super) fn insert_turn(tx: &rusqlite::Transaction<'_>, session_id: &str, turn
     })
 }
 
-fn turn_tokens(turn: &NewTurn) -> i64 {
+pub(super) fn turn_tokens(turn: &NewTurn) -> i64 {
     estimate_tokens(&turn.content)
         + turn.tool_calls.iter().map(|c| estimate_tokens(&c.name) + estimate_tokens(&c.arguments)).sum::<i64>()
 }

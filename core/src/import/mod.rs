@@ -1,0 +1,384 @@
+//! Other tools' exports read into a neutral form: ChatGPT and Claude.ai data exports, Claude Code and
+//! Codex CLI transcripts, and OpenAI `messages` arrays. Pure: bytes in, [`Conversation`]s out, no I/O;
+//! the store writes them (`Store::import_foreign`).
+//!
+//! [`detect`] recognises a file's [`Format`] from its content (never its name). [`parse_files`] hands
+//! each conversation to a callback as soon as it is read, so memory holds the input and one
+//! conversation, never a second copy of a whole export. [`plan`] turns a conversation's message tree
+//! into sessions and forks ([`PlannedSession`]): the main path becomes the session, every other branch
+//! a fork at the turn where it leaves the path.
+//!
+//! ```
+//! use cowork_core::import::{detect, parse_files, Format, ImportFile};
+//!
+//! let messages = br#"[{"role":"user","content":"Hi"},{"role":"assistant","content":"Hello!"}]"#;
+//! let file = ImportFile::new("chat.json", messages);
+//! assert_eq!(detect(file.bytes).unwrap(), Format::OpenAiMessages);
+//! let mut texts = Vec::new();
+//! parse_files(&[file], &mut |c| {
+//!     texts.extend(c.turns.iter().map(|t| t.content.clone()));
+//!     Ok(())
+//! })
+//! .unwrap();
+//! assert_eq!(texts, ["Hi", "Hello!"]);
+//! ```
+
+mod branches;
+mod chatgpt;
+mod claude_ai;
+mod claude_code;
+mod codex;
+mod openai;
+mod time;
+
+pub use branches::{plan, session_id, Plan, PlannedSession};
+pub use time::parse_iso8601_ms;
+
+use crate::error::{Error, Result};
+use crate::{Role, ToolCall};
+use serde_json::Value;
+
+/// The formats [`detect`] recognises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// ChatGPT's data export, `conversations.json`: an array of conversations whose messages form a
+    /// tree (`mapping`), edits and regenerations being branches.
+    ChatGpt,
+    /// Claude.ai's data export, `conversations.json`: an array of conversations with `chat_messages`.
+    ClaudeAi,
+    /// Claude Code session transcripts (`~/.claude/projects/<project>/<session>.jsonl`).
+    ClaudeCode,
+    /// Codex CLI rollouts (`rollout-*.jsonl`), with or without the `{timestamp, type, payload}` envelope.
+    Codex,
+    /// An OpenAI-style `messages` array, or an object with one under `"messages"`.
+    OpenAiMessages,
+}
+
+impl Format {
+    /// The name recorded in every imported turn's `metadata.source.format` ("chatgpt", "claude_ai", …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::ChatGpt => "chatgpt",
+            Format::ClaudeAi => "claude_ai",
+            Format::ClaudeCode => "claude_code",
+            Format::Codex => "codex",
+            Format::OpenAiMessages => "openai_messages",
+        }
+    }
+
+    /// The product's name, for people ("ChatGPT", "Claude Code", …).
+    pub fn label(self) -> &'static str {
+        match self {
+            Format::ChatGpt => "ChatGPT",
+            Format::ClaudeAi => "Claude.ai",
+            Format::ClaudeCode => "Claude Code",
+            Format::Codex => "Codex",
+            Format::OpenAiMessages => "OpenAI messages",
+        }
+    }
+
+    /// The workspace of conversations whose source names none ("ChatGPT import").
+    pub fn default_workspace(self) -> String {
+        format!("{} import", self.label())
+    }
+}
+
+/// One file handed to the importer: its name (only for messages) and its bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImportFile<'a> {
+    /// The file's name as the user chose it; errors name it. The format is never guessed from it.
+    pub name: &'a str,
+    /// The file's content.
+    pub bytes: &'a [u8],
+}
+
+impl<'a> ImportFile<'a> {
+    /// A file named `name` holding `bytes`.
+    pub fn new(name: &'a str, bytes: &'a [u8]) -> ImportFile<'a> {
+        ImportFile { name, bytes }
+    }
+}
+
+/// One conversation as its source had it: a tree of turns (a list is a tree without branches).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conversation {
+    /// The format it was read from.
+    pub format: Format,
+    /// The source's id for it (ChatGPT `conversation_id`, Claude `uuid` / `sessionId`, Codex session id).
+    pub id: String,
+    /// The source's title (may be empty).
+    pub title: String,
+    /// The source's working directory, when it has one (Claude Code, Codex).
+    pub workspace: Option<String>,
+    /// The model named by the source (may be empty).
+    pub model: String,
+    /// When it started, in milliseconds since the Unix epoch, if the source says.
+    pub created_at: Option<i64>,
+    /// When it last changed, in milliseconds since the Unix epoch, if the source says.
+    pub updated_at: Option<i64>,
+    /// The turns, every parent before its children.
+    pub turns: Vec<ImportedTurn>,
+    /// The turn the source shows last (ChatGPT's `current_node`); `None`: the last turn.
+    pub current: Option<usize>,
+    /// Messages left out: system, hidden and meta messages, empty ones, side chains.
+    pub skipped: usize,
+}
+
+/// One turn of a [`Conversation`]. A source message may give several (a reply with tool calls and the
+/// results that answer them).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportedTurn {
+    /// The source's id of the message it comes from.
+    pub source_id: String,
+    /// The turn before it (an index into [`Conversation::turns`]); `None` for a first turn.
+    pub parent: Option<usize>,
+    /// Who wrote it.
+    pub role: Role,
+    /// Its text.
+    pub content: String,
+    /// For an assistant turn: the tool calls it made.
+    pub tool_calls: Vec<ToolCall>,
+    /// For a tool turn: the call it answers, when known.
+    pub tool_call_id: Option<String>,
+    /// For a tool turn: the tool's name.
+    pub tool_name: Option<String>,
+    /// When it was written (ms since the Unix epoch), if the source says; otherwise its parent's time.
+    pub created_at: Option<i64>,
+    /// What else the source said that Cowork keeps (`model`, `reasoning`, `is_error`, …).
+    pub metadata: serde_json::Map<String, Value>,
+}
+
+impl ImportedTurn {
+    /// A turn with no calls, no tool fields and no metadata.
+    pub fn new(source_id: impl Into<String>, role: Role, content: impl Into<String>) -> ImportedTurn {
+        ImportedTurn {
+            source_id: source_id.into(),
+            parent: None,
+            role,
+            content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            tool_name: None,
+            created_at: None,
+            metadata: serde_json::Map::new(),
+        }
+    }
+}
+
+/// Recognises a file's format from its first bytes and first record. Anything else is refused with
+/// an [`Error::Import`] saying what was expected.
+pub fn detect(bytes: &[u8]) -> Result<Format> {
+    let start = bytes.iter().position(|b| !b.is_ascii_whitespace() && *b != 0xEF && *b != 0xBB && *b != 0xBF);
+    let Some(start) = start else { return Err(import_err(1, "the file is empty".into())) };
+    match bytes[start] {
+        b'[' => {
+            let first = first_array_element(&bytes[start..])?;
+            match &first {
+                Some(Value::Object(o)) if o.contains_key("mapping") => Ok(Format::ChatGpt),
+                Some(Value::Object(o)) if o.contains_key("chat_messages") => Ok(Format::ClaudeAi),
+                Some(Value::Object(o)) if o.contains_key("role") => Ok(Format::OpenAiMessages),
+                None => Err(import_err(1, "the file holds an empty array: there is nothing to import".into())),
+                Some(_) => Err(unknown()),
+            }
+        }
+        b'{' => {
+            let first_line = bytes[start..].split(|b| *b == b'\n').next().unwrap_or_default();
+            match serde_json::from_slice::<Value>(first_line) {
+                Ok(Value::Object(o)) => {
+                    let ty = o.get("type").and_then(Value::as_str);
+                    // Codex: the envelope, or (older rollouts) a bare meta object first.
+                    let codex_envelope = o.contains_key("payload") && ty.is_some();
+                    let codex_meta = ty.is_none() && o.contains_key("id") && o.contains_key("timestamp");
+                    if codex_envelope || codex_meta {
+                        Ok(Format::Codex)
+                    } else if o.contains_key("sessionId") || o.contains_key("leafUuid") || o.contains_key("parentUuid")
+                    {
+                        Ok(Format::ClaudeCode)
+                    } else if o.get("messages").is_some_and(Value::is_array) {
+                        Ok(Format::OpenAiMessages)
+                    } else {
+                        Err(unknown())
+                    }
+                }
+                // A pretty-printed object: only `{"messages": [...]}` is one we read.
+                _ => match serde_json::from_slice::<Value>(&bytes[start..]) {
+                    Ok(Value::Object(o)) if o.get("messages").is_some_and(Value::is_array) => {
+                        Ok(Format::OpenAiMessages)
+                    }
+                    Ok(_) => Err(unknown()),
+                    Err(e) => Err(json_err(bytes, &e, "the file is not valid JSON")),
+                },
+            }
+        }
+        _ => Err(unknown()),
+    }
+}
+
+fn unknown() -> Error {
+    import_err(
+        1,
+        "not a format Cowork can import (a ChatGPT or Claude.ai conversations.json, a Claude Code or Codex \
+         .jsonl transcript, or an OpenAI messages array)"
+            .into(),
+    )
+}
+
+/// The first element of a JSON array, parsed alone (the rest is not read).
+fn first_array_element(bytes: &[u8]) -> Result<Option<Value>> {
+    let mut first = None;
+    let read = for_each_element(bytes, "conversation", &mut |_, v| {
+        first = Some(v);
+        Err(Error::Invalid(String::new())) // enough read: stop
+    });
+    match (first, read) {
+        (Some(v), _) => Ok(Some(v)),
+        (None, Ok(())) => Ok(None),
+        (None, Err(e)) => Err(e),
+    }
+}
+
+/// Reads every file and hands each conversation to `each` as soon as it is complete. Stops at the
+/// first error (the file's or `each`'s). Claude Code files are grouped by `sessionId` across files.
+pub fn parse_files(files: &[ImportFile<'_>], each: &mut dyn FnMut(Conversation) -> Result<()>) -> Result<()> {
+    let mut claude_code = claude_code::Sessions::default();
+    for file in files {
+        let result = match detect(file.bytes)? {
+            Format::ChatGpt => chatgpt::parse(file.bytes, each),
+            Format::ClaudeAi => claude_ai::parse(file.bytes, each),
+            Format::ClaudeCode => claude_code.add_file(file.bytes),
+            Format::Codex => codex::parse(file.bytes).and_then(&mut *each),
+            Format::OpenAiMessages => openai::parse(file.bytes).and_then(&mut *each),
+        };
+        result.map_err(|e| in_file(e, file.name))?;
+    }
+    claude_code.finish(each)
+}
+
+/// The formats of `files`, in order, or the first file's refusal.
+pub fn detect_files(files: &[ImportFile<'_>]) -> Result<Vec<Format>> {
+    files.iter().map(|f| detect(f.bytes).map_err(|e| in_file(e, f.name))).collect()
+}
+
+/// Adds the file's name to an import error's message.
+fn in_file(e: Error, name: &str) -> Error {
+    match e {
+        Error::Import { line, message } if !name.is_empty() && !message.starts_with(name) => {
+            Error::Import { line, message: format!("{name}: {message}") }
+        }
+        other => other,
+    }
+}
+
+pub(crate) fn import_err(line: usize, message: String) -> Error {
+    Error::Import { line, message }
+}
+
+/// A JSON syntax error as an import error naming the line, column and byte offset.
+pub(crate) fn json_err(bytes: &[u8], e: &serde_json::Error, what: &str) -> Error {
+    let (line, column) = (e.line().max(1), e.column());
+    let offset = byte_offset(bytes, line, column);
+    let why = if e.is_eof() { "the file ends too early: it looks truncated" } else { "malformed JSON" };
+    import_err(line, format!("{what}: {why} at line {line}, column {column} (byte {offset}): {e}"))
+}
+
+/// The byte offset of a 1-based line and column.
+fn byte_offset(bytes: &[u8], line: usize, column: usize) -> usize {
+    let line_start = if line <= 1 {
+        0
+    } else {
+        bytes.iter().enumerate().filter(|(_, b)| **b == b'\n').nth(line - 2).map_or(bytes.len(), |(i, _)| i + 1)
+    };
+    (line_start + column.saturating_sub(1)).min(bytes.len())
+}
+
+/// Reads a JSON array element by element: each one is handed to `each` as it is parsed, so only one
+/// element's tree is in memory. `each` gets the element's 1-based index.
+pub(crate) fn for_each_element(
+    bytes: &[u8],
+    what: &str,
+    each: &mut dyn FnMut(usize, Value) -> Result<()>,
+) -> Result<()> {
+    use serde::de::{Deserializer, SeqAccess, Visitor};
+    struct Elements<'f> {
+        each: &'f mut dyn FnMut(usize, Value) -> Result<()>,
+        failed: &'f mut Option<Error>,
+        count: &'f mut usize,
+    }
+    impl<'de> Visitor<'de> for Elements<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an array")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            while let Some(v) = seq.next_element::<Value>()? {
+                *self.count += 1;
+                if let Err(e) = (self.each)(*self.count, v) {
+                    *self.failed = Some(e);
+                    return Err(serde::de::Error::custom("stopped"));
+                }
+            }
+            Ok(())
+        }
+    }
+    let mut failed = None;
+    let mut count = 0;
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let visited = (&mut de).deserialize_seq(Elements { each, failed: &mut failed, count: &mut count });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    let done = visited.and_then(|()| de.end());
+    done.map_err(|e| json_err(bytes, &e, &format!("reading {what} {}", count + 1)))
+}
+
+/// A conversation's name for messages: its title in quotes, or its id.
+pub(crate) fn conversation_name(title: &str, id: &str, index: usize) -> String {
+    match (title.trim(), id) {
+        ("", "") => format!("conversation {index}"),
+        ("", id) => format!("conversation {index} ({id})"),
+        (t, _) => format!("conversation {index} ({t:?})"),
+    }
+}
+
+/// Text of a JSON string, or the text parts of an array of strings and `{"text": …}` blocks.
+pub(crate) fn text_of(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items
+            .iter()
+            .filter_map(|i| match i {
+                Value::String(s) => Some(s.clone()),
+                Value::Object(o) => match o.get("type").and_then(Value::as_str) {
+                    Some("image") => Some("[image — not included in the export]".to_owned()),
+                    _ => o.get("text").and_then(Value::as_str).map(str::to_owned),
+                },
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// A fenced code block long enough not to be closed by backticks inside `text`.
+pub(crate) fn fenced(info: &str, text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    format!("{fence}{info}\n{text}\n{fence}")
+}
+
+/// Tool-call arguments as JSON text: a JSON object's text is kept, anything else is wrapped as
+/// `{"input": …}` (so a call always carries an object, as providers expect).
+pub(crate) fn arguments_text(v: &Value) -> String {
+    match v {
+        Value::Object(_) => v.to_string(),
+        Value::String(s) if serde_json::from_str::<Value>(s).is_ok_and(|v| v.is_object()) => s.clone(),
+        Value::String(s) => serde_json::json!({ "input": s }).to_string(),
+        Value::Null => "{}".to_owned(),
+        other => serde_json::json!({ "input": other }).to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests;
