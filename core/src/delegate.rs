@@ -300,6 +300,14 @@ impl<T: Transport> Link<'_, T> {
                         self.store.append_task_event(task_id, &received.event_type, &received.data)?;
                         fresh += 1;
                         follow.progress.apply(&received.event);
+                        // Loom's plan names its steps by id only; the status has their descriptions.
+                        if matches!(received.event, LoomEvent::TaskPlanReady { .. })
+                            && follow.progress.subtasks.iter().any(|s| s.description.is_empty())
+                        {
+                            if let Some(status) = self.snapshot(&follow.progress.task_id).await {
+                                follow.progress.apply_status(&TaskSnapshot { status: TaskStatus::parse(""), ..status });
+                            }
+                        }
                         if !matches!(received.event, LoomEvent::Telemetry { .. }) {
                             self.report(&follow.progress, &received.event_type);
                         }

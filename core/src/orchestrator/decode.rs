@@ -361,8 +361,17 @@ pub fn decode_event(event_type: &str, data: &str) -> LoomEvent {
             files_changed: files_changed(v),
         },
         "task_failed" => LoomEvent::TaskFailed {
-            error: first_text(v, &["error", "reason", "message"])
-                .or_else(|| v.get("result").and_then(|r| text(r, "error"))),
+            // Loom's `reason` is a code (`subtask_failure`): used only when nothing else says why.
+            error: first_text(v, &["error", "message"])
+                .or_else(|| v.get("result").and_then(|r| text(r, "error")))
+                .or_else(|| {
+                    let failed = v.get("failed_subtasks").and_then(Value::as_array).is_some_and(|a| !a.is_empty());
+                    if failed {
+                        None
+                    } else {
+                        text(v, "reason")
+                    }
+                }),
             failed_subtasks: v
                 .get("failed_subtasks")
                 .and_then(Value::as_array)
