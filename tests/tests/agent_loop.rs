@@ -65,7 +65,7 @@ async fn fixture() -> Fixture {
     // requires to exist on its machine, as Loom does.
     let workspace = std::env::temp_dir().join(format!("cowork-agent-proj-{}", std::process::id()));
     std::fs::create_dir_all(&workspace).unwrap();
-    let session = store.create_session(&NewSession::new(&workspace.display().to_string())).unwrap().id;
+    let session = store.create_session(&NewSession::new(workspace.display().to_string())).unwrap().id;
     Fixture {
         store,
         session,
