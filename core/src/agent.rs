@@ -21,7 +21,7 @@ pub use types::{
 };
 
 use crate::context::{assemble_context, AssembledContext, ContextSettings};
-use crate::delegate::{delegate, Delegation};
+use crate::delegate::{delegate, Delegation, NEEDS_ORCHESTRATOR_DIRECTORY};
 use crate::prompt::{self, ApprovalPolicy, DELEGATE_TOOL, RECALL_TOOL};
 use crate::provider::{
     build_request, classify_http_error, retry_plan, AssistantMessage, FailureKind, HttpRequest, ModelError,
@@ -76,7 +76,7 @@ pub async fn continue_session<T: Transport, H: ToolHost>(
     session_id: &str,
     on_event: &mut dyn FnMut(AgentEvent),
 ) -> Result<Outcome> {
-    let mut run = Run { store, transport, tools, settings, session_id, on_event };
+    let mut run = Run { store, transport, tools, settings, session_id, on_event, needs: None };
     let result = run.run().await;
     if let Err(e) = &result {
         run.emit(AgentEvent::Error { kind: e.kind(), message: e.to_string() });
@@ -93,6 +93,8 @@ struct Run<'a, T, H> {
     settings: &'a AgentSettings,
     session_id: &'a str,
     on_event: &'a mut dyn FnMut(AgentEvent),
+    /// What the tool call being run needs before it can work (the result turn's `needs`), if anything.
+    needs: Option<&'static str>,
 }
 
 /// The request for one model call, and what to note about it once the reply's usage is known.
@@ -332,6 +334,9 @@ impl<T: Transport, H: ToolHost> Run<'_, T, H> {
         let duration_ms = self.transport.now_ms() - started;
         let mut result = NewTurn::tool_result(call.id.clone(), call.name.clone(), outcome.content);
         result.metadata = json!({"success": outcome.success, "duration_ms": duration_ms});
+        if let Some(needs) = self.needs.take() {
+            result.metadata["needs"] = json!(needs);
+        }
         let exec = NewToolExecution {
             tool_name: call.name.clone(),
             arguments: call.arguments.clone(),
@@ -358,18 +363,27 @@ impl<T: Transport, H: ToolHost> Run<'_, T, H> {
         Ok(if call.name == DELEGATE_TOOL {
             match settings.orchestrator_url.as_deref().filter(|_| settings.prompt.delegation) {
                 None => (refused("delegate_task is not available: no orchestrator is configured."), Approval::Auto),
-                Some(_) if !tools.approve(call).await => {
-                    (refused("The user declined to delegate this task."), Approval::Denied)
-                }
                 Some(base_url) => {
                     let session = self.store.get_session(self.session_id)?;
+                    // MERGE: the directory and the approval mode are the workspace's settings
+                    // (`Store::workspace_settings`); until they are archived, the workspace's label stands in.
                     let at = Delegation {
                         base_url,
                         session_id: self.session_id,
                         workspace: &session.workspace,
+                        directory: Some(&session.workspace),
+                        manual_approvals: false,
                         turn_number: n,
                     };
-                    (delegate(self.store, self.transport, &at, call, self.on_event).await?, Approval::Approved)
+                    if at.directory.is_none() {
+                        // Nothing to approve: `delegate` sends nothing and says how to set the directory.
+                        self.needs = Some(NEEDS_ORCHESTRATOR_DIRECTORY);
+                        (delegate(self.store, self.transport, &at, call, self.on_event).await?, Approval::Auto)
+                    } else if !tools.approve(call).await {
+                        (refused("The user declined to delegate this task."), Approval::Denied)
+                    } else {
+                        (delegate(self.store, self.transport, &at, call, self.on_event).await?, Approval::Approved)
+                    }
                 }
             }
         } else if call.name == RECALL_TOOL {

@@ -1,25 +1,58 @@
 //! `delegate_task`: hands a goal to a Loom-compatible orchestrator and follows it to the end.
 //!
-//! Submit (`POST /tasks`), record the task, then — with `wait: true` — open the event stream *before*
-//! asking for the task's status, so an already-finished task is not missed (Loom's stream only forwards
-//! events published after the subscription). Every event is archived verbatim; progress goes to the UI
-//! as [`AgentEvent::TaskProgress`]. When the stream breaks, the status endpoint is polled instead.
-//! With `wait: false` the tool returns the task id at once.
+//! Submit (`POST /tasks`) with the workspace's orchestrator directory (a path on the orchestrator's
+//! machine; without one nothing is sent and the tool says how to set it), record the task, then — with
+//! `wait: true` — follow it:
+//! - Loom's replaying stream first (`GET /runs/{task id}/stream?after_sequence=N`): after a drop it is
+//!   reopened after the last sequence seen, with backoff ([`Transport::sleep_ms`]), a bounded number of
+//!   times in a row without progress;
+//! - where there is none (`404`), the live stream (`GET /tasks/{id}/stream`), opened *before* asking for
+//!   the task's status, since it forwards only events published after the subscription and never closes
+//!   for a task that already ended;
+//! - when neither can be read, the status endpoint is polled.
+//!
+//! Every event is archived once: Loom's `sequence` (or `event_id`) identifies it across reconnects and
+//! re-attachments (what the archive already holds is folded first and not archived again). Progress goes
+//! to the UI as [`AgentEvent::TaskProgress`] (heartbeats and telemetry are archived, not reported). After a
+//! terminal event the status is re-read until it agrees (Loom updates it some 50 ms later), a bounded
+//! number of times. With `wait: false` the tool returns the task id at once. Steps held for approval
+//! (`approval_mode: "manual"`) are answered with [`respond_to_approval`].
 
-use crate::agent::{AgentEvent, ResponseBody, ToolOutcome, Transport};
+use std::collections::HashSet;
+
+use crate::agent::{AgentEvent, HttpResponse, ResponseBody, ToolOutcome, Transport};
 use crate::orchestrator::{
-    create_task_request, decode_sse_event, format_not_started, format_result, format_still_running, format_submitted,
-    parse_created_task, parse_task_status, task_status_request, task_stream_request, TaskProgress, TaskSubmission,
+    approve_task_request, archived_event_key, create_task_request, decode_event, format_not_started, format_result,
+    format_still_running, format_submitted, parse_created_task, parse_task_status, receive_sse_event,
+    run_stream_request, task_status_request, task_stream_request, LoomEvent, TaskProgress, TaskSnapshot,
+    TaskSubmission,
 };
 use crate::sse::SseParser;
 use crate::store::Store;
 use crate::{Result, TaskRecord, TaskStatus, ToolCall};
 use serde_json::Value;
 
-/// Polls of the status endpoint after the stream broke, one a second, at most (half an hour).
+/// Polls of the status endpoint after the streams failed, one a second, at most (half an hour).
 const MAX_POLLS: u32 = 1800;
 /// Consecutive failed polls after which the orchestrator counts as gone (the task stays re-attachable).
 const MAX_FAILED_POLLS: u32 = 30;
+/// Stream (re)connections in a row that bring no new event before falling back to polling.
+const MAX_RECONNECTS: u32 = 6;
+/// The first wait before reopening a stream, doubled each time up to [`MAX_BACKOFF_MS`].
+const FIRST_BACKOFF_MS: u64 = 250;
+/// The longest wait between two stream connections.
+const MAX_BACKOFF_MS: u64 = 4000;
+/// Status reads after a terminal event until the status agrees, [`CONFIRM_INTERVAL_MS`] apart.
+const CONFIRM_READS: u32 = 10;
+/// The wait between two of those reads.
+const CONFIRM_INTERVAL_MS: u64 = 50;
+
+/// The `needs` field of a `delegate_task` result turn's metadata when the workspace has no orchestrator
+/// directory: the UI offers the setting beside it.
+pub const NEEDS_ORCHESTRATOR_DIRECTORY: &str = "orchestrator_directory";
+
+/// The archived type of Cowork's own record of an approval decision it sent.
+pub const APPROVAL_DECISION_EVENT: &str = "cowork_approval_decision";
 
 /// Where a delegation runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,13 +61,28 @@ pub struct Delegation<'a> {
     pub base_url: &'a str,
     /// The session the task belongs to; sent as metadata and recorded with the task.
     pub session_id: &'a str,
-    /// The session's workspace directory, where the orchestrator runs the task.
+    /// The session's workspace as the user names it (its label), for messages; never sent.
     pub workspace: &'a str,
+    /// The workspace's orchestrator directory: a path on the orchestrator's machine, sent as Loom's
+    /// `workspace`. `None`: not set, so [`delegate`] sends nothing and says how to set it.
+    pub directory: Option<&'a str>,
+    /// Have the orchestrator hold every step for the user's decision (`approval_mode: "manual"`).
+    pub manual_approvals: bool,
     /// The assistant turn that asked for it.
     pub turn_number: i64,
 }
 
-/// Runs one `delegate_task` call (already approved by the user) and returns the tool result.
+/// The tool result when workspace `workspace` has no orchestrator directory (see
+/// [`NEEDS_ORCHESTRATOR_DIRECTORY`]).
+pub fn no_directory_message(workspace: &str) -> String {
+    format!(
+        "delegate_task is not available in workspace \"{workspace}\": this workspace has no orchestrator directory. \
+         Set it in the sidebar's workspace menu or Settings → Workspace."
+    )
+}
+
+/// Runs one `delegate_task` call (already approved by the user) and returns the tool result. Without a
+/// directory it returns at once, having sent nothing ([`no_directory_message`]).
 pub async fn delegate<T: Transport>(
     store: &mut Store,
     transport: &T,
@@ -42,6 +90,9 @@ pub async fn delegate<T: Transport>(
     call: &ToolCall,
     on_event: &mut dyn FnMut(AgentEvent),
 ) -> Result<ToolOutcome> {
+    let Some(directory) = at.directory.map(str::trim).filter(|d| !d.is_empty()) else {
+        return Ok(ToolOutcome { content: no_directory_message(at.workspace), success: false });
+    };
     let args: Value = call.arguments_json().unwrap_or(Value::Null);
     let Some(goal) = args["goal"].as_str().map(str::trim).filter(|g| !g.is_empty()) else {
         return Ok(ToolOutcome {
@@ -52,7 +103,8 @@ pub async fn delegate<T: Transport>(
     let wait = args["wait"].as_bool().unwrap_or(true);
     let submission = TaskSubmission {
         goal: goal.to_owned(),
-        workspace: at.workspace.to_owned(),
+        directory: directory.to_owned(),
+        manual_approvals: at.manual_approvals,
         context: args.get("context").cloned().unwrap_or(Value::Null),
         session_id: at.session_id.to_owned(),
         turn: at.turn_number,
@@ -129,66 +181,175 @@ impl<T: Transport> Link<'_, T> {
         });
     }
 
-    /// Follows a submitted task until it ends (or the orchestrator goes away): stream first, then
-    /// status, archiving every event. Returns the progress and, when it could not be followed to the
-    /// end, why.
+    /// The task's status now, when the orchestrator answers with one.
+    async fn snapshot(&self, task_id: &str) -> Option<TaskSnapshot> {
+        match fetch_text(self.transport, &task_status_request(self.base_url, task_id)).await {
+            Ok((200, body)) => parse_task_status(&body).ok(),
+            _ => None,
+        }
+    }
+
+    /// Follows a submitted task until it ends (or the orchestrator goes away): the streams first (see the
+    /// module docs), then the status. Returns the progress and, when it could not be followed to the end,
+    /// why.
     async fn follow(&mut self, task_id: &str, goal: &str, wait: bool) -> Result<(TaskProgress, Option<String>)> {
-        let (transport, base_url) = (self.transport, self.base_url);
-        let mut progress = TaskProgress::new(task_id, goal);
-        let stream = match wait {
-            true => transport.send(&task_stream_request(base_url, task_id)).await.ok().filter(|r| r.status == 200),
-            false => None,
-        };
-        // Now that the stream listens, the status tells whether the task already ended.
-        if let Ok((200, body)) = fetch_text(transport, &task_status_request(base_url, task_id)).await {
-            if let Ok(status) = parse_task_status(&body) {
-                progress.apply_status(&status);
+        let mut follow = Following::new(task_id, goal);
+        // What the archive holds already (a re-attachment) is folded, and never archived again.
+        for archived in self.store.task_events(task_id)? {
+            if let Some(key) = archived_event_key(&archived.data) {
+                follow.remember(&key);
             }
+            follow.progress.apply(&decode_event(&archived.event_type, &archived.data));
         }
-        let mut broken = None;
         if !wait {
-            let reason = (!progress.is_terminal()).then(|| "still running".to_owned());
-            return Ok((progress, reason));
-        }
-        if let (false, Some(mut response)) = (progress.is_terminal(), stream) {
-            let mut parser = SseParser::new();
-            'read: loop {
-                match response.body.chunk().await {
-                    Some(Ok(bytes)) => {
-                        for ev in parser.push(&bytes) {
-                            let event = decode_sse_event(&ev);
-                            self.store.append_task_event(task_id, event.event_type(), &ev.data)?;
-                            progress.apply(&event);
-                            self.report(&progress, event.event_type());
-                            if progress.is_terminal() {
-                                break 'read;
-                            }
-                        }
-                    }
-                    Some(Err(e)) => {
-                        broken = Some(format!("{e:?}"));
-                        break;
-                    }
-                    None => {
-                        broken = Some("the event stream closed early".to_owned());
-                        break;
-                    }
+            if !follow.progress.is_terminal() {
+                if let Some(status) = self.snapshot(task_id).await {
+                    follow.progress.apply_status(&status);
                 }
             }
-        } else if !progress.is_terminal() {
-            broken = Some("the event stream could not be opened".to_owned());
+            let reason = (!follow.progress.is_terminal()).then(|| "still running".to_owned());
+            return Ok((follow.progress, reason));
         }
-        // Fallback: poll the status until the task ends.
+        let broken = self.stream(&mut follow).await?;
+        let mut progress = follow.progress;
+        if progress.is_terminal() {
+            if follow.ended_by_event {
+                self.confirm_status(&mut progress).await;
+            }
+            return Ok((progress, None));
+        }
+        let broken = self.poll(&mut progress, broken).await;
+        Ok((progress, broken))
+    }
+
+    /// Reads the streams until a terminal event (or a status that says the task ended), reconnecting a
+    /// bounded number of times; returns why it stopped early, if it did.
+    async fn stream(&mut self, follow: &mut Following) -> Result<Option<String>> {
+        let (transport, base_url, task_id) = (self.transport, self.base_url, follow.progress.task_id.clone());
+        let mut replaying = true;
+        let mut idle_connections = 0;
+        let mut broken = None;
+        while !follow.progress.is_terminal() {
+            let request = match replaying {
+                true => run_stream_request(base_url, &task_id, follow.cursor),
+                false => task_stream_request(base_url, &task_id),
+            };
+            let response = match transport.send(&request).await {
+                Ok(r) if r.status == 200 => Some(r),
+                Ok(r) if r.status == 404 && replaying => {
+                    // No replaying stream (another orchestrator, an older Loom): the live one, from now on.
+                    replaying = false;
+                    continue;
+                }
+                Ok(r) => {
+                    broken = Some(format!("the event stream answered {}", r.status));
+                    None
+                }
+                Err(e) => {
+                    broken = Some(format!("the event stream could not be opened ({e:?})"));
+                    None
+                }
+            };
+            // The live stream replays nothing: the status tells what happened before it listened.
+            if !replaying || response.is_none() {
+                if let Some(status) = self.snapshot(&task_id).await {
+                    follow.progress.apply_status(&status);
+                    self.report(&follow.progress, "status");
+                }
+            }
+            if follow.progress.is_terminal() {
+                break;
+            }
+            if let Some(mut response) = response {
+                let (fresh, reason) = self.read(&mut response, follow).await?;
+                if follow.progress.is_terminal() {
+                    break;
+                }
+                broken = Some(reason);
+                if fresh > 0 {
+                    idle_connections = 0;
+                }
+            }
+            idle_connections += 1;
+            if idle_connections > MAX_RECONNECTS {
+                break;
+            }
+            let backoff = (FIRST_BACKOFF_MS << (idle_connections - 1).min(8)).min(MAX_BACKOFF_MS);
+            transport.sleep_ms(backoff).await;
+        }
+        Ok(broken)
+    }
+
+    /// Reads one stream until a terminal event or its end, archiving and folding each new event; returns
+    /// how many were new and, when it ended without a terminal event, why.
+    async fn read(&mut self, response: &mut HttpResponse<T::Body>, follow: &mut Following) -> Result<(usize, String)> {
+        let mut parser = SseParser::new();
+        let mut fresh = 0;
+        loop {
+            match response.body.chunk().await {
+                Some(Ok(bytes)) => {
+                    for ev in parser.push(&bytes) {
+                        let received = receive_sse_event(&ev);
+                        if !received.key().is_none_or(|key| follow.remember(&key)) {
+                            continue;
+                        }
+                        if let Some(n) = received.sequence {
+                            follow.cursor = follow.cursor.max(n);
+                        }
+                        let task_id = &follow.progress.task_id;
+                        self.store.append_task_event(task_id, &received.event_type, &received.data)?;
+                        fresh += 1;
+                        follow.progress.apply(&received.event);
+                        // Loom's plan names its steps by id only; the status has their descriptions.
+                        if matches!(received.event, LoomEvent::TaskPlanReady { .. })
+                            && follow.progress.subtasks.iter().any(|s| s.description.is_empty())
+                        {
+                            if let Some(status) = self.snapshot(&follow.progress.task_id).await {
+                                follow.progress.apply_status(&TaskSnapshot { status: TaskStatus::parse(""), ..status });
+                            }
+                        }
+                        if !matches!(received.event, LoomEvent::Telemetry { .. }) {
+                            self.report(&follow.progress, &received.event_type);
+                        }
+                        if follow.progress.is_terminal() {
+                            follow.ended_by_event = true;
+                            return Ok((fresh, String::new()));
+                        }
+                    }
+                }
+                Some(Err(e)) => return Ok((fresh, format!("the event stream broke ({e:?})"))),
+                None => return Ok((fresh, "the event stream closed early".to_owned())),
+            }
+        }
+    }
+
+    /// After a terminal event: Loom updates the task's status a little later, so its status is re-read
+    /// until it is final too (a bounded number of times), and taken in (the plan's final summaries).
+    async fn confirm_status(&mut self, progress: &mut TaskProgress) {
+        for read in 0..CONFIRM_READS {
+            if read > 0 {
+                self.transport.sleep_ms(CONFIRM_INTERVAL_MS).await;
+            }
+            if let Some(status) = self.snapshot(&progress.task_id).await.filter(TaskSnapshot::is_terminal) {
+                progress.apply_status(&status);
+                return;
+            }
+        }
+    }
+
+    /// Fallback: polls the status until the task ends or the orchestrator stops answering.
+    async fn poll(&mut self, progress: &mut TaskProgress, mut broken: Option<String>) -> Option<String> {
+        let (transport, base_url) = (self.transport, self.base_url);
         let (mut polls, mut failures_in_a_row) = (0, 0);
         while !progress.is_terminal() && polls < MAX_POLLS && failures_in_a_row < MAX_FAILED_POLLS {
             polls += 1;
             transport.sleep_ms(1000).await;
-            match fetch_text(transport, &task_status_request(base_url, task_id)).await {
+            match fetch_text(transport, &task_status_request(base_url, &progress.task_id)).await {
                 Ok((200, body)) => {
                     failures_in_a_row = 0;
                     if let Ok(status) = parse_task_status(&body) {
                         progress.apply_status(&status);
-                        self.report(&progress, "status");
+                        self.report(progress, "status");
                     }
                 }
                 Ok((status, _)) => {
@@ -201,7 +362,34 @@ impl<T: Transport> Link<'_, T> {
                 }
             }
         }
-        Ok((progress, broken))
+        if progress.is_terminal() {
+            None
+        } else {
+            broken.or_else(|| Some("no answer".to_owned()))
+        }
+    }
+}
+
+/// One task being followed: its progress, the events already archived (by key), and the last sequence.
+struct Following {
+    progress: TaskProgress,
+    seen: HashSet<String>,
+    cursor: u64,
+    /// The task ended with an event (not a status snapshot), so its status may still lag.
+    ended_by_event: bool,
+}
+
+impl Following {
+    fn new(task_id: &str, goal: &str) -> Following {
+        Following { progress: TaskProgress::new(task_id, goal), seen: HashSet::new(), cursor: 0, ended_by_event: false }
+    }
+
+    /// Notes an event's key; `false` when it was seen before. Keeps the cursor at the highest sequence.
+    fn remember(&mut self, key: &str) -> bool {
+        if let Some(n) = key.strip_prefix("seq:").and_then(|n| n.parse::<u64>().ok()) {
+            self.cursor = self.cursor.max(n);
+        }
+        self.seen.insert(key.to_owned())
     }
 }
 
@@ -240,6 +428,40 @@ pub async fn deliver_pending_tasks<T: Transport>(
         delivered.push(stored);
     }
     Ok(delivered)
+}
+
+/// Answers a step the orchestrator holds for approval (a [`crate::orchestrator::PendingApproval`] of task
+/// `task_id`): posts the decision ([`approve_task_request`]) and archives it as a task event
+/// ([`APPROVAL_DECISION_EVENT`]: `{subtask_id, approved, resolved_pending}`). Returns whether the
+/// orchestrator still held that step (Loom's `resolved_pending`; `false`: it was decided or ended
+/// meanwhile). The pending approval clears when the orchestrator's next event says so
+/// (`approval_received` / `approval_rejected`), not here.
+pub async fn respond_to_approval<T: Transport>(
+    store: &mut Store,
+    transport: &T,
+    base_url: &str,
+    task_id: &str,
+    subtask_id: &str,
+    approved: bool,
+) -> Result<bool> {
+    let verb = if approved { "approving" } else { "rejecting" };
+    let (status, body) =
+        fetch_text(transport, &approve_task_request(base_url, task_id, subtask_id, approved)).await.map_err(|e| {
+            crate::Error::Invalid(format!(
+                "{verb} step {subtask_id} of task {task_id}: the orchestrator at {base_url} is unreachable ({e})"
+            ))
+        })?;
+    if !(200..300).contains(&status) {
+        return Err(crate::Error::Invalid(format!(
+            "{verb} step {subtask_id} of task {task_id}: the orchestrator answered {status}: {}",
+            first_line(&body)
+        )));
+    }
+    let answer: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+    let resolved = answer.get("resolved_pending").and_then(Value::as_bool).unwrap_or(true);
+    let record = serde_json::json!({"subtask_id": subtask_id, "approved": approved, "resolved_pending": resolved});
+    store.append_task_event(task_id, APPROVAL_DECISION_EVENT, &record.to_string())?;
+    Ok(resolved)
 }
 
 /// Sends a request and reads the whole body (bounded to 1 MiB).

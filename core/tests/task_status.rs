@@ -90,6 +90,17 @@ fn session(store: &mut Store) -> String {
     store.create_session(&new).expect("create a session").id
 }
 
+fn delegation(session_id: &str) -> Delegation<'_> {
+    Delegation {
+        base_url: BASE,
+        session_id,
+        workspace: "app",
+        directory: Some("/work/app"),
+        manual_approvals: false,
+        turn_number: 2,
+    }
+}
+
 fn delegate_call(wait: bool) -> ToolCall {
     ToolCall {
         id: "call_1".into(),
@@ -123,7 +134,7 @@ fn a_task_reported_finished_in_any_spelling_is_not_left_open() {
         let mut store = Store::open_in_memory().unwrap();
         let session_id = session(&mut store);
         let orchestrator = Orchestrator { status: spelling.to_string(), requests: RefCell::new(Vec::new()) };
-        let at = Delegation { base_url: BASE, session_id: &session_id, workspace: "/work/app", turn_number: 2 };
+        let at = delegation(&session_id);
         let outcome =
             block_on(delegate(&mut store, &orchestrator, &at, &delegate_call(true), &mut |_| {})).expect("delegate");
         let header = outcome.content.lines().next().unwrap_or_default().to_string();
@@ -140,7 +151,7 @@ fn a_task_delivered_later_in_any_spelling_is_not_left_open() {
         let mut store = Store::open_in_memory().unwrap();
         let session_id = session(&mut store);
         let orchestrator = Orchestrator { status: "executing".into(), requests: RefCell::new(Vec::new()) };
-        let at = Delegation { base_url: BASE, session_id: &session_id, workspace: "/work/app", turn_number: 2 };
+        let at = delegation(&session_id);
         let outcome = block_on(delegate(&mut store, &orchestrator, &at, &delegate_call(false), &mut |_| {})).unwrap();
         assert!(outcome.content.starts_with("Task submitted: t1"), "{}", outcome.content);
 

@@ -26,16 +26,12 @@ pub struct Config {
 /// Builds the router: the app's static files, never cached by the browser's HTTP cache (the
 /// service worker decides what is cached).
 pub fn router(cfg: &Config) -> Router {
-    use axum::routing::{get, post};
+    use axum::routing::post;
     let files = ServeDir::new(&cfg.dist).append_index_html_on_directories(true);
     let model = Router::new()
         .route("/v1/chat/completions", post(crate::model::chat_completions))
         .with_state(std::sync::Arc::new(crate::model::ModelState::default()));
-    let tasks = Router::new()
-        .route("/tasks", post(crate::orchestrator::create))
-        .route("/tasks/{id}", get(crate::orchestrator::status).delete(crate::orchestrator::cancel))
-        .route("/tasks/{id}/stream", get(crate::orchestrator::stream))
-        .with_state(std::sync::Arc::new(crate::orchestrator::Orchestrator::default()));
+    let tasks = crate::orchestrator::router(std::sync::Arc::new(crate::orchestrator::Orchestrator::default()));
     let cors = tower_http::cors::CorsLayer::new()
         .allow_origin(tower_http::cors::AllowOrigin::predicate(|origin, _| is_loopback_origin(origin.as_bytes())))
         .allow_methods(tower_http::cors::Any)

@@ -62,7 +62,11 @@ struct Fixture {
 async fn fixture() -> Fixture {
     let base = start_server().await;
     let mut store = Store::open_in_memory().unwrap();
-    let session = store.create_session(&NewSession::new("proj")).unwrap().id;
+    // The workspace stands in for its orchestrator directory (see `agent.rs`), which the orchestrator
+    // requires to exist on its machine, as Loom does.
+    let workspace = std::env::temp_dir().join(format!("cowork-agent-proj-{}", std::process::id()));
+    std::fs::create_dir_all(&workspace).unwrap();
+    let session = store.create_session(&NewSession::new(workspace.display().to_string())).unwrap().id;
     Fixture {
         store,
         session,

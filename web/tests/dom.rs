@@ -154,7 +154,12 @@ async fn a_delegated_task_ticks_off_its_steps_and_can_be_cancelled_only_while_it
         provide_context(chat);
         view! { <TaskCards on_cancel=on_cancel /> }
     });
-    let item = |label: &str, status: &str| ChecklistItem { label: label.into(), status: status.into(), detail: None };
+    let item = |label: &str, status: &str| ChecklistItem {
+        label: label.into(),
+        status: status.into(),
+        detail: None,
+        approval: None,
+    };
     let task = |status: &str, steps: Vec<ChecklistItem>| LiveTask {
         task_id: "t1".into(),
         goal: "add refresh tokens".into(),

@@ -218,6 +218,40 @@ pub enum LoomEvent {
     },
     /// `task_cancelled` (or `task_canceled`): stopped by request; final.
     TaskCancelled,
+    /// `tool_call_completed`: a tool ran inside a subtask; Loom reports the files it wrote here (and not
+    /// in `task_completed`).
+    ToolCallCompleted {
+        /// The subtask that ran it (may be empty).
+        subtask_id: String,
+        /// The tool's name (`write_file`, `edit_file`, `shell_execute` …), empty when not given.
+        tool: String,
+        /// Whether it succeeded (`success`, true when missing); a failed call changed nothing.
+        success: bool,
+        /// Files it changed (`files_changed`), each with the action its tool implies when it does.
+        files_changed: Vec<FileChange>,
+    },
+    /// `approval_requested`: the orchestrator holds a step until the user decides (`approval_mode:
+    /// "manual"`); answered with [`super::approve_task_request`].
+    ApprovalRequested(super::PendingApproval),
+    /// `approval_received`, `approval_rejected` or `approval_timed_out`: the held step was decided.
+    ApprovalResolved {
+        /// The subtask decided.
+        subtask_id: String,
+        /// `true` for `approval_received`; a rejected (or timed-out) step counts as failed.
+        approved: bool,
+    },
+    /// `run_snapshot`: Loom's replaying stream has nothing more of an inactive task and says where it
+    /// ended; terminal when `terminal` is true and its status is final.
+    RunSnapshot {
+        /// The task's status as the snapshot gives it.
+        status: TaskStatus,
+    },
+    /// A Loom event that changes nothing the checklist shows (heartbeats, leases, telemetry, policy and
+    /// verification details …): archived, not shown.
+    Telemetry {
+        /// The event's name as received.
+        event_type: String,
+    },
     /// A type this version does not know, kept to be shown.
     Unknown {
         /// The event's name as received (trimmed).
@@ -245,19 +279,33 @@ impl LoomEvent {
             LoomEvent::TaskCompleted { .. } => "task_completed",
             LoomEvent::TaskFailed { .. } => "task_failed",
             LoomEvent::TaskCancelled => "task_cancelled",
-            LoomEvent::Unknown { event_type, .. } => event_type,
+            LoomEvent::ToolCallCompleted { .. } => "tool_call_completed",
+            LoomEvent::ApprovalRequested(_) => "approval_requested",
+            LoomEvent::ApprovalResolved { approved: true, .. } => "approval_received",
+            LoomEvent::ApprovalResolved { approved: false, .. } => "approval_rejected",
+            LoomEvent::RunSnapshot { .. } => "run_snapshot",
+            LoomEvent::Telemetry { event_type } | LoomEvent::Unknown { event_type, .. } => event_type,
         }
     }
 
     /// The task will send nothing more (Loom closes the stream after these).
     pub fn is_terminal(&self) -> bool {
-        matches!(self, LoomEvent::TaskCompleted { .. } | LoomEvent::TaskFailed { .. } | LoomEvent::TaskCancelled)
+        match self {
+            LoomEvent::TaskCompleted { .. } | LoomEvent::TaskFailed { .. } | LoomEvent::TaskCancelled => true,
+            LoomEvent::RunSnapshot { status } => status.is_terminal(),
+            _ => false,
+        }
     }
 }
 
-/// Decodes one SSE event of the task stream. Without an `event:` name, the data's `event_type` (or
-/// `type`) field names it.
+/// Decodes one SSE event of either stream (see [`super::receive_sse_event`] for Loom's `run_event`
+/// envelope). Without an `event:` name, the data's `event_type` (or `type`) field names it.
 pub fn decode_sse_event(ev: &crate::sse::SseEvent) -> LoomEvent {
+    super::receive_sse_event(ev).event
+}
+
+/// [`decode_sse_event`] for an event that is not a `run_event` envelope.
+pub(super) fn decode_plain_sse_event(ev: &crate::sse::SseEvent) -> LoomEvent {
     match ev.event.as_deref().filter(|t| !t.is_empty() && *t != "message") {
         Some(event_type) => decode_event(event_type, &ev.data),
         None => {
@@ -313,8 +361,17 @@ pub fn decode_event(event_type: &str, data: &str) -> LoomEvent {
             files_changed: files_changed(v),
         },
         "task_failed" => LoomEvent::TaskFailed {
-            error: first_text(v, &["error", "reason", "message"])
-                .or_else(|| v.get("result").and_then(|r| text(r, "error"))),
+            // Loom's `reason` is a code (`subtask_failure`): used only when nothing else says why.
+            error: first_text(v, &["error", "message"])
+                .or_else(|| v.get("result").and_then(|r| text(r, "error")))
+                .or_else(|| {
+                    let failed = v.get("failed_subtasks").and_then(Value::as_array).is_some_and(|a| !a.is_empty());
+                    if failed {
+                        None
+                    } else {
+                        text(v, "reason")
+                    }
+                }),
             failed_subtasks: v
                 .get("failed_subtasks")
                 .and_then(Value::as_array)
@@ -323,6 +380,36 @@ pub fn decode_event(event_type: &str, data: &str) -> LoomEvent {
             files_changed: files_changed(v),
         },
         "task_cancelled" | "task_canceled" => LoomEvent::TaskCancelled,
+        "tool_call_completed" => {
+            let tool = text(v, "tool").unwrap_or_default();
+            let action = match tool.as_str() {
+                "edit_file" | "apply_patch" => Some("modified"),
+                "delete_file" => Some("deleted"),
+                _ => None,
+            };
+            LoomEvent::ToolCallCompleted {
+                subtask_id: subtask_id(),
+                success: v.get("success").and_then(Value::as_bool).unwrap_or(true),
+                files_changed: files_changed(v)
+                    .into_iter()
+                    .map(|f| FileChange { action: f.action.or(action.map(str::to_string)), ..f })
+                    .collect(),
+                tool,
+            }
+        }
+        "approval_requested" => LoomEvent::ApprovalRequested(super::PendingApproval {
+            subtask_id: subtask_id(),
+            proposed_action: text(v, "proposed_action").unwrap_or_default(),
+            reason: text(v, "reason").unwrap_or_default(),
+            risk_level: text(v, "risk_level").unwrap_or_default(),
+        }),
+        "approval_received" | "approval_rejected" | "approval_timed_out" => LoomEvent::ApprovalResolved {
+            subtask_id: subtask_id(),
+            approved: event_type.trim() == "approval_received"
+                && v.get("approved").and_then(Value::as_bool).unwrap_or(true),
+        },
+        "run_snapshot" => LoomEvent::RunSnapshot { status: TaskStatus::parse(&text(v, "status").unwrap_or_default()) },
+        other if super::envelope::is_quiet_event(other) => LoomEvent::Telemetry { event_type: other.to_string() },
         other => LoomEvent::Unknown { event_type: other.to_string(), data: data.to_string() },
     }
 }

@@ -3,10 +3,18 @@
 //! text the model reads.
 //!
 //! - Requests: `POST {base}/tasks` ([`create_task_request`]), `GET {base}/tasks/{id}` ([`task_status_request`]),
-//!   `GET {base}/tasks/{id}/stream` ([`task_stream_request`]), `DELETE {base}/tasks/{id}` ([`cancel_task_request`]).
+//!   `GET {base}/runs/{id}/stream` ([`run_stream_request`], Loom's replaying stream, preferred),
+//!   `GET {base}/tasks/{id}/stream` ([`task_stream_request`], live only), `DELETE {base}/tasks/{id}`
+//!   ([`cancel_task_request`]), `POST {base}/tasks/{id}/approve` ([`approve_task_request`]).
+//! - Both streams' events become a [`ReceivedEvent`] ([`receive_sse_event`]): the type, the payload as
+//!   archived, and Loom's `sequence` / `event_id`, by which an event replayed after a reconnect is
+//!   recognised. Heartbeats, leases and telemetry decode as [`LoomEvent::Telemetry`] (archived, not shown).
 //! - Decoding is tolerant: missing fields default, numbers may come as strings, unknown fields are ignored.
 //!   An event of a known type whose data is not JSON still counts as that type (so a `task_completed`
 //!   always ends the wait); an unknown type is kept as [`LoomEvent::Unknown`], never an error.
+//! - Changed files come from `tool_call_completed {files_changed}` (where Loom reports them), subtask
+//!   events and `task_completed`. Manual approvals: `approval_requested` puts a [`PendingApproval`] on its
+//!   step until `approval_received` / `approval_rejected`.
 //! - Events are read in both shapes seen in the wild: Loom's own (`task_plan_ready {subtask_ids}`,
 //!   `subtask_failed {feedback}`, `task_failed {failed_subtasks}`) and the richer one of Cowork's dev server
 //!   (`task_plan_ready {plan: {subtasks}}`, `subtask_failed {error}`, `task_completed {result: {summary,
@@ -23,6 +31,7 @@
 //! - `progress.rs`: the fold behind the live checklist; `report.rs`: the texts the model and the user read.
 
 mod decode;
+mod envelope;
 mod progress;
 mod report;
 mod request;
@@ -34,9 +43,13 @@ pub use decode::{
     decode_event, decode_sse_event, parse_created_task, parse_task_status, CreatedTask, FileChange, LoomEvent,
     ProgressCounts, SubtaskInfo, TaskSnapshot,
 };
-pub use progress::{ChecklistItem, SubtaskProgress, TaskProgress, VerificationNote};
+pub use envelope::{archived_event_key, receive_sse_event, ReceivedEvent};
+pub use progress::{ChecklistItem, PendingApproval, SubtaskProgress, TaskProgress, VerificationNote};
 pub use report::{failure_message, format_not_started, format_result, format_still_running, format_submitted};
-pub use request::{cancel_task_request, create_task_request, task_status_request, task_stream_request, TaskSubmission};
+pub use request::{
+    approve_task_request, cancel_task_request, create_task_request, run_stream_request, task_status_request,
+    task_stream_request, TaskSubmission,
+};
 
 /// Subtask, event and note lists in a [`TaskProgress`] stop growing here (bounded memory on a runaway
 /// stream).

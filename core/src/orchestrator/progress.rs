@@ -24,6 +24,23 @@ pub struct SubtaskProgress {
     pub verification: Option<String>,
     /// How many times it was retried (`subtask_retrying` events).
     pub retries: u32,
+    /// The orchestrator holds this step for the user's decision (`approval_requested`), until the next
+    /// event that says it was decided.
+    pub approval: Option<PendingApproval>,
+}
+
+/// A step the orchestrator holds until the user approves or rejects it (Loom's `approval_requested`
+/// with `approval_mode: "manual"`); answered with [`crate::delegate::respond_to_approval`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct PendingApproval {
+    /// The subtask held, as the decision must name it.
+    pub subtask_id: String,
+    /// What the step did or will do (Loom's `proposed_action`: the step's result summary).
+    pub proposed_action: String,
+    /// Why it is held (Loom: "Confidence medium (0.62)").
+    pub reason: String,
+    /// Loom's risk level (its confidence band: `high`, `medium`, `low` …); empty when not given.
+    pub risk_level: String,
 }
 
 /// One line of the checklist as sent to a UI: what the step is, where it stands, and its summary or error.
@@ -36,6 +53,9 @@ pub struct ChecklistItem {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     /// Why it failed, else its summary; `None` when there is neither.
     pub detail: Option<String>,
+    /// The decision the orchestrator waits for on this step, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<PendingApproval>,
 }
 
 /// A verification event not tied to a subtask the checklist knows.
@@ -98,8 +118,14 @@ impl TaskProgress {
                 label: if s.description.is_empty() { s.id.clone() } else { s.description.clone() },
                 status: s.status.clone(),
                 detail: s.error.clone().or_else(|| (!s.summary.is_empty()).then(|| s.summary.clone())),
+                approval: s.approval.clone(),
             })
             .collect()
+    }
+
+    /// The steps waiting for the user's decision, in the plan's order.
+    pub fn pending_approvals(&self) -> Vec<&PendingApproval> {
+        self.subtasks.iter().filter_map(|s| s.approval.as_ref()).collect()
     }
 
     fn set_status(&mut self, status: TaskStatus) {
@@ -179,6 +205,7 @@ impl TaskProgress {
             LoomEvent::VerificationFailed { subtask_id, detail } => self.verified(subtask_id, false, detail),
             LoomEvent::TaskCompleted { summary, files_changed } => {
                 self.set_status(TaskStatus::Completed);
+                self.subtasks.iter_mut().for_each(|s| s.approval = None);
                 self.summary = summary.clone().or(self.summary.take());
                 for file in files_changed {
                     merge_file(&mut self.files_changed, file.clone());
@@ -201,6 +228,41 @@ impl TaskProgress {
                 self.set_status(TaskStatus::Cancelled);
                 self.stop_running("cancelled");
             }
+            LoomEvent::ToolCallCompleted { success: true, files_changed, .. } => {
+                for file in files_changed {
+                    merge_file(&mut self.files_changed, file.clone());
+                }
+            }
+            LoomEvent::ToolCallCompleted { .. } | LoomEvent::Telemetry { .. } => {}
+            LoomEvent::ApprovalRequested(request) => {
+                let held = match self.subtask(&request.subtask_id) {
+                    Some(s) => {
+                        s.approval = Some(request.clone());
+                        true
+                    }
+                    None => false,
+                };
+                if held {
+                    self.set_status(TaskStatus::parse("waiting_approval"));
+                }
+            }
+            LoomEvent::ApprovalResolved { subtask_id, approved } => {
+                if let Some(s) = self.subtask(subtask_id) {
+                    s.approval = None;
+                    if !approved {
+                        s.status = "failed".to_string();
+                        s.error = Some("Rejected by the user".to_string());
+                    }
+                }
+                if self.pending_approvals().is_empty() && self.status == TaskStatus::parse("waiting_approval") {
+                    self.set_status(TaskStatus::Executing);
+                }
+            }
+            LoomEvent::RunSnapshot { status } => {
+                if status.is_terminal() {
+                    self.set_status(status.clone());
+                }
+            }
             LoomEvent::Unknown { event_type, .. } => {
                 if self.unknown_events.len() < MAX_TRACKED {
                     self.unknown_events.push(event_type.clone());
@@ -209,10 +271,13 @@ impl TaskProgress {
         }
     }
 
-    /// Subtasks still running when the task ended did not finish.
+    /// Subtasks still running when the task ended did not finish; nothing waits for a decision any more.
     fn stop_running(&mut self, status: &str) {
-        for s in self.subtasks.iter_mut().filter(|s| s.status == "running") {
-            s.status = status.to_string();
+        for s in self.subtasks.iter_mut() {
+            s.approval = None;
+            if s.status == "running" {
+                s.status = status.to_string();
+            }
         }
     }
 

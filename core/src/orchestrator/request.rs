@@ -1,4 +1,4 @@
-//! The requests to Loom's task API: create, status snapshot, event stream, cancel.
+//! The requests to Loom's task API: create, status snapshot, event streams, cancel, approve.
 
 use serde_json::{json, Value};
 
@@ -9,8 +9,12 @@ use crate::provider::{join_url, HttpRequest};
 pub struct TaskSubmission {
     /// What to do: the tool call's `goal`, trimmed.
     pub goal: String,
-    /// The session's workspace directory, where the orchestrator works.
-    pub workspace: String,
+    /// The workspace's orchestrator directory: a path on the orchestrator's machine, sent as Loom's
+    /// `workspace` (Loom refuses a path that does not exist there: `400 Path does not exist: …`).
+    pub directory: String,
+    /// Ask the orchestrator to wait for a decision on every step (`approval_mode: "manual"`), answered with
+    /// [`approve_task_request`]; otherwise Loom's default, `"auto"`.
+    pub manual_approvals: bool,
     /// The tool call's `context`: an object is sent as it is; a string becomes `{"notes": …}`, null or an
     /// empty string `{}`, anything else `{"value": …}` (Loom requires an object).
     pub context: Value,
@@ -20,8 +24,9 @@ pub struct TaskSubmission {
     pub turn: i64,
 }
 
-/// `POST {base}/tasks` with `{goal, workspace, context, approval_mode: "auto", metadata: {session_id, turn}}`.
-/// Approval happens in Cowork (the user approves every delegation), so the orchestrator runs unattended.
+/// `POST {base}/tasks` with `{goal, workspace, context, approval_mode, metadata: {session_id, turn}}`, where
+/// `workspace` is the directory and `approval_mode` is `"manual"` or `"auto"`. The user approves every
+/// delegation in Cowork; with `"auto"` the orchestrator then runs unattended.
 pub fn create_task_request(base_url: &str, task: &TaskSubmission) -> HttpRequest {
     let context = match &task.context {
         Value::Object(map) => Value::Object(map.clone()),
@@ -32,9 +37,9 @@ pub fn create_task_request(base_url: &str, task: &TaskSubmission) -> HttpRequest
     };
     let body = json!({
         "goal": task.goal,
-        "workspace": task.workspace,
+        "workspace": task.directory,
         "context": context,
-        "approval_mode": "auto",
+        "approval_mode": if task.manual_approvals { "manual" } else { "auto" },
         "metadata": {"session_id": task.session_id, "turn": task.turn},
     });
     HttpRequest {
@@ -53,12 +58,44 @@ pub fn task_status_request(base_url: &str, task_id: &str) -> HttpRequest {
     get(task_url(base_url, task_id), "application/json")
 }
 
-/// `GET {base}/tasks/{id}/stream`: Server-Sent Events until a terminal event.
+/// `GET {base}/tasks/{id}/stream`: Server-Sent Events from now on (Loom replays nothing), named by type;
+/// closes after a terminal event it delivered, and never when the task had already ended.
 pub fn task_stream_request(base_url: &str, task_id: &str) -> HttpRequest {
     get(format!("{}/stream", task_url(base_url, task_id)), "text/event-stream")
 }
 
-/// `DELETE {base}/tasks/{id}`: cancels the task.
+/// `GET {base}/runs/{id}/stream?after_sequence=N` with `Last-Event-ID: N`: Loom's replaying stream. Its
+/// `{id}` is the **task** id (Loom's `/runs/…` routes look the task up by it; the `run_id` of `POST /tasks`
+/// is the run's lease id and is not found there). It replays the events after sequence `N` (0: all), then
+/// follows live, each as `event: run_event` with `id: <sequence>`, and closes after a terminal event.
+/// Loom reads a numeric `Last-Event-ID` as an event row id first and falls back to it as a sequence, never
+/// past `after_sequence`; sending both resumes exactly where `after_sequence` says.
+pub fn run_stream_request(base_url: &str, task_id: &str, after_sequence: u64) -> HttpRequest {
+    let mut url = format!("{}/{}/stream", join_url(base_url, "/runs"), percent_encode(task_id));
+    let mut req = get(String::new(), "text/event-stream");
+    if after_sequence > 0 {
+        url.push_str(&format!("?after_sequence={after_sequence}"));
+        req.headers.push(("last-event-id".to_string(), after_sequence.to_string()));
+    }
+    HttpRequest { url, ..req }
+}
+
+/// `POST {base}/tasks/{id}/approve` with `{subtask_id, approved}`: the decision on a step the orchestrator
+/// holds for approval (an `approval_requested` event). Loom answers `{status, approved, subtask_id,
+/// resolved_pending}` and announces `approval_received` (or `approval_rejected`) on the stream.
+pub fn approve_task_request(base_url: &str, task_id: &str, subtask_id: &str, approved: bool) -> HttpRequest {
+    HttpRequest {
+        method: "POST".to_string(),
+        url: format!("{}/approve", task_url(base_url, task_id)),
+        headers: vec![
+            ("content-type".to_string(), "application/json".to_string()),
+            ("accept".to_string(), "application/json".to_string()),
+        ],
+        body: json!({"subtask_id": subtask_id, "approved": approved}).to_string(),
+    }
+}
+
+/// `DELETE {base}/tasks/{id}`: cancels the task (Loom also relabels a finished task `cancelled`).
 pub fn cancel_task_request(base_url: &str, task_id: &str) -> HttpRequest {
     HttpRequest { method: "DELETE".to_string(), ..get(task_url(base_url, task_id), "application/json") }
 }

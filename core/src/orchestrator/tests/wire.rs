@@ -9,7 +9,8 @@ use crate::provider::HttpRequest;
 fn requests() {
     let task = TaskSubmission {
         goal: "Add JWT refresh token rotation to src/auth.py".to_string(),
-        workspace: "/home/me/project".to_string(),
+        directory: "/home/me/project".to_string(),
+        manual_approvals: false,
         context: json!({"constraints": ["Use PyJWT"], "files_relevant": ["src/auth.py"]}),
         session_id: "0190-session".to_string(),
         turn: 42,
@@ -28,33 +29,43 @@ fn requests() {
         render(&task_status_request("http://127.0.0.1:9000", "task-0001")),
         render(&task_stream_request("http://127.0.0.1:9000/", "task-0001")),
         render(&cancel_task_request("http://127.0.0.1:9000", "a b/../c?d")),
+        render(&run_stream_request("http://127.0.0.1:9000/", "task-0001", 0)),
+        render(&run_stream_request("http://127.0.0.1:9000", "task 1", 17)),
+        render(&approve_task_request("http://127.0.0.1:9000", "task-0001", "s2", false)),
     ]
     .concat();
     check(
         &out,
         expect![[r#"
-        POST http://127.0.0.1:9000/tasks [content-type: application/json, accept: application/json]
-        {
-          "approval_mode": "auto",
-          "context": {
-            "constraints": [
-              "Use PyJWT"
-            ],
-            "files_relevant": [
-              "src/auth.py"
-            ]
-          },
-          "goal": "Add JWT refresh token rotation to src/auth.py",
-          "metadata": {
-            "session_id": "0190-session",
-            "turn": 42
-          },
-          "workspace": "/home/me/project"
-        }
-        GET http://127.0.0.1:9000/tasks/task-0001 [accept: application/json]
-        GET http://127.0.0.1:9000/tasks/task-0001/stream [accept: text/event-stream]
-        DELETE http://127.0.0.1:9000/tasks/a%20b%2F..%2Fc%3Fd [accept: application/json]
-    "#]],
+            POST http://127.0.0.1:9000/tasks [content-type: application/json, accept: application/json]
+            {
+              "approval_mode": "auto",
+              "context": {
+                "constraints": [
+                  "Use PyJWT"
+                ],
+                "files_relevant": [
+                  "src/auth.py"
+                ]
+              },
+              "goal": "Add JWT refresh token rotation to src/auth.py",
+              "metadata": {
+                "session_id": "0190-session",
+                "turn": 42
+              },
+              "workspace": "/home/me/project"
+            }
+            GET http://127.0.0.1:9000/tasks/task-0001 [accept: application/json]
+            GET http://127.0.0.1:9000/tasks/task-0001/stream [accept: text/event-stream]
+            DELETE http://127.0.0.1:9000/tasks/a%20b%2F..%2Fc%3Fd [accept: application/json]
+            GET http://127.0.0.1:9000/runs/task-0001/stream [accept: text/event-stream]
+            GET http://127.0.0.1:9000/runs/task%201/stream?after_sequence=17 [accept: text/event-stream, last-event-id: 17]
+            POST http://127.0.0.1:9000/tasks/task-0001/approve [content-type: application/json, accept: application/json]
+            {
+              "approved": false,
+              "subtask_id": "s2"
+            }
+        "#]],
     );
 }
 
@@ -70,13 +81,15 @@ fn the_context_is_always_an_object() {
     for (context, expect) in rows {
         let task = TaskSubmission {
             goal: "g".into(),
-            workspace: "w".into(),
+            directory: "w".into(),
+            manual_approvals: true,
             context: context.clone(),
             session_id: "s".into(),
             turn: 1,
         };
         let body: Value = serde_json::from_str(&create_task_request("http://x", &task).body).unwrap();
         assert_eq!(body["context"], expect, "context {context}");
+        assert_eq!(body["approval_mode"], "manual");
     }
 }
 

@@ -127,7 +127,7 @@ fn a_delegated_task_keeps_its_checklist_through_status_only_events() {
         goal: "add tests".into(),
         checklist,
     };
-    let step = ChecklistItem { label: "Analyze".into(), status: "running".into(), detail: None };
+    let step = ChecklistItem { label: "Analyze".into(), status: "running".into(), detail: None, approval: None };
     let v = after(open_view(), 7, progress("executing", vec![step.clone()]));
     let v = after(v, 7, progress("completed", vec![]));
     assert_eq!(v.tasks.len(), 1);
