@@ -365,14 +365,14 @@ impl<T: Transport, H: ToolHost> Run<'_, T, H> {
                 None => (refused("delegate_task is not available: no orchestrator is configured."), Approval::Auto),
                 Some(base_url) => {
                     let session = self.store.get_session(self.session_id)?;
-                    // MERGE: the directory and the approval mode are the workspace's settings
-                    // (`Store::workspace_settings`); until they are archived, the workspace's label stands in.
+                    // A workspace is a label; where it lives on the orchestrator's machine is its setting.
+                    let place = self.store.workspace_settings(&session.workspace)?;
                     let at = Delegation {
                         base_url,
                         session_id: self.session_id,
                         workspace: &session.workspace,
-                        directory: Some(&session.workspace),
-                        manual_approvals: false,
+                        directory: place.directory(),
+                        manual_approvals: place.manual_approvals,
                         turn_number: n,
                     };
                     if at.directory.is_none() {

@@ -11,7 +11,7 @@ use cowork_core::prompt::{ApprovalPolicy, PromptOptions};
 use cowork_core::provider::{ModelSettings, ProviderKind};
 use cowork_core::state::{ExtractionRules, SessionState};
 use cowork_core::store::{NewSession, Store};
-use cowork_core::{Approval, Error, ErrorKind, Role, ToolCall, TurnStatus};
+use cowork_core::{Approval, Error, ErrorKind, Role, ToolCall, TurnStatus, WorkspaceSettings};
 use cowork_tests::server::{serve, Config};
 use cowork_tests::transport::HttpTransport;
 use serde_json::{json, Value};
@@ -62,11 +62,13 @@ struct Fixture {
 async fn fixture() -> Fixture {
     let base = start_server().await;
     let mut store = Store::open_in_memory().unwrap();
-    // The workspace stands in for its orchestrator directory (see `agent.rs`), which the orchestrator
-    // requires to exist on its machine, as Loom does.
-    let workspace = std::env::temp_dir().join(format!("cowork-agent-proj-{}", std::process::id()));
-    std::fs::create_dir_all(&workspace).unwrap();
-    let session = store.create_session(&NewSession::new(workspace.display().to_string())).unwrap().id;
+    // The workspace's orchestrator directory must exist on the orchestrator's machine, as Loom requires.
+    let directory = std::env::temp_dir().join(format!("cowork-agent-proj-{}", std::process::id()));
+    std::fs::create_dir_all(&directory).unwrap();
+    let place =
+        WorkspaceSettings { orchestrator_dir: directory.display().to_string(), ..WorkspaceSettings::unset("proj") };
+    store.set_workspace_settings(&place).unwrap();
+    let session = store.create_session(&NewSession::new("proj")).unwrap().id;
     Fixture {
         store,
         session,
@@ -398,6 +400,23 @@ async fn a_declined_or_failing_delegation_is_reported_and_the_session_goes_on() 
     assert!(matches!(out, Outcome::Done { .. }), "the conversation continues: {out:?}");
     let exec = &down.store.tool_executions(Some(&down.session), "delegate_task", 1).unwrap()[0];
     assert!(exec.result.contains("unreachable"), "{}", exec.result);
+}
+
+/// A workspace without an orchestrator directory cannot delegate: the model is told at once where to
+/// set it, nothing is sent to the orchestrator, the user is not asked, and the UI can offer the setting.
+#[tokio::test]
+async fn a_workspace_without_a_directory_delegates_nothing_and_says_where_to_set_it() {
+    let mut f = delegating_fixture(None).await;
+    f.store.set_workspace_settings(&WorkspaceSettings::unset("proj")).unwrap();
+    let out = f.send(&Approver(false), "Please delegate: add refresh tokens in src/auth.py").await.unwrap();
+    assert!(matches!(out, Outcome::Done { .. }), "the conversation goes on: {out:?}");
+    let exec = &f.store.tool_executions(Some(&f.session), "delegate_task", 1).unwrap()[0];
+    assert_eq!(exec.approval, Approval::Auto, "nothing to approve: nothing is sent");
+    assert!(!exec.success);
+    assert!(exec.result.contains("no orchestrator directory") && exec.result.contains("\"proj\""), "{}", exec.result);
+    assert!(f.store.tasks(&f.session).unwrap().is_empty(), "no task was submitted");
+    let tool_turn = f.store.get_turns(&f.session, 0, 10).unwrap().into_iter().find(|t| t.role == Role::Tool).unwrap();
+    assert_eq!(tool_turn.metadata["needs"], "orchestrator_directory", "the UI can offer the setting");
 }
 
 #[tokio::test]
