@@ -47,9 +47,7 @@ const CONFIRM_READS: u32 = 10;
 /// The wait between two of those reads.
 const CONFIRM_INTERVAL_MS: u64 = 50;
 
-/// The `needs` field of a `delegate_task` result turn's metadata when the workspace has no orchestrator
-/// directory: the UI offers the setting beside it.
-pub const NEEDS_ORCHESTRATOR_DIRECTORY: &str = "orchestrator_directory";
+pub use crate::orchestrator::NEEDS_ORCHESTRATOR_DIRECTORY;
 
 /// The archived type of Cowork's own record of an approval decision it sent.
 pub const APPROVAL_DECISION_EVENT: &str = "cowork_approval_decision";
@@ -77,7 +75,7 @@ pub struct Delegation<'a> {
 pub fn no_directory_message(workspace: &str) -> String {
     format!(
         "delegate_task is not available in workspace \"{workspace}\": this workspace has no orchestrator directory. \
-         Set it in the sidebar's workspace menu or Settings → Workspace."
+         Set it with the ⚙ beside the workspace in the sidebar, or in Settings → Workspace."
     )
 }
 

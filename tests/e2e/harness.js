@@ -136,3 +136,23 @@ export async function checkArchive(page) {
   await page.getByRole('button', { name: 'Close' }).click();
   return verdict;
 }
+
+/** A fresh directory on this machine, which is also the dev server's orchestrator's machine. */
+export function projectDir(prefix = 'cowork-project-') {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/**
+ * Sets the open workspace's orchestrator directory (and whether the orchestrator asks before each
+ * step) through Settings → Workspace, as a user would.
+ */
+export async function setOrchestratorDir(page, dir, { manual = false } = {}) {
+  await page.getByRole('button', { name: 'Settings', exact: true }).click();
+  await page.getByRole('dialog', { name: 'Settings' }).locator('.open-workspace-settings').click();
+  const dialog = page.getByRole('dialog', { name: /^Workspace/ });
+  await dialog.waitFor();
+  await dialog.getByLabel(/Orchestrator directory/).fill(dir);
+  await dialog.getByLabel('The orchestrator asks before each step').setChecked(manual);
+  await dialog.getByRole('button', { name: 'Save' }).click();
+  await dialog.waitFor({ state: 'detached' });
+}

@@ -54,3 +54,7 @@ pub use request::{
 /// Subtask, event and note lists in a [`TaskProgress`] stop growing here (bounded memory on a runaway
 /// stream).
 pub const MAX_TRACKED: usize = 200;
+
+/// The `needs` field of a `delegate_task` result turn's metadata when the workspace has no orchestrator
+/// directory: the UI offers the setting beside it.
+pub const NEEDS_ORCHESTRATOR_DIRECTORY: &str = "orchestrator_directory";

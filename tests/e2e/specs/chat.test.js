@@ -2,7 +2,7 @@
 // and a reload brings the conversation back; Stop keeps the partial reply.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { useServerAndBrowser, openPage, ready, replyDone, send } from '../harness.js';
+import { useServerAndBrowser, openPage, ready, replyDone, send, setOrchestratorDir, projectDir } from '../harness.js';
 
 const app = useServerAndBrowser();
 
@@ -114,6 +114,7 @@ test('a 1 MB message is stored whole, shown clipped, and "Show all" shows every 
 test('delegation asks for approval, then the result comes back into the conversation', async () => {
   const page = await openPage(app.browser.context, app.server.url);
   await ready(page);
+  await setOrchestratorDir(page, projectDir());
   await page.getByRole('button', { name: '+ New session' }).click();
   await send(page, 'Please delegate: add refresh tokens in src/auth.py');
   const dialog = page.getByRole('dialog', { name: 'Delegate this task?' });
@@ -153,6 +154,7 @@ test('delegation asks for approval, then the result comes back into the conversa
 test('a delegated task can be cancelled from its checklist, and the model is told', async () => {
   const page = await openPage(app.browser.context, app.server.url);
   await ready(page);
+  await setOrchestratorDir(page, projectDir());
   await page.getByRole('button', { name: '+ New session' }).click();
   await send(page, 'delegate: a slow migration of the billing module');
   const dialog = page.getByRole('dialog', { name: 'Delegate this task?' });

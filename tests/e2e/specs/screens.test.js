@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { useServerAndBrowser, openPage, ready, replyDone, send } from '../harness.js';
+import { useServerAndBrowser, openPage, ready, replyDone, send, setOrchestratorDir, projectDir } from '../harness.js';
 
 const OUT = join(dirname(fileURLToPath(import.meta.url)), '..', 'screenshots');
 
@@ -24,8 +24,10 @@ async function shot(page, name) {
 for (const [label, width, height] of [['desktop', 1280, 800], ['phone', 390, 844]]) {
   test(`the main screens at ${label} width (${width}×${height})`, async () => {
     const page = await openPage(app.browser.context, app.server.url);
-    await page.setViewportSize({ width, height });
     await ready(page);
+    // The default workspace's project on the orchestrator's machine, so the screens can show a delegation.
+    await setOrchestratorDir(page, projectDir());
+    await page.setViewportSize({ width, height });
     const phone = width < 700;
     if (phone) await page.getByRole('button', { name: 'Sessions' }).click();
     await page.getByRole('button', { name: '+ New session' }).click();

@@ -199,7 +199,7 @@ fn done(t: &Task) -> usize {
 pub fn router(orch: Arc<Orchestrator>) -> Router {
     use axum::routing::{get, post};
     Router::new()
-        .route("/tasks", post(create))
+        .route("/tasks", post(create).get(list))
         .route("/tasks/{id}", get(status).delete(cancel))
         .route("/tasks/{id}/stream", get(stream::task_stream))
         .route("/tasks/{id}/approve", post(approve))
@@ -314,6 +314,20 @@ async fn create(State(orch): State<Arc<Orchestrator>>, body: String) -> Response
     let answer = json!({"task_id": task_id, "status": "pending", "message": "Task created and execution started.",
                         "run_id": run_id});
     (StatusCode::CREATED, Json(answer)).into_response()
+}
+
+/// `GET /tasks`: Loom's `TaskListItem`s (`task_id, goal, status, created_at`), oldest first; tests read
+/// it to see what was (or was not) submitted.
+async fn list(State(orch): State<Arc<Orchestrator>>) -> Json<Value> {
+    let tasks = orch.tasks();
+    let mut items: Vec<(&String, &Task)> = tasks.iter().collect();
+    items.sort_by(|a, b| a.1.created_at.cmp(&b.1.created_at).then(a.0.cmp(b.0)));
+    Json(Value::Array(
+        items
+            .into_iter()
+            .map(|(id, t)| json!({"task_id": id, "goal": t.goal, "status": t.status, "created_at": t.created_at}))
+            .collect(),
+    ))
 }
 
 /// `GET /tasks/{id}`: Loom's `TaskResponse` (no result: Loom reports changed files only in events).

@@ -233,6 +233,18 @@ mod browser {
         });
     }
 
+    /// Approves or rejects a step the orchestrator holds for approval.
+    pub fn answer_step(c: Client, chat: ChatState, task_id: String, subtask_id: String, approved: bool) {
+        let Some(client) = client(c) else { return };
+        let orchestrator_url = chat.settings.get_untracked().orchestrator_url.trim().to_owned();
+        spawn_while(chat.current, async move {
+            let op = Op::AnswerStep { task_id, subtask_id, approved, orchestrator_url };
+            if let Err(e) = client.call(op).await {
+                chat.tell(Notice::problem(&e.problem()));
+            }
+        });
+    }
+
     pub fn reload_sessions(c: Client, chat: ChatState) {
         let Some(client) = client(c) else { return };
         spawn_while(chat.current, async move { refresh_sessions(&client, chat).await });
@@ -461,6 +473,7 @@ mod native {
     pub fn open_session(_: Client, _: ChatState, _: String, _: Option<i64>) {}
     pub fn reload_sessions(_: Client, _: ChatState) {}
     pub fn cancel_task(_: Client, _: ChatState, _: String) {}
+    pub fn answer_step(_: Client, _: ChatState, _: String, _: String, _: bool) {}
     pub fn open_workspace(_: Client, _: DialogState, _: String) {}
     pub fn save_workspace(_: Client, _: DialogState, _: cowork_core::WorkspaceSettings) {}
     pub fn test_connection(_: Client, _: DialogState, _: crate::settings::ModelSettings) {}

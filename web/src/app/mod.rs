@@ -88,6 +88,7 @@ pub fn App(
         dialogs.settings_open.set(false);
         actions::open_workspace(client, dialogs, w)
     });
+    provide_context(crate::chat::OpenWorkspace(on_workspace));
     // The session list follows changes from any tab, and the "Show archived" switch.
     Effect::new(move |_| {
         chat.sessions_stale.track();
@@ -136,6 +137,7 @@ pub fn App(
                 <Sidebar on_open=on_open on_new=on_new on_action=on_action on_workspace=on_workspace />
                 <Conversation on_send=on_send on_stop=on_stop on_retry=on_retry on_action=on_action
                     on_cancel_task=Callback::new(move |id: String| actions::cancel_task(client, chat, id))
+                    on_answer_step=Callback::new(move |(task, step, yes): (String, String, bool)| actions::answer_step(client, chat, task, step, yes))
                     on_more=Callback::new(move |older: bool| actions::load_more(client, chat, older)) />
                 <SessionPanel />
             </div>

@@ -58,6 +58,8 @@ fn TurnView(turn: Turn, on_action: Callback<SessionAction>) -> impl IntoView {
         let name = turn.tool_name.clone().unwrap_or_else(|| "tool".into());
         let failed = turn.metadata.get("success").and_then(|v| v.as_bool()) == Some(false);
         let took = turn.metadata.get("duration_ms").and_then(|v| v.as_i64()).map(duration_text);
+        let needs_directory = turn.metadata.get("needs").and_then(|v| v.as_str())
+            == Some(cowork_core::orchestrator::NEEDS_ORCHESTRATOR_DIRECTORY);
         view! {
             <details class="tool-result" class:failed=failed>
                 <summary>
@@ -68,6 +70,7 @@ fn TurnView(turn: Turn, on_action: Callback<SessionAction>) -> impl IntoView {
                 <pre>{text}</pre>
                 {show_all}
             </details>
+            {needs_directory.then(set_directory_button)}
         }
         .into_any()
     } else if turn.role == Role::Assistant {
@@ -129,6 +132,8 @@ pub fn Conversation(
     on_action: Callback<SessionAction>,
     /// Cancel a delegated task (by id).
     on_cancel_task: Callback<String>,
+    /// Approve (`true`) or reject a step a delegated task holds: (task id, step id, approved).
+    on_answer_step: Callback<(String, String, bool)>,
     /// Load the page of turns before (`true`) or after the window.
     on_more: Callback<bool>,
 ) -> impl IntoView {
@@ -177,7 +182,7 @@ pub fn Conversation(
                     children=move |t: Turn| view! { <TurnView turn=t on_action=on_action /> }
                 />
             </div>
-            <TaskCards on_cancel=on_cancel_task />
+            <TaskCards on_cancel=on_cancel_task on_answer=on_answer_step />
             <Show when=can_retry>
                 <div class="retry-bar">
                     <span>"The last reply did not complete."</span>
@@ -210,11 +215,31 @@ fn copy_code(ev: web_sys::MouseEvent) {
     let _ = ev;
 }
 
+/// "Set the orchestrator directory": opens the open session's workspace settings (a delegation was
+/// refused because that workspace has no directory).
+fn set_directory_button() -> impl IntoView {
+    let state = ChatState::get();
+    let open = use_context::<super::OpenWorkspace>();
+    let workspace = move || {
+        let current = state.current.get_untracked();
+        state.sessions.get_untracked().into_iter().find(|s| Some(&s.id) == current.as_ref()).map(|s| s.workspace)
+    };
+    view! {
+        <button class="secondary set-orchestrator-dir" on:click=move |_| {
+            if let (Some(open), Some(w)) = (open, workspace()) {
+                open.0.run(w)
+            }
+        }>"Set the orchestrator directory"</button>
+    }
+}
+
 /// Delegated tasks as live checklists: goal, status, each step as it goes, and Cancel while running.
 #[component]
 pub fn TaskCards(
     /// Cancel a task (by id).
     on_cancel: Callback<String>,
+    /// Approve (`true`) or reject a step the orchestrator holds: (task id, step id, approved).
+    on_answer: Callback<(String, String, bool)>,
 ) -> impl IntoView {
     let state = ChatState::get();
     view! {
@@ -224,6 +249,7 @@ pub fn TaskCards(
             children=move |t: LiveTask| {
                 let over = t.is_over();
                 let id = t.task_id.clone();
+                let cancel_id = id.clone();
                 let steps: Vec<_> = t
                     .checklist
                     .iter()
@@ -241,6 +267,7 @@ pub fn TaskCards(
                                 <span class="label">{i.label.clone()}</span>
                                 <span class="visually-hidden">{format!(" ({})", i.status)}</span>
                                 {i.detail.clone().map(|d| view! { <span class="detail">{d}</span> })}
+                                {i.approval.clone().map(|a| step_approval(&id, a, on_answer))}
                             </li>
                         }
                     })
@@ -251,7 +278,7 @@ pub fn TaskCards(
                             <span class="task-goal">{format!("Delegated: {}", t.goal)}</span>
                             <span class="badge task-status">{t.status.to_string()}</span>
                             {(!over).then(|| view! {
-                                <button class="task-cancel" on:click=move |_| on_cancel.run(id.clone())>"Cancel task"</button>
+                                <button class="task-cancel" on:click=move |_| on_cancel.run(cancel_id.clone())>"Cancel task"</button>
                             })}
                         </header>
                         <ol class="task-steps">{steps}</ol>
@@ -259,5 +286,28 @@ pub fn TaskCards(
                 }
             }
         />
+    }
+}
+
+/// A step the orchestrator holds until the user answers: what it proposes, why it asks, its risk, and
+/// Approve / Reject.
+fn step_approval(
+    task_id: &str,
+    a: cowork_core::orchestrator::PendingApproval,
+    on_answer: Callback<(String, String, bool)>,
+) -> impl IntoView {
+    let (task, step) = (task_id.to_owned(), a.subtask_id.clone());
+    let answer = move |approved: bool| {
+        let (task, step) = (task.clone(), step.clone());
+        move |_| on_answer.run((task.clone(), step.clone(), approved))
+    };
+    let risk = (!a.risk_level.is_empty()).then(|| format!("risk: {}", a.risk_level));
+    view! {
+        <div class="step-approval" role="group" aria-label="The orchestrator asks before going on">
+            <p class="step-proposal">{format!("Waiting for your approval: {}", a.proposed_action)}</p>
+            <p class="step-reason">{a.reason.clone()} {risk.map(|r| view! { <span class="badge risk">{r}</span> })}</p>
+            <button class="approve-step primary" on:click=answer(true)>"Approve"</button>
+            <button class="reject-step secondary" on:click=answer(false)>"Reject"</button>
+        </div>
     }
 }

@@ -34,7 +34,7 @@ pub use panel::SessionPanel;
 pub use sidebar::{SessionAction, Sidebar};
 pub use state::{reduce, Approval, Change, ChatState, ChatView, DialogState, LiveTask, Notice};
 pub use window::{load_turns_op, merge_page, page_op, show_turn, turns_of};
-pub use workspace::WorkspaceDialog;
+pub use workspace::{OpenWorkspace, WorkspaceDialog};
 
 /// The most turns the conversation holds in the DOM at once, however long the session.
 pub const VISIBLE_TURNS: usize = 200;

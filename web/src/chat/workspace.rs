@@ -6,6 +6,11 @@ use super::state::DialogState;
 use cowork_core::WorkspaceSettings;
 use leptos::prelude::*;
 
+/// Opens a workspace's settings dialog (by label), for components that offer it (a delegation refused
+/// for want of a directory); provided as Leptos context by the app.
+#[derive(Clone, Copy)]
+pub struct OpenWorkspace(pub Callback<String>);
+
 /// The dialog, shown while [`DialogState::workspace`] holds the settings being edited.
 #[component]
 pub fn WorkspaceDialog(

@@ -177,6 +177,18 @@ pub enum Op {
         /// The orchestrator's base URL.
         orchestrator_url: String,
     },
+    /// Answers a step the orchestrator holds for approval (Loom's `approval_requested`): approve or
+    /// reject it (answered at once, out of turn; the task's events then say what happened).
+    AnswerStep {
+        /// The orchestrator's id for the task.
+        task_id: String,
+        /// The step waiting for the answer.
+        subtask_id: String,
+        /// Whether the step may go ahead.
+        approved: bool,
+        /// The orchestrator's base URL.
+        orchestrator_url: String,
+    },
     /// Aborts the model call in flight, if any (answered at once, out of turn).
     Stop,
     /// The user's answer to an [`Event::ApprovalNeeded`](super::Event::ApprovalNeeded) (answered at
@@ -212,6 +224,7 @@ impl Op {
                 | Op::ToolResult { .. }
                 | Op::Release
                 | Op::CancelTask { .. }
+                | Op::AnswerStep { .. }
                 | Op::TestConnection { .. }
         )
     }

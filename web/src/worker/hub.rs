@@ -165,19 +165,31 @@ impl Hub {
 
     /// A request from this worker's tab.
     fn on_ui_request(&self, req: Request) {
-        // Cancelling a delegated task needs no archive: whichever worker the tab has sends it.
-        if let Op::CancelTask { task_id, orchestrator_url } = &req.op {
-            let (id, request) = (req.id, cowork_core::orchestrator::cancel_task_request(orchestrator_url, task_id));
+        // Cancelling a delegated task, or answering a step it holds for approval, needs no archive:
+        // whichever worker the tab has sends it (the orchestrator's next event, archived by the owner,
+        // records the outcome).
+        let to_orchestrator = match &req.op {
+            Op::CancelTask { task_id, orchestrator_url } => {
+                Some((cowork_core::orchestrator::cancel_task_request(orchestrator_url, task_id), "cancel the task"))
+            }
+            Op::AnswerStep { task_id, subtask_id, approved, orchestrator_url } => Some((
+                cowork_core::orchestrator::approve_task_request(orchestrator_url, task_id, subtask_id, *approved),
+                "take the answer to the step",
+            )),
+            _ => None,
+        };
+        if let Some((request, what)) = to_orchestrator {
+            let id = req.id;
             wasm_bindgen_futures::spawn_local(async move {
                 let result = match FetchTransport::default().send(&request).await {
                     Ok(r) if (200..300).contains(&r.status) => Ok(Reply::Done),
                     Ok(r) => Err(Problem::new(
                         ErrorKind::Invalid,
-                        format!("the orchestrator did not cancel the task (HTTP {})", r.status),
+                        format!("the orchestrator did not {what} (HTTP {})", r.status),
                     )),
                     Err(e) => Err(Problem::new(
                         ErrorKind::Network,
-                        format!("the orchestrator could not be reached to cancel the task: {e:?}"),
+                        format!("the orchestrator could not be reached to {what}: {e:?}"),
                     )),
                 };
                 post(&WorkerMessage::Response { id, result });

@@ -117,6 +117,7 @@ pub async fn handle(
         | Op::ToolResult { .. }
         | Op::Release
         | Op::CancelTask { .. }
+        | Op::AnswerStep { .. }
         | Op::TestConnection { .. } => Ok(Reply::Done),
         Op::SendMessage { session_id, workspace, text, model, key, host } => {
             let message = Some((text, key));
