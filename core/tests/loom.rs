@@ -287,7 +287,7 @@ fn without_an_orchestrator_directory_nothing_is_sent() {
     assert_eq!(
         outcome.content,
         "delegate_task is not available in workspace \"app\": this workspace has no orchestrator directory. Set it \
-         in the sidebar's workspace menu or Settings → Workspace."
+         with the ⚙ beside the workspace in the sidebar, or in Settings → Workspace."
     );
     assert!(store.tasks(&session_id).unwrap().is_empty());
 }
