@@ -15,5 +15,6 @@ pub mod fetch;
 pub mod markdown;
 pub mod protocol;
 pub mod settings;
+pub mod theme;
 #[cfg(all(target_arch = "wasm32", feature = "worker"))]
 pub mod worker;

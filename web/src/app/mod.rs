@@ -6,7 +6,7 @@ mod actions;
 
 use crate::chat::{
     ApprovalDialog, ChatState, Conversation, DeleteDialog, DialogState, SearchDialog, SessionAction, SessionPanel,
-    SettingsDialog, Sidebar, WorkspaceDialog,
+    SettingsDialog, Shortcut, ShortcutsDialog, Sidebar, WorkspaceDialog,
 };
 use crate::protocol::{Backend, ReadyInfo};
 use leptos::prelude::*;
@@ -55,27 +55,54 @@ pub fn App(
         dialogs.search_open.set(false);
         actions::open_session(client, chat, id, Some(turn))
     });
-    // Ctrl/Cmd+K opens search from anywhere; Esc closes whatever dialog or menu is open, wherever the
-    // focus is (the approval dialog answers Esc itself, as "Deny").
+    // The keyboard shortcuts (chat/shortcuts.rs): Ctrl/Cmd+K search, Ctrl/Cmd+Shift+O new session, `/`
+    // the composer, `?` the sheet; Esc closes whatever dialog or menu is open, wherever the focus is (the
+    // approval dialog answers Esc itself, as "Deny"), and with none open stops a reply being written.
     let keys = window_event_listener(leptos::ev::keydown, move |ev| {
         if !crate::dom::event_is_inside(&ev) {
             return;
         }
-        if (ev.ctrl_key() || ev.meta_key()) && ev.key().eq_ignore_ascii_case("k") {
-            ev.prevent_default();
-            dialogs.hits.set(Vec::new());
-            dialogs.search_open.set(true);
-        } else if ev.key() == "Escape" {
-            dialogs.close_all();
+        let typing = crate::dom::active_element().is_some_and(|e| {
+            matches!(e.tag_name().as_str(), "INPUT" | "TEXTAREA" | "SELECT") || e.has_attribute("contenteditable")
+        });
+        let key = ev.key();
+        let press = crate::chat::Press {
+            key: &key,
+            command: ev.ctrl_key() || ev.meta_key(),
+            shift: ev.shift_key(),
+            alt: ev.alt_key(),
+            typing,
+        };
+        let Some(shortcut) = crate::chat::shortcut_for(press) else { return };
+        match shortcut {
+            Shortcut::Search => {
+                ev.prevent_default();
+                dialogs.hits.set(Vec::new());
+                dialogs.search_open.set(true);
+            }
+            Shortcut::NewSession => {
+                ev.prevent_default();
+                dialogs.close_all();
+                start_new_session(chat, dialogs);
+                focus_composer();
+            }
+            Shortcut::FocusComposer => {
+                ev.prevent_default();
+                focus_composer();
+            }
+            Shortcut::Help => {
+                ev.prevent_default();
+                dialogs.shortcuts_open.set(true);
+            }
+            Shortcut::CloseOrStop if dialogs.any_open() => dialogs.close_all(),
+            Shortcut::CloseOrStop if chat.busy.get_untracked() && chat.approval.with_untracked(Option::is_none) => {
+                actions::stop(client)
+            }
+            Shortcut::CloseOrStop => {}
         }
     });
     on_cleanup(move || keys.remove());
-    let on_new = Callback::new(move |_: ()| {
-        dialogs.sidebar_open.set(false);
-        chat.current.set(None);
-        chat.turns.set(Vec::new());
-        chat.notice.set(None);
-    });
+    let on_new = Callback::new(move |_: ()| start_new_session(chat, dialogs));
     let on_send = Callback::new(move |_: ()| actions::send(client, chat));
     let on_stop = Callback::new(move |_: ()| actions::stop(client));
     let on_retry = Callback::new(move |_: ()| actions::retry(client, chat));
@@ -105,6 +132,9 @@ pub fn App(
     });
     let on_save =
         Callback::new(move |settings: crate::settings::ModelSettings| actions::save_settings(chat, dialogs, settings));
+    // The colour theme: the saved choice, applied to the page whenever it changes.
+    let theme = RwSignal::new(crate::theme::load());
+    Effect::new(move |_| crate::theme::apply(theme.get()));
     match settings {
         Some(s) => chat.settings.set(s),
         None => actions::load_settings(chat),
@@ -131,6 +161,10 @@ pub fn App(
                     title="The session's state register and how the last request used the context window"
                     on:click=move |_| dialogs.panel_open.update(|o| *o = !*o)>"Session"</button>
                 <button class="header-button" on:click=move |_| { dialogs.connection.set(None); dialogs.settings_open.set(true) }>"Settings"</button>
+                <button class="header-button theme-toggle" title="Light, dark, or as the system says (click to change)"
+                    on:click=move |_| theme.update(|t| *t = t.next())>{move || theme.get().label()}</button>
+                <button class="header-button shortcuts-button" title="Keyboard shortcuts (?)" aria-label="Keyboard shortcuts"
+                    on:click=move |_| dialogs.shortcuts_open.set(true)>"?"</button>
             </header>
             <StorageBanner state=storage />
             <div class="app-body">
@@ -146,12 +180,29 @@ pub fn App(
             <SettingsDialog on_save=on_save on_workspace=on_workspace
                 on_test=Callback::new(move |s: crate::settings::ModelSettings| actions::test_connection(client, dialogs, s)) />
             <SearchDialog on_query=on_query on_open=on_hit />
+            <ShortcutsDialog />
             <WorkspaceDialog on_save=Callback::new(move |w| actions::save_workspace(client, dialogs, w)) />
             <StorageDialog storage=storage
                 on_export=Callback::new(move |_: ()| actions::export_all(client, chat))
                 on_check=Callback::new(move |_: ()| actions::check_archive(client, dialogs))
                 on_import=Callback::new(move |text: String| actions::import(client, chat, dialogs, text)) />
         </div>
+    }
+}
+
+/// An empty conversation: nothing is saved until its first message.
+fn start_new_session(chat: ChatState, dialogs: DialogState) {
+    dialogs.sidebar_open.set(false);
+    chat.current.set(None);
+    chat.turns.set(Vec::new());
+    chat.notice.set(None);
+}
+
+/// Puts the cursor in the message box.
+fn focus_composer() {
+    use wasm_bindgen::JsCast;
+    if let Some(el) = crate::dom::query("#composer-input") {
+        let _ = el.unchecked_into::<web_sys::HtmlElement>().focus();
     }
 }
 

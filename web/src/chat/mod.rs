@@ -7,14 +7,15 @@
 //!   signals it is applied to ([`ChatState`], [`DialogState`]), provided as Leptos context.
 //! - `window.rs`: the bounded window of turns and its paging (pure).
 //! - `format.rs`: sizes, times, highlights, the context meter's figures, the fix for an error (pure).
-//! - `sidebar.rs`, `conversation.rs`, `composer.rs`, `panel.rs`, `dialogs.rs`, `workspace.rs`: the
-//!   components.
+//! - `sidebar.rs`, `conversation.rs`, `composer.rs`, `panel.rs`, `dialogs.rs`, `workspace.rs`,
+//!   `shortcuts.rs` (the keys and their sheet): the components.
 
 mod composer;
 mod conversation;
 mod dialogs;
 mod format;
 mod panel;
+mod shortcuts;
 mod sidebar;
 mod state;
 mod window;
@@ -31,6 +32,7 @@ pub use format::{
     relative_time, session_matches, when, workspace_order, workspaces, Fix, Meter, When, DISPLAY_CHARS,
 };
 pub use panel::SessionPanel;
+pub use shortcuts::{shortcut_for, Press, Shortcut, ShortcutsDialog, SHEET};
 pub use sidebar::{SessionAction, Sidebar};
 pub use state::{reduce, Approval, Change, ChatState, ChatView, DialogState, LiveTask, Notice};
 pub use window::{load_turns_op, merge_page, page_op, show_turn, turns_of};

@@ -446,6 +446,8 @@ pub struct DialogState {
     pub workspace: RwSignal<Option<cowork_core::WorkspaceSettings>>,
     /// Why the workspace settings could not be loaded or saved.
     pub workspace_error: RwSignal<Option<String>>,
+    /// The keyboard shortcut sheet is open.
+    pub shortcuts_open: RwSignal<bool>,
 }
 
 impl DialogState {
@@ -464,6 +466,7 @@ impl DialogState {
             confirm_delete: RwSignal::new(None),
             workspace: RwSignal::new(None),
             workspace_error: RwSignal::new(None),
+            shortcuts_open: RwSignal::new(false),
             sidebar_open: RwSignal::new(false),
             panel_open: RwSignal::new(false),
         }
@@ -479,12 +482,24 @@ impl DialogState {
 
     /// Esc: closes whatever dialog or menu is open.
     pub fn close_all(&self) {
+        self.shortcuts_open.set(false);
         self.search_open.set(false);
         self.settings_open.set(false);
         self.storage_open.set(false);
         self.workspace.set(None);
         self.menu.set(None);
         self.confirm_delete.set(None);
+    }
+
+    /// Whether a dialog or menu is open (Esc then closes it rather than stopping a reply).
+    pub fn any_open(&self) -> bool {
+        self.shortcuts_open.get_untracked()
+            || self.search_open.get_untracked()
+            || self.settings_open.get_untracked()
+            || self.storage_open.get_untracked()
+            || self.workspace.with_untracked(Option::is_some)
+            || self.menu.with_untracked(Option::is_some)
+            || self.confirm_delete.with_untracked(Option::is_some)
     }
 }
 
