@@ -164,7 +164,7 @@ pub(super) fn validate(conn: &Connection, text: &str) -> Result<ImportPlan> {
                 let refused = match (&s.parent_session_id, s.fork_turn) {
                     (None, None) => None,
                     (Some(p), _) if p == &s.id => Some("is a fork of itself".to_owned()),
-                    (Some(_), Some(f)) if f < 1 => Some(format!("is a fork at turn {f}, before any turn")),
+                    (Some(_), Some(f)) if f < 0 => Some(format!("is a fork at turn {f}, before the start")),
                     (Some(_), Some(_)) => None,
                     (Some(p), None) => Some(format!("is a fork of {p} without a fork turn")),
                     (None, Some(f)) => Some(format!("has a fork turn ({f}) but no parent")),

@@ -5,13 +5,14 @@
 //! Write-through: every `append_*` commits before it returns.
 //!
 //! Where things are: `Store` and opening an archive here; `sessions` (create, list, rename, archive,
-//! fork, delete, resume, state and usage), `turns` (append, checkpoint, finalise, read, tool
+//! fork, delete, resume, state and usage), `branches` (where edits and regenerations diverge), `turns` (append, checkpoint, finalise, read, tool
 //! executions), `search`, `tasks` (delegated tasks and their events, manifests, calibration,
 //! statistics), `workspaces` (per-workspace settings); `rows` holds every table's columns, its one
 //! `INSERT` and its row mapping; `export` and `import` the file formats (`jsonl` the archive format's
 //! lines); `foreign` imports other tools' exports (read by [`crate::import`]) and `export_chatgpt`
 //! writes ChatGPT's format; `schema` the migrations.
 
+mod branches;
 mod export;
 mod export_chatgpt;
 mod foreign;
@@ -29,6 +30,7 @@ mod tasks;
 mod turns;
 mod workspaces;
 
+pub use branches::BranchPoint;
 pub use foreign::{ForeignImportSummary, ImportCounts, ImportPreview, ImportProgress};
 pub use import::ImportSummary;
 pub use jsonl::FORMAT_VERSION;

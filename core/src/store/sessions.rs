@@ -212,10 +212,11 @@ impl Store {
     }
 
     /// Forks `id` after turn `at_turn`: the new session shows turns 1..=at_turn of the original (read
-    /// through a pointer, never copied) and continues on its own.
+    /// through a pointer, never copied) and continues on its own. At turn 0 it inherits nothing: another
+    /// first message in the same conversation (an edit of turn 1).
     pub fn fork_session(&mut self, id: &str, at_turn: i64) -> Result<Session> {
         let parent = self.get_session(id)?;
-        if at_turn < 1 || at_turn > parent.turn_count {
+        if at_turn < 0 || at_turn > parent.turn_count {
             return Err(Error::Invalid(format!(
                 "cannot fork session {id} at turn {at_turn}: it has turns 1..{}",
                 parent.turn_count

@@ -3,7 +3,7 @@
 
 #![allow(dead_code)]
 
-use cowork_core::store::{NewSession, NewToolExecution, SessionFilter, Store};
+use cowork_core::store::{BranchPoint, NewSession, NewToolExecution, SessionFilter, Store};
 use cowork_core::{
     Approval, ContextManifest, Error, NewTurn, Role, SearchQuery, SearchScope, TaskRecord, ToolCall, TurnStatus,
     WorkspaceSettings,
@@ -33,7 +33,8 @@ macro_rules! store_cases {
             markdown_export_reads_well,
             stats_count_what_is_stored,
             a_client_key_finds_the_earlier_attempt,
-            workspace_settings_are_kept_and_travel_with_an_export
+            workspace_settings_are_kept_and_travel_with_an_export,
+            edits_and_regenerations_are_branches_of_one_conversation
         );
     };
 }
@@ -298,7 +299,12 @@ pub fn fork_reads_parent_turns_through_a_pointer(store: &mut Store) {
     assert_eq!(in_fork("kiwi4"), Vec::<i64>::new(), "but not the parent's turns after the fork point");
     assert_eq!(in_fork("kiwi9"), [4]);
     assert!(store.fork_session(&p, 6).is_err(), "cannot fork past the last turn");
-    assert!(store.fork_session(&p, 0).is_err());
+    assert!(store.fork_session(&p, -1).is_err());
+    // A fork at turn 0 is another first message (an edit of turn 1): it inherits nothing.
+    let again = store.fork_session(&p, 0).unwrap();
+    assert_eq!(store.get_turns(&again.id, 0, 10).unwrap(), Vec::new());
+    store.append_turn(&again.id, &NewTurn::user("a different start")).unwrap();
+    assert_eq!(store.get_turns(&again.id, 0, 10).unwrap()[0].content, "a different start");
 }
 
 pub fn deleting_a_parent_keeps_its_forks_whole(store: &mut Store) {
@@ -702,4 +708,48 @@ pub fn workspace_settings_are_kept_and_travel_with_an_export(store: &mut Store) 
     fresh.import_jsonl(&file.replace(&sid, "00000000-0000-0000-0000-00000000abcd")).unwrap();
     assert_eq!(fresh.workspace_settings("my-project").unwrap().directory(), Some("/elsewhere"));
     assert_eq!(fresh.workspace_settings("theirs").unwrap().directory(), Some("/srv/their-copy"));
+}
+
+/// Edits and regenerations fork just before the turn they replace; the branch points of each session
+/// list the alternatives at that turn, oldest first, each opening where the user last was in it.
+pub fn edits_and_regenerations_are_branches_of_one_conversation(store: &mut Store) {
+    let p = session(store, "w");
+    for (i, text) in ["first question", "first answer", "second question", "second answer"].iter().enumerate() {
+        let turn = if i % 2 == 0 { NewTurn::user(*text) } else { NewTurn::assistant(*text) };
+        store.append_turn(&p, &turn).unwrap();
+    }
+    assert_eq!(store.branch_points(&p).unwrap(), Vec::new(), "no edits, no branches");
+    // Edit turn 3 twice, then regenerate turn 4 of the first edit.
+    let f1 = store.fork_session(&p, 2).unwrap().id;
+    store.append_turn(&f1, &NewTurn::user("second question, edited")).unwrap();
+    store.append_turn(&f1, &NewTurn::assistant("answer to the edit")).unwrap();
+    let f2 = store.fork_session(&p, 2).unwrap().id;
+    store.append_turn(&f2, &NewTurn::user("second question, edited again")).unwrap();
+    let g = store.fork_session(&f1, 3).unwrap().id;
+    store.append_turn(&g, &NewTurn::assistant("a regenerated answer")).unwrap();
+
+    let at = |id: &str| store.branch_points(id).unwrap();
+    let point = |n: i64, sessions: &[&String], current: usize| BranchPoint {
+        turn_number: n,
+        sessions: sessions.iter().map(|s| s.to_string()).collect(),
+        current,
+    };
+    // From the original: three versions of turn 3; the first edit opens where the user was last (g).
+    assert_eq!(at(&p), [point(3, &[&p, &g, &f2], 0)]);
+    assert_eq!(at(&f2), [point(3, &[&p, &g, &f2], 2)]);
+    // From the regenerated branch: its turn 3 is the first edit's, and turn 4 has two versions.
+    assert_eq!(at(&g), [point(3, &[&p, &g, &f2], 1), point(4, &[&f1, &g], 1)]);
+    assert_eq!(at(&f1), [point(3, &[&p, &f1, &f2], 1), point(4, &[&f1, &g], 0)]);
+    // Nothing was rewritten: the original reads as it did.
+    let original: Vec<String> = store.get_turns(&p, 0, 10).unwrap().into_iter().map(|t| t.content).collect();
+    assert_eq!(original, ["first question", "first answer", "second question", "second answer"]);
+
+    // Editing the first message forks at turn 0.
+    let e = store.fork_session(&p, 0).unwrap().id;
+    store.append_turn(&e, &NewTurn::user("a different first question")).unwrap();
+    let at = |id: &str| store.branch_points(id).unwrap();
+    let first = &at(&e)[0];
+    assert_eq!((first.turn_number, first.current, first.sessions.len()), (1, 1, 2));
+    assert_eq!(first.sessions[1], e);
+    assert_eq!(at(&p)[0].turn_number, 1, "the original sees the edit of its first message too");
 }

@@ -56,7 +56,7 @@ fn an_import_that_would_hide_turns_is_refused() {
     check_refused(&[session_line("s", Some("s"), Some(1), "{}"), turn("s", 2)], 2, "a fork of itself");
     check_refused(&[session_line("s", None, Some(3), "{}"), turn("s", 1)], 2, "no parent");
     check_refused(&[parent.clone(), session_line("f", Some("p"), None, "{}")], 3, "without a fork turn");
-    check_refused(&[parent.clone(), session_line("f", Some("p"), Some(0), "{}")], 3, "a fork at turn 0");
+    check_refused(&[parent.clone(), session_line("f", Some("p"), Some(-1), "{}")], 3, "a fork at turn -1");
 
     // The same shapes with visible numbers import, and every turn shows.
     let ok = file(&[parent, turn("p", 1), turn("p", 2), fork, turn("f", 3), turn("f", 4)]);
