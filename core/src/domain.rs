@@ -253,6 +253,18 @@ impl WorkspaceSettings {
     }
 }
 
+/// A turn of a session's view where the conversation branches.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BranchPoint {
+    /// The turn number where the branches differ.
+    pub turn_number: i64,
+    /// One session per alternative, oldest alternative first: the most recently active session that
+    /// reads that alternative's turn here (so switching to it continues where the user left it).
+    pub sessions: Vec<String>,
+    /// Which of them the session itself reads (an index into `sessions`).
+    pub current: usize,
+}
+
 /// Milliseconds since the Unix epoch, on every target.
 pub fn now_ms() -> i64 {
     #[cfg(target_arch = "wasm32")]

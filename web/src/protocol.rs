@@ -216,6 +216,11 @@ pub enum Reply {
         /// The settings as stored now.
         settings: cowork_core::WorkspaceSettings,
     },
+    /// Where a session's conversation branches ([`Op::Branches`]).
+    Branches {
+        /// In turn order; empty when it was never edited or regenerated.
+        points: Vec<cowork_core::BranchPoint>,
+    },
     /// Done, with nothing to return.
     Done,
 }

@@ -11,7 +11,7 @@ use crate::store::Store;
 use crate::{Result, Role, Turn, TurnStatus};
 
 /// The session's last turn, when it is a reply that can be continued in place: an interrupted
-/// assistant turn with text and no tool calls.
+/// assistant turn of the session's own (not inherited from a fork's parent) with text and no tool calls.
 pub(super) fn resumable(store: &Store, session_id: &str) -> Result<Option<Turn>> {
     let count = store.turn_count(session_id)?;
     if count == 0 {
@@ -19,7 +19,9 @@ pub(super) fn resumable(store: &Store, session_id: &str) -> Result<Option<Turn>>
     }
     let last = store.get_turns(session_id, (count - 1) as usize, 1)?.pop();
     Ok(last.filter(|t| {
-        t.role == Role::Assistant
+        // Only the session's own turn: a fork must not finish a reply its parent holds.
+        t.session_id == session_id
+            && t.role == Role::Assistant
             && t.status == TurnStatus::Interrupted
             && t.tool_calls.is_empty()
             && !t.content.trim().is_empty()

@@ -5,19 +5,8 @@
 
 use super::Store;
 use crate::error::{Context, Result};
+use crate::BranchPoint;
 use std::collections::HashMap;
-
-/// A turn of a session's view where the conversation branches.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct BranchPoint {
-    /// The turn number where the branches differ.
-    pub turn_number: i64,
-    /// One session per alternative, oldest alternative first: the most recently active session that
-    /// reads that alternative's turn here (so switching to it continues where the user left it).
-    pub sessions: Vec<String>,
-    /// Which of them the session itself reads (an index into `sessions`).
-    pub current: usize,
-}
 
 /// One session of the tree, as the branch computation needs it.
 #[derive(Debug, Clone)]

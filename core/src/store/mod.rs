@@ -30,7 +30,7 @@ mod tasks;
 mod turns;
 mod workspaces;
 
-pub use branches::BranchPoint;
+pub use crate::BranchPoint;
 pub use foreign::{ForeignImportSummary, ImportCounts, ImportPreview, ImportProgress};
 pub use import::ImportSummary;
 pub use jsonl::FORMAT_VERSION;

@@ -46,7 +46,7 @@ test('the shortcut sheet lists the keys, and each does what it says', async () =
   const sheet = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
   await sheet.waitFor();
   const listed = await sheet.locator('dt').allInnerTexts();
-  assert.deepEqual(listed, ['Ctrl/⌘ + K', 'Ctrl/⌘ + Shift + O', '/', 'Esc', '?']);
+  assert.deepEqual(listed, ['Ctrl/⌘ + K', 'Ctrl/⌘ + Shift + O', '/', 'Esc', '?', 'Enter', '↑']);
   await page.keyboard.press('Escape');
   await sheet.waitFor({ state: 'detached' });
 

@@ -60,6 +60,9 @@ mod browser {
         chat.notice.set(None);
         chat.focus_turn.set(turn);
         chat.stick_to_end.set(turn.is_none());
+        chat.editing.set(None);
+        chat.branches.set(Vec::new());
+        load_branches(c, chat);
         spawn_while(chat.current, async move {
             load_session(&client, chat, &id, turn).await;
             if let Some(n) = turn {
@@ -96,15 +99,57 @@ mod browser {
         if text.trim().is_empty() {
             return;
         }
-        run(c, chat, Some(text));
+        run(c, chat, Ask::Send(text));
     }
 
     /// Runs the loop again from the session's end (after an interrupted or failed reply).
     pub fn retry(c: Client, chat: ChatState) {
-        run(c, chat, None);
+        run(c, chat, Ask::Continue);
     }
 
-    fn run(c: Client, chat: ChatState, text: Option<String>) {
+    /// Sends `text` instead of user message `turn_number`, as a new branch (the original stays).
+    pub fn edit_message(c: Client, chat: ChatState, turn_number: i64, text: String) {
+        if text.trim().is_empty() {
+            return;
+        }
+        chat.editing.set(None);
+        run(c, chat, Ask::Edit { turn_number, text });
+    }
+
+    /// Answers again in place of reply `turn_number`, as a new branch (the original stays).
+    pub fn regenerate(c: Client, chat: ChatState, turn_number: i64) {
+        run(c, chat, Ask::Regenerate { turn_number });
+    }
+
+    /// Reads where the open session branches (after opening it, and after each reply).
+    pub fn load_branches(c: Client, chat: ChatState) {
+        let Some(client) = client(c) else { return };
+        let Some(session_id) = chat.current.get_untracked() else {
+            chat.branches.set(Vec::new());
+            return;
+        };
+        spawn_while(chat.current, async move {
+            if let Ok(Reply::Branches { points }) = client.call(Op::Branches { session_id: session_id.clone() }).await {
+                if chat.current.get_untracked().as_deref() == Some(session_id.as_str()) {
+                    chat.branches.set(points);
+                }
+            }
+        });
+    }
+
+    /// What a model run is asked to do.
+    enum Ask {
+        /// Send the composer's message.
+        Send(String),
+        /// Continue the session from its end (Retry).
+        Continue,
+        /// Send an edited user message as a new branch.
+        Edit { turn_number: i64, text: String },
+        /// Answer a reply again as a new branch.
+        Regenerate { turn_number: i64 },
+    }
+
+    fn run(c: Client, chat: ChatState, ask: Ask) {
         if chat.busy.get_untracked() {
             return;
         }
@@ -125,14 +170,22 @@ mod browser {
         request_persistence();
         spawn_while(chat.current, async move {
             let model = crate::settings::trimmed(&chat.settings.get_untracked());
-            let op = match (text, chat.current.get_untracked()) {
-                (Some(text), session_id) => {
+            let host = client.host_options();
+            let op = match (ask, chat.current.get_untracked()) {
+                (Ask::Send(text), session_id) => {
                     let key = crate::protocol::random_key();
                     let workspace = chat.workspace.get_untracked();
-                    Op::SendMessage { session_id, workspace, text, model, key, host: client.host_options() }
+                    Op::SendMessage { session_id, workspace, text, model, key, host }
                 }
-                (None, Some(session_id)) => Op::Continue { session_id, model, host: client.host_options() },
-                (None, None) => {
+                (Ask::Continue, Some(session_id)) => Op::Continue { session_id, model, host },
+                (Ask::Edit { turn_number, text }, Some(session_id)) => {
+                    let key = crate::protocol::random_key();
+                    Op::EditMessage { session_id, turn_number, text, model, key, host }
+                }
+                (Ask::Regenerate { turn_number }, Some(session_id)) => {
+                    Op::Regenerate { session_id, turn_number, model, host }
+                }
+                (_, None) => {
                     chat.busy.set(false);
                     return;
                 }
@@ -154,6 +207,7 @@ mod browser {
             refresh_usage(chat).await;
             chat.streaming.set(None);
             chat.busy.set(false);
+            load_branches(c, chat);
         });
     }
 
@@ -486,6 +540,8 @@ mod native {
     pub fn check_archive(_: Client, _: DialogState) {}
     pub fn send(_: Client, _: ChatState) {}
     pub fn retry(_: Client, _: ChatState) {}
+    pub fn edit_message(_: Client, _: ChatState, _: i64, _: String) {}
+    pub fn regenerate(_: Client, _: ChatState, _: i64) {}
     pub fn stop(_: Client) {}
     pub fn approve(_: Client, _: String, _: bool) {}
     pub fn load_settings(_: ChatState) {}

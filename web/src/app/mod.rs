@@ -116,6 +116,11 @@ pub fn App(
         actions::open_workspace(client, dialogs, w)
     });
     provide_context(crate::chat::OpenWorkspace(on_workspace));
+    provide_context(crate::chat::BranchActions {
+        open: on_open,
+        edit: Callback::new(move |(n, text): (i64, String)| actions::edit_message(client, chat, n, text)),
+        regenerate: Callback::new(move |n: i64| actions::regenerate(client, chat, n)),
+    });
     // The session list follows changes from any tab, and the "Show archived" switch.
     Effect::new(move |_| {
         chat.sessions_stale.track();

@@ -27,7 +27,8 @@ pub fn NoticeLine() -> impl IntoView {
     }
 }
 
-/// The message box: Enter sends, Shift+Enter starts a new line; Stop while a reply runs.
+/// The message box: Enter sends, Shift+Enter starts a new line, ↑ when empty edits the last message;
+/// Stop while a reply runs.
 #[component]
 pub fn Composer(
     /// Send the draft.
@@ -40,6 +41,15 @@ pub fn Composer(
         if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
             ev.prevent_default();
             on_send.run(());
+        } else if ev.key() == "ArrowUp" && state.draft.get_untracked().is_empty() && !state.busy.get_untracked() {
+            // ↑ in an empty message box edits the last message of the user's in view.
+            let last = state
+                .turns
+                .with_untracked(|t| t.iter().rev().find(|t| t.role == cowork_core::Role::User).map(|t| t.turn_number));
+            if let Some(n) = last {
+                ev.prevent_default();
+                state.editing.set(Some(n));
+            }
         }
     };
     view! {

@@ -3,6 +3,7 @@
 //! following its end while the user is there and paging as they scroll; delegated tasks as live
 //! checklists; the Retry bar; then the notice line and the composer (`composer.rs`).
 
+use super::branches::{BranchButton, BranchSwitch, EditBox};
 use super::composer::{Composer, NoticeLine};
 use super::format::{
     clip_for_display, duration_text, human_bytes, is_refused, reasoning_of, thinking_summary, DISPLAY_CHARS,
@@ -98,6 +99,11 @@ fn TurnView(turn: Turn, on_action: Callback<SessionAction>) -> impl IntoView {
         TurnStatus::Interrupted => Some(view! { <span class="badge interrupted">"interrupted"</span> }),
         TurnStatus::Error => Some(view! { <span class="badge error">"error"</span> }),
     };
+    // Edit a message of the user's, or answer a reply again: both as a new version (a branch).
+    let is_user = turn.role == Role::User;
+    let can_branch = is_user || turn.role == Role::Assistant;
+    let original = turn.content.clone();
+    let editing = move || is_user && state.editing.get() == Some(n);
     let refused = (turn.role == Role::Assistant && is_refused(&turn.metadata))
         .then(|| view! { <span class="badge refused" title="The model declined to answer">"refused"</span> });
     view! {
@@ -106,6 +112,8 @@ fn TurnView(turn: Turn, on_action: Callback<SessionAction>) -> impl IntoView {
                 <span class="who">{role}</span>
                 {refused}
                 {badge}
+                <BranchSwitch n=n />
+                {can_branch.then(|| view! { <BranchButton n=n user=is_user /> })}
                 <button class="turn-action" title="A new session with the conversation up to here"
                     on:click=move |_| {
                         if let Some(id) = state.current.get_untracked() {
@@ -113,7 +121,10 @@ fn TurnView(turn: Turn, on_action: Callback<SessionAction>) -> impl IntoView {
                         }
                     }>"Fork from here"</button>
             </header>
-            {body}
+            <div class="turn-body" class:editing=editing>{body}</div>
+            <Show when=editing>
+                <EditBox n=n original=original.clone() />
+            </Show>
             {calls}
         </article>
     }

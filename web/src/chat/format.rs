@@ -72,6 +72,33 @@ pub fn workspace_order(sessions: &[Session]) -> Vec<String> {
     order
 }
 
+/// `sessions` (newest first) with each fork placed under the session it was forked from, newest first
+/// at every level, and its depth (0 for a session shown at the top). A fork whose parent is not among
+/// `sessions` (hidden, filtered out, or deleted) is shown at the top.
+pub fn nest_forks(sessions: &[Session]) -> Vec<(Session, usize)> {
+    let shown: std::collections::HashSet<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
+    fn parent_of<'a>(s: &'a Session, shown: &std::collections::HashSet<&str>) -> Option<&'a str> {
+        s.parent_session_id.as_deref().filter(|p| shown.contains(p) && *p != s.id)
+    }
+    let mut out = Vec::with_capacity(sessions.len());
+    // Depth-first from each top session; `sessions` is already newest first, so children come in order.
+    let mut stack: Vec<(&Session, usize)> =
+        sessions.iter().rev().filter(|s| parent_of(s, &shown).is_none()).map(|s| (s, 0)).collect();
+    let mut placed = std::collections::HashSet::new();
+    while let Some((s, depth)) = stack.pop() {
+        if !placed.insert(s.id.as_str()) {
+            continue;
+        }
+        out.push((s.clone(), depth));
+        stack.extend(
+            sessions.iter().rev().filter(|c| parent_of(c, &shown) == Some(s.id.as_str())).map(|c| (c, depth + 1)),
+        );
+    }
+    // Anything left (a cycle cannot happen, but never drop a session) goes at the end.
+    out.extend(sessions.iter().filter(|s| !placed.contains(s.id.as_str())).map(|s| (s.clone(), 0)));
+    out
+}
+
 /// Whether a session matches the sidebar filter (title, workspace or model; any case).
 pub fn session_matches(s: &Session, filter: &str) -> bool {
     let f = filter.trim().to_lowercase();

@@ -8,8 +8,10 @@
 //! - `window.rs`: the bounded window of turns and its paging (pure).
 //! - `format.rs`: sizes, times, highlights, the context meter's figures, the fix for an error (pure).
 //! - `sidebar.rs`, `conversation.rs`, `composer.rs`, `panel.rs`, `dialogs.rs`, `workspace.rs`,
-//!   `shortcuts.rs` (the keys and their sheet): the components.
+//!   `shortcuts.rs` (the keys and their sheet), `branches.rs` (edit, regenerate, and switching between
+//!   the versions they make): the components.
 
+mod branches;
 mod composer;
 mod conversation;
 mod dialogs;
@@ -24,6 +26,7 @@ mod workspace;
 #[cfg(test)]
 mod test_data;
 
+pub use branches::{BranchActions, BranchButton, BranchSwitch, EditBox};
 pub use composer::{Composer, NoticeLine};
 pub use conversation::{Conversation, TaskCards};
 pub use dialogs::{ApprovalDialog, DeleteDialog, SearchDialog, SettingsDialog};

@@ -44,6 +44,12 @@ pub const SHEET: &[(Shortcut, &str, &str)] = &[
     (Shortcut::Help, "?", "Show these shortcuts"),
 ];
 
+/// Keys of the message box itself, listed on the sheet after [`SHEET`].
+pub const COMPOSER_KEYS: &[(&str, &str)] = &[
+    ("Enter", "Send the message (Shift + Enter: a new line)"),
+    ("↑", "In an empty message box: edit your last message"),
+];
+
 /// The shortcut a key press asks for, if any.
 pub fn shortcut_for(p: Press<'_>) -> Option<Shortcut> {
     let plain = !p.command && !p.alt;
@@ -69,8 +75,8 @@ pub fn ShortcutsDialog() -> impl IntoView {
                     on:click=|ev: web_sys::MouseEvent| ev.stop_propagation()>
                     <h2 id="shortcuts-title">"Keyboard shortcuts"</h2>
                     <dl class="shortcut-list">
-                        {SHEET.iter().map(|(_, keys, what)| view! {
-                            <div class="shortcut"><dt><kbd>{*keys}</kbd></dt><dd>{*what}</dd></div>
+                        {SHEET.iter().map(|(_, keys, what)| (*keys, *what)).chain(COMPOSER_KEYS.iter().copied()).map(|(keys, what)| view! {
+                            <div class="shortcut"><dt><kbd>{keys}</kbd></dt><dd>{what}</dd></div>
                         }).collect::<Vec<_>>()}
                     </dl>
                     <div class="dialog-actions">

@@ -2,7 +2,7 @@
 //! workspace (each workspace with its settings button), each session with its menu (rename in place,
 //! fork, export, archive, delete).
 
-use super::format::{full_time, relative_time, session_matches, workspace_order, workspaces};
+use super::format::{full_time, nest_forks, relative_time, session_matches, workspace_order, workspaces};
 use super::state::{ChatState, DialogState};
 use super::DEFAULT_WORKSPACE;
 use cowork_core::Session;
@@ -97,7 +97,11 @@ pub fn Sidebar(
                     key=|w| w.clone()
                     children=move |w: String| {
                         let name = w.clone();
-                        let in_group = move || shown().into_iter().filter(|s| s.workspace == name).collect::<Vec<_>>();
+                        // Forks (edits, regenerations, "Fork from here") under the session they came from.
+                        let in_group = move || {
+                            let group: Vec<Session> = shown().into_iter().filter(|s| s.workspace == name).collect();
+                            nest_forks(&group)
+                        };
                         let label = if w.is_empty() { "No workspace".to_owned() } else { w.clone() };
                         let settings_label = format!("Configure workspace {label}");
                         view! {
@@ -111,8 +115,8 @@ pub fn Sidebar(
                                 <ul class="session-list">
                                     <For
                                         each=in_group
-                                        key=|s| (s.id.clone(), s.turn_count, s.title.clone(), s.is_archived, s.last_active_at)
-                                        children=move |s: Session| view! { <SessionRow s=s on_open=on_open on_action=on_action /> }
+                                        key=|(s, depth)| (s.id.clone(), s.turn_count, s.title.clone(), s.is_archived, s.last_active_at, *depth)
+                                        children=move |(s, depth): (Session, usize)| view! { <SessionRow s=s depth=depth on_open=on_open on_action=on_action /> }
                                     />
                                 </ul>
                             </details>
@@ -131,7 +135,13 @@ pub fn Sidebar(
 
 /// One session in the sidebar: open it, or (from its menu) rename, fork, export, archive, delete.
 #[component]
-fn SessionRow(s: Session, on_open: Callback<String>, on_action: Callback<SessionAction>) -> impl IntoView {
+fn SessionRow(
+    s: Session,
+    /// 0 at the top; a fork sits one deeper than the session it came from.
+    depth: usize,
+    on_open: Callback<String>,
+    on_action: Callback<SessionAction>,
+) -> impl IntoView {
     let (state, dialogs) = (ChatState::get(), DialogState::get());
     let id = StoredValue::new(s.id.clone());
     let active = move || state.current.get().as_deref() == Some(id.get_value().as_str());
@@ -144,6 +154,7 @@ fn SessionRow(s: Session, on_open: Callback<String>, on_action: Callback<Session
     let menu_open = move || dialogs.menu.get().as_deref() == Some(id.get_value().as_str());
     let renaming = move || dialogs.renaming.get().as_deref() == Some(id.get_value().as_str());
     let (archived, turns, label) = (s.is_archived, s.turn_count, title.clone());
+    let is_fork = depth > 0;
     let act = move |a: SessionAction| {
         dialogs.menu.set(None);
         on_action.run(a)
@@ -159,7 +170,7 @@ fn SessionRow(s: Session, on_open: Callback<String>, on_action: Callback<Session
     };
     let title_for_input = title.clone();
     view! {
-        <li class="session-row" class:archived=archived>
+        <li class="session-row" class:archived=archived class:fork=is_fork data-depth=depth.min(4).to_string()>
             <Show
                 when=renaming
                 fallback=move || {

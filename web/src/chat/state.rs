@@ -154,7 +154,8 @@ pub fn reduce(request: u64, event: &Event) -> Vec<Change> {
     }
     match event {
         Event::SessionCreated { session } => vec![Change::Opened(session.clone())],
-        Event::TurnAppended { turn } if turn.role == Role::User => {
+        // The composer's message is saved; an edit of an earlier message was typed elsewhere.
+        Event::TurnAppended { turn } if turn.role == Role::User && turn.metadata.get("edited_from").is_none() => {
             vec![Change::DraftSaved, Change::Shown(turn.clone())]
         }
         Event::TurnAppended { turn } => vec![Change::Shown(turn.clone())],
@@ -301,6 +302,10 @@ pub struct ChatState {
     pub notice: RwSignal<Option<Notice>>,
     /// The composer's unsent text.
     pub draft: RwSignal<String>,
+    /// Where the open session's conversation branches (edits and regenerations), in turn order.
+    pub branches: RwSignal<Vec<cowork_core::BranchPoint>>,
+    /// The user turn being edited in place, if any.
+    pub editing: RwSignal<Option<i64>>,
     /// A tool call waiting for the user's yes or no (the approval dialog shows it).
     pub approval: RwSignal<Option<Approval>>,
     /// The model settings replies are sent with (as saved in Settings).
@@ -338,6 +343,8 @@ impl ChatState {
             busy: RwSignal::new(false),
             notice: RwSignal::new(None),
             draft: RwSignal::new(String::new()),
+            branches: RwSignal::new(Vec::new()),
+            editing: RwSignal::new(None),
             approval: RwSignal::new(None),
             settings: RwSignal::new(ModelSettings::default()),
             focus_turn: RwSignal::new(None),

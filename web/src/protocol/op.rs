@@ -177,6 +177,43 @@ pub enum Op {
         /// The orchestrator's base URL.
         orchestrator_url: String,
     },
+    /// Where the session's conversation branches (edits and regenerations); answered with
+    /// `Reply::Branches`.
+    Branches {
+        /// The session whose view to look at.
+        session_id: String,
+    },
+    /// Edits user message `turn_number`: the session is forked just before it (nothing is rewritten),
+    /// the new text is sent in the fork, and the model answers there. The fork is announced as
+    /// [`Event::SessionCreated`](super::Event::SessionCreated) (the UI opens it).
+    EditMessage {
+        /// The session the message is in.
+        session_id: String,
+        /// The user turn being edited.
+        turn_number: i64,
+        /// The new text.
+        text: String,
+        /// The endpoint, model and budget to answer with.
+        model: ModelSettings,
+        /// The client's idempotency key for the new message.
+        key: String,
+        /// The page's tools and instructions for this reply.
+        #[serde(default)]
+        host: HostOptions,
+    },
+    /// Regenerates assistant turn `turn_number`: the session is forked just before it and the model
+    /// answers again there (the old reply stays, as the other branch).
+    Regenerate {
+        /// The session the reply is in.
+        session_id: String,
+        /// The assistant turn to answer again.
+        turn_number: i64,
+        /// The endpoint, model and budget to answer with.
+        model: ModelSettings,
+        /// The page's tools and instructions for this reply.
+        #[serde(default)]
+        host: HostOptions,
+    },
     /// Answers a step the orchestrator holds for approval (Loom's `approval_requested`): approve or
     /// reject it (answered at once, out of turn; the task's events then say what happened).
     AnswerStep {

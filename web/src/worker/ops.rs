@@ -120,8 +120,20 @@ pub async fn handle(
         | Op::AnswerStep { .. }
         | Op::TestConnection { .. } => Ok(Reply::Done),
         Op::SendMessage { session_id, workspace, text, model, key, host } => {
-            let message = Some((text, key));
+            let message = Some((text, serde_json::json!({ "client_key": key })));
             return send(store, transport, tools, emit, session_id, workspace, message, model, host).await;
+        }
+        Op::Branches { session_id } => store.branch_points(&session_id).map(|points| Reply::Branches { points }),
+        Op::EditMessage { session_id, turn_number, text, model, key, host } => {
+            let fork = branch_before(store, emit, &session_id, turn_number, "edited")?;
+            // The edit says what it replaces (and the UI leaves the composer's draft alone for it).
+            let edited_from = serde_json::json!({ "session_id": session_id, "turn_number": turn_number });
+            let message = Some((text, serde_json::json!({ "client_key": key, "edited_from": edited_from })));
+            return send(store, transport, tools, emit, Some(fork), String::new(), message, model, host).await;
+        }
+        Op::Regenerate { session_id, turn_number, model, host } => {
+            let fork = branch_before(store, emit, &session_id, turn_number, "regenerated")?;
+            return send(store, transport, tools, emit, Some(fork), String::new(), None, model, host).await;
         }
         Op::Continue { session_id, model, host } => {
             return send(store, transport, tools, emit, Some(session_id), String::new(), None, model, host).await;
@@ -187,16 +199,17 @@ async fn send(
     emit: &dyn Fn(Event),
     session_id: Option<String>,
     workspace: String,
-    // The message and its client key; `None`: continue from the session's end without a new message.
-    message: Option<(String, String)>,
+    // The message and its metadata (its client key, and what it edits if it does); `None`: continue
+    // from the session's end without a new message.
+    message: Option<(String, serde_json::Value)>,
     model: ModelSettings,
     host: HostOptions,
 ) -> Result<Reply, Problem> {
     // Sent before, to an owner that closed before answering: the message is saved, and the reply the
     // old owner was streaming is continued here (in place, from its saved words), never run twice.
     let (mut session_id, mut message) = (session_id, message);
-    let earlier = match &message {
-        Some((_, key)) => store.find_recent_by_client_key(key)?,
+    let earlier = match message.as_ref().and_then(|(_, m)| m["client_key"].as_str()) {
+        Some(key) => store.find_recent_by_client_key(key)?,
         None => None,
     };
     if let Some(earlier) = earlier {
@@ -227,8 +240,8 @@ async fn send(
             .await;
     }
     let ran = match message {
-        Some((text, key)) => {
-            let turn = NewTurn { metadata: serde_json::json!({ "client_key": key }), ..NewTurn::user(text) };
+        Some((text, metadata)) => {
+            let turn = NewTurn { metadata, ..NewTurn::user(text) };
             send_turn(store, transport, tools, &settings, &session_id, &turn, &mut on_event).await
         }
         None => continue_session(store, transport, tools, &settings, &session_id, &mut on_event).await,
@@ -240,6 +253,26 @@ async fn send(
         Err(e) => return Err(Problem::from(e)),
     };
     Ok(Reply::Sent { session_id, outcome })
+}
+
+/// Forks `session_id` just before turn `turn_number` (an edit or a regeneration: nothing is rewritten),
+/// titles the fork after the original, and announces it; returns the fork's id.
+fn branch_before(
+    store: &mut Store,
+    emit: &dyn Fn(Event),
+    session_id: &str,
+    turn_number: i64,
+    how: &str,
+) -> Result<String, Problem> {
+    let original = store.get_session(session_id)?;
+    let fork = store.fork_session(session_id, turn_number - 1)?;
+    let title = if original.title.is_empty() { String::new() } else { format!("{} ({how})", original.title) };
+    if !title.is_empty() {
+        store.rename_session(&fork.id, &title)?;
+    }
+    let fork = store.get_session(&fork.id)?;
+    emit(Event::SessionCreated { session: fork.clone() });
+    Ok(fork.id)
 }
 
 /// A message the closed owner saved: `None` when its reply is to be continued (not started, cut short

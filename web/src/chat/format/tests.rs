@@ -174,3 +174,21 @@ fn the_thinking_summary_counts_tokens_as_the_core_estimates_them() {
     assert_eq!(thinking_summary(long), format!("Thinking · {} tokens", long.chars().count().div_ceil(4)));
     assert_eq!(thinking_summary("é".repeat(8).as_str()), "Thinking · 2 tokens", "characters, not bytes");
 }
+
+#[test]
+fn forks_are_listed_under_the_session_they_came_from() {
+    let fork = |id: &str, parent: &str| Session { parent_session_id: Some(parent.into()), ..session(id, id, "w", "m") };
+    // Newest first, as the archive lists them: c (fork of a), b, a2 (fork of a), a, o (fork of a gone one).
+    let list = [
+        fork("c", "a"),
+        session("b", "b", "w", "m"),
+        fork("a2", "a"),
+        fork("a2x", "a2"),
+        session("a", "a", "w", "m"),
+        fork("o", "gone"),
+    ];
+    let nested: Vec<(String, usize)> = nest_forks(&list).into_iter().map(|(s, d)| (s.id, d)).collect();
+    let want = [("b", 0), ("a", 0), ("c", 1), ("a2", 1), ("a2x", 2), ("o", 0)];
+    assert_eq!(nested, want.map(|(id, d)| (id.to_owned(), d)), "a session keeps its place by its own last activity");
+    assert_eq!(nest_forks(&list).len(), list.len(), "nothing dropped");
+}

@@ -49,6 +49,14 @@ fn a_saved_user_turn_clears_the_draft_and_joins_the_window() {
 }
 
 #[test]
+fn an_edited_message_leaves_the_composer_draft_alone() {
+    let edit = Turn { metadata: serde_json::json!({"edited_from": {"session_id": "s", "turn_number": 1}}), ..turn(3) };
+    let v = after(open_view(), 7, Event::turn_appended(edit));
+    assert_eq!(v.draft, "half a thought", "the draft was not the message sent");
+    assert_eq!(v.turns.len(), 3, "the edit is shown");
+}
+
+#[test]
 fn the_window_stays_bounded_as_turns_arrive() {
     let mut v = ChatView { current: Some("s".into()), turns: turns(1..=VISIBLE_TURNS as i64), ..ChatView::default() };
     v.apply_event(7, &Event::turn_appended(turn(VISIBLE_TURNS as i64 + 1)));
