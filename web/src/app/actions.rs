@@ -88,8 +88,13 @@ mod browser {
                 prefix_last: true,
                 ..cowork_core::SearchQuery::new(text.clone(), cowork_core::SearchScope::All)
             };
-            if let Ok(Reply::Hits { hits }) = client.call(Op::Search { query }).await {
-                dialogs.hits.set(hits);
+            match client.call(Op::Search { query }).await {
+                Ok(Reply::Hits { hits }) => {
+                    dialogs.search_error.set(None);
+                    dialogs.hits.set(hits);
+                }
+                Ok(other) => dialogs.search_error.set(Some(format!("unexpected answer: {other:?}"))),
+                Err(e) => dialogs.search_error.set(Some(e.problem().message)),
             }
         });
     }
@@ -228,7 +233,13 @@ mod browser {
         let Some(op) = chat.turns.with_untracked(|w| crate::chat::page_op(&session, w, older)) else { return };
         chat.loading_more.set(true);
         spawn_while(chat.current, async move {
-            if let Ok(Reply::Turns { turns }) = client.call(op).await {
+            let page = client.call(op).await;
+            if let Err(e) = &page {
+                let side = if older { "earlier" } else { "later" };
+                let text = format!("Could not load {side} turns: {}. Scroll again to retry.", e.problem().message);
+                chat.tell(Notice::info(text));
+            }
+            if let Ok(Reply::Turns { turns }) = page {
                 if chat.current.get_untracked().as_deref() == Some(id.as_str()) {
                     // Anchor: a turn that stays in the window; after the change it is put back where it was.
                     let anchor =

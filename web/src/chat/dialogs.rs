@@ -60,9 +60,18 @@ pub fn SearchDialog(
     let numbered_hits = move || dialogs.hits.get().into_iter().enumerate().collect::<Vec<_>>();
     let hit_key = |pair: &(usize, SearchHit)| (pair.0, pair.1.turn_id);
     let stop_click = |ev: web_sys::MouseEvent| ev.stop_propagation();
+    let query = RwSignal::new(String::new());
+    // Each opening starts a new search.
+    Effect::new(move |_| {
+        if dialogs.search_open.get() {
+            query.set(String::new());
+            dialogs.search_error.set(None);
+        }
+    });
     let on_input = move |ev: web_sys::Event| {
         selected.set(0);
-        on_query.run(event_target_value(&ev));
+        query.set(event_target_value(&ev));
+        on_query.run(query.get_untracked());
     };
     let on_key = move |ev: web_sys::KeyboardEvent| match ev.key().as_str() {
         "Escape" => dialogs.search_open.set(false),
@@ -89,7 +98,14 @@ pub fn SearchDialog(
                     on:keydown=on_key>
                     <input class="search-input" type="search" autofocus aria-label="Search all sessions"
                         placeholder="Search every session: words, exact phrases in quotes, identifiers, paths"
+                        prop:value=move || query.get()
                         on:input=on_input />
+                    {move || dialogs.search_error.get().map(|e| view! {
+                        <p class="search-error" role="alert">
+                            {format!("The search failed: {e}")}
+                            <button class="secondary" on:click=move |_| on_query.run(query.get_untracked())>"Retry"</button>
+                        </p>
+                    })}
                     <ul class="hits">
                         <For
                             each=numbered_hits

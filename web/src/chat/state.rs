@@ -455,6 +455,8 @@ pub struct DialogState {
     pub workspace_error: RwSignal<Option<String>>,
     /// The keyboard shortcut sheet is open.
     pub shortcuts_open: RwSignal<bool>,
+    /// Why the last search failed (shown with Retry); `None` after one that worked.
+    pub search_error: RwSignal<Option<String>>,
 }
 
 impl DialogState {
@@ -474,6 +476,7 @@ impl DialogState {
             workspace: RwSignal::new(None),
             workspace_error: RwSignal::new(None),
             shortcuts_open: RwSignal::new(false),
+            search_error: RwSignal::new(None),
             sidebar_open: RwSignal::new(false),
             panel_open: RwSignal::new(false),
         }
