@@ -180,6 +180,8 @@ pub fn reduce(request: u64, event: &Event) -> Vec<Change> {
         })],
         Event::Error(problem) => vec![Change::Notice(Some(Notice::problem(problem)))],
         Event::SessionsChanged { deleted } => vec![Change::SessionsChanged { deleted: deleted.clone() }],
+        // Shown by the Storage panel's import, which listens for it itself (app/storage.rs).
+        Event::ImportProgress { .. } => Vec::new(),
         // Answered by the storage client's tool runner (client.rs); the tool card shows the call.
         Event::ToolRequested { .. } => Vec::new(),
     }
