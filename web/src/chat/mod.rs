@@ -26,6 +26,7 @@ mod test_data;
 pub use composer::{Composer, NoticeLine};
 pub use conversation::{Conversation, TaskCards};
 pub use dialogs::{ApprovalDialog, DeleteDialog, SearchDialog, SettingsDialog};
+pub(crate) use format::utc_date;
 pub use format::{
     clip_for_display, compact, context_meter, duration_text, fix_for, full_time, highlight_pieces, human_bytes,
     relative_time, session_matches, when, workspace_order, workspaces, Fix, Meter, When, DISPLAY_CHARS,
