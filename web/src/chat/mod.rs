@@ -32,7 +32,7 @@ pub use format::{
     relative_time, session_matches, when, workspace_order, workspaces, Fix, Meter, When, DISPLAY_CHARS,
 };
 pub use panel::SessionPanel;
-pub use sidebar::{SessionAction, Sidebar};
+pub use sidebar::{ExportFormat, SessionAction, Sidebar};
 pub use state::{reduce, Approval, Change, ChatState, ChatView, DialogState, LiveTask, Notice};
 pub use window::{load_turns_op, merge_page, page_op, show_turn, turns_of};
 pub use workspace::WorkspaceDialog;

@@ -432,8 +432,6 @@ pub struct DialogState {
     pub storage_open: RwSignal<bool>,
     /// The last archive check's result ("ok", or what is wrong).
     pub integrity: RwSignal<Option<String>>,
-    /// What the last import did.
-    pub import_result: RwSignal<Option<String>>,
     /// The session whose actions menu is open.
     pub menu: RwSignal<Option<String>>,
     /// The session being renamed in place.
@@ -460,7 +458,6 @@ impl DialogState {
             hits: RwSignal::new(Vec::new()),
             storage_open: RwSignal::new(false),
             integrity: RwSignal::new(None),
-            import_result: RwSignal::new(None),
             menu: RwSignal::new(None),
             renaming: RwSignal::new(None),
             confirm_delete: RwSignal::new(None),
