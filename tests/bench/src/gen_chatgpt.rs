@@ -55,7 +55,7 @@ fn conversation(rng: &mut Rng, index: usize, target: usize) -> Value {
         n += 1;
     }
     let current = parent;
-    if index % 7 == 0 {
+    if index.is_multiple_of(7) {
         let id = format!("c{index}-alt");
         let body = text(rng, 300);
         nodes.push((id.clone(), message(&id, "assistant", &body, start + 45.0), format!("c{index}-m0")));
