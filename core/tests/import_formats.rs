@@ -385,3 +385,35 @@ fn a_conversation_given_twice_is_imported_once() {
     assert_eq!(counts.already_imported, ["Rust lifetimes", "What is 2+2?"]);
     assert_eq!(store.stats().unwrap().sessions, 2);
 }
+
+#[test]
+fn the_summary_names_the_new_sessions_so_they_can_be_opened() {
+    let bytes = fixture("chatgpt.json");
+    let mut store = Store::open_in_memory().unwrap();
+    let counts = import(&mut store, &[("conversations.json", &bytes)]).unwrap();
+    let titles: Vec<String> = counts.session_ids.iter().map(|id| store.get_session(id).unwrap().title).collect();
+    assert_eq!(counts.session_ids.len(), counts.conversations, "one main session per conversation: {titles:?}");
+    assert!(titles.contains(&"Lisbon trip".to_owned()), "{titles:?}");
+    assert!(store.get_session(&counts.session_ids[0]).unwrap().parent_session_id.is_none(), "main sessions, not forks");
+    let again = import(&mut store, &[("conversations.json", &bytes)]).unwrap();
+    assert!(again.session_ids.is_empty(), "nothing new to open after a re-import: {again:?}");
+}
+
+#[test]
+fn a_cowork_export_is_told_apart_and_previewed_without_writing() {
+    let mut store = Store::open_in_memory().unwrap();
+    import(&mut store, &[("conversations.json", &fixture("chatgpt.json"))]).unwrap();
+    let jsonl = store.export_jsonl(None).unwrap();
+    assert!(cowork_core::store::is_cowork_archive(jsonl.as_bytes()));
+    for other in ["chatgpt.json", "claude_code_session1.jsonl", "codex_rollout.jsonl", "openai_messages.json"] {
+        assert!(!cowork_core::store::is_cowork_archive(&fixture(other)), "{other} is not a Cowork export");
+    }
+    let mut fresh = Store::open_in_memory().unwrap();
+    let preview = fresh.preview_jsonl(&jsonl).unwrap();
+    assert_eq!(fresh.stats().unwrap().sessions, 0, "a preview writes nothing");
+    let summary = fresh.import_jsonl(&jsonl).unwrap();
+    assert_eq!(preview, summary, "the import does what the preview said");
+    assert_eq!(summary.session_ids.len(), summary.sessions_added);
+    let again = fresh.preview_jsonl(&jsonl).unwrap();
+    assert_eq!((again.sessions_added, again.sessions_skipped), (0, summary.sessions_added));
+}

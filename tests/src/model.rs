@@ -4,7 +4,8 @@
 //! Rules, applied to the last message of the request:
 //! - a tool result → a short answer quoting what the tool returned;
 //! - a user message that refers back ("earlier", "we discussed", "remember", "as before", "recall") →
-//!   a `conversation_recall` search for its key words;
+//!   a `conversation_recall` search for its key words, over the session (over the workspace when the
+//!   message says "workspace");
 //! - "delegate …" → a `delegate_task` call with the rest of the message as the goal ("delegate in
 //!   background: …" asks for `wait: false`);
 //! - "write file PATH: CONTENT" / "read file PATH" → `write_file` / `read_file`, when the request
@@ -130,9 +131,10 @@ fn plan_answer(messages: &[Value], tools: &[String]) -> Plan {
     }
     const BACK: [&str; 6] = ["earlier", "we discussed", "remember", "as before", "recall", "last time"];
     if has("conversation_recall") && BACK.iter().any(|p| lower.contains(p)) {
+        let scope = if lower.contains("workspace") { "workspace" } else { "session" };
         return Plan::Call {
             name: "conversation_recall".into(),
-            arguments: json!({"action": "search", "query": key_words(&clean), "scope": "session"}),
+            arguments: json!({"action": "search", "query": key_words(&clean), "scope": scope}),
         };
     }
     Plan::Text(echo(&clean))
@@ -190,7 +192,8 @@ fn after_phrase(text: &str, phrase: &str) -> Option<String> {
 
 /// The words worth searching for: longer words that are not back-reference filler.
 fn key_words(text: &str) -> String {
-    const STOP: [&str; 24] = [
+    const STOP: [&str; 25] = [
+        "workspace",
         "what",
         "did",
         "we",
@@ -392,6 +395,13 @@ mod tests {
             Plan::Call {
                 name: "conversation_recall".into(),
                 arguments: json!({"action": "search", "query": "auth_token", "scope": "session"})
+            }
+        );
+        assert_eq!(
+            call("Remember the zebra migration in this workspace?"),
+            Plan::Call {
+                name: "conversation_recall".into(),
+                arguments: json!({"action": "search", "query": "zebra migration", "scope": "workspace"})
             }
         );
         assert_eq!(

@@ -208,13 +208,20 @@ impl StorageClient {
 
     /// Performs one operation in the worker.
     pub async fn call(&self, op: Op) -> Result<Reply, StorageError> {
+        self.call_with_files(op, Vec::new()).await
+    }
+
+    /// Performs an operation that carries files ([`Op::ImportFiles`], [`Op::PreviewImport`]): their
+    /// contents, one buffer per file in the op's order, are transferred to the worker beside the
+    /// message (never copied into this side's memory, nor written into the JSON).
+    pub async fn call_with_files(&self, op: Op, buffers: Vec<js_sys::ArrayBuffer>) -> Result<Reply, StorageError> {
         self.ready().await?;
         let id = self.inner.next_id.get();
         self.inner.next_id.set(id + 1);
         let (tx, rx) = oneshot::channel();
         self.inner.pending.borrow_mut().insert(id, tx);
         self.inner.requesters.borrow_mut().insert(id, self.handle);
-        if let Err(e) = self.inner.post(&Request { id, op }) {
+        if let Err(e) = self.inner.post_with_files(&Request { id, op }, &buffers) {
             self.inner.pending.borrow_mut().remove(&id);
             self.inner.requesters.borrow_mut().remove(&id);
             return Err(e);
@@ -276,10 +283,16 @@ impl Inner {
     }
 
     fn post(&self, req: &Request) -> Result<(), StorageError> {
+        self.post_with_files(req, &[])
+    }
+
+    /// Posts a request, its files' buffers transferred beside it (`protocol::files_js::message`).
+    fn post_with_files(&self, req: &Request, buffers: &[js_sys::ArrayBuffer]) -> Result<(), StorageError> {
         let worker = self.worker.borrow();
         let worker = worker.as_ref().ok_or_else(|| StorageError::worker("the storage worker is not running"))?;
+        let (message, transfer) = crate::protocol::files_js::message(req.to_json(), buffers);
         worker
-            .post_message(&JsValue::from_str(&req.to_json()))
+            .post_message_with_transfer(&message, &transfer)
             .map_err(|e| StorageError::worker(format!("cannot reach the storage worker: {e:?}")))
     }
 

@@ -4,8 +4,10 @@
 //! - [`client`]: the UI side of that protocol (wasm only).
 //! - [`worker`]: the storage worker, the only place that opens the database (wasm, `worker` feature).
 //! - [`app`]: the Leptos components.
+//! - [`backup`]: the automatic backup's policy (when, names, pruning, the warning); pure.
 
 pub mod app;
+pub mod backup;
 pub mod chat;
 #[cfg(target_arch = "wasm32")]
 pub mod client;

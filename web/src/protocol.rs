@@ -12,9 +12,13 @@
 //! hand-written copy of every type would only be a place for the two to drift apart.
 
 mod event;
+mod files;
 mod op;
 
 pub use event::{Event, EVENT_CONTENT_CHARS};
+#[cfg(target_arch = "wasm32")]
+pub use files::js as files_js;
+pub use files::{thousands, FilePayload, ImportReport};
 pub use op::{HostOptions, HostToolSpec, Op};
 
 use cowork_core::context::ContextMessage;
@@ -223,6 +227,16 @@ pub enum Reply {
     },
     /// Done, with nothing to return.
     Done,
+    /// What an import would add ([`Op::PreviewImport`]).
+    ImportPreview {
+        /// The files' formats and the counts; nothing is written yet.
+        report: ImportReport,
+    },
+    /// What an import added ([`Op::ImportFiles`]).
+    Imported {
+        /// The files' formats, the counts, and the new sessions' ids.
+        report: ImportReport,
+    },
 }
 
 /// A message from the worker.

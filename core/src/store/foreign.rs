@@ -35,6 +35,9 @@ pub struct ImportCounts {
     /// Titles of the conversations already in the archive (imported before, or twice in these files),
     /// which are left as they are.
     pub already_imported: Vec<String>,
+    /// The ids of the main sessions added, one per new conversation, in the order read (its forks
+    /// are reached from it); to open them from the import's summary.
+    pub session_ids: Vec<String>,
 }
 
 /// What [`Store::import_foreign`] would do with some files; nothing is written.
@@ -114,6 +117,7 @@ fn process(
             counts.already_imported.push(name);
             return Ok(());
         }
+        counts.session_ids.push(main.id.clone());
         for s in &plan.sessions {
             match s.parent {
                 None => counts.sessions += 1,

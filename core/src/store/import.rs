@@ -27,6 +27,8 @@ pub struct ImportSummary {
     pub sessions_skipped: usize,
     /// Turns added (those of skipped sessions are not).
     pub turns_added: usize,
+    /// The ids of the sessions added, in file order (to open them from the import's summary).
+    pub session_ids: Vec<String>,
 }
 
 /// A checked JSONL file: the rows to add, in file order, each with its line number, and what adding
@@ -66,6 +68,12 @@ impl Store {
     pub fn import_jsonl(&mut self, text: &str) -> Result<ImportSummary> {
         let plan = validate(&self.conn, text)?;
         write(&mut self.conn, plan)
+    }
+
+    /// What [`Store::import_jsonl`] would add from `text`, checked as the import checks it (a bad
+    /// file is refused naming its line); nothing is written.
+    pub fn preview_jsonl(&self, text: &str) -> Result<ImportSummary> {
+        validate(&self.conn, text).map(|plan| plan.summary)
     }
 
     /// Imports an OpenAI-style `messages` array (or `{"messages": [...]}`) as a new session in
@@ -194,6 +202,7 @@ pub(super) fn validate(conn: &Connection, text: &str) -> Result<ImportPlan> {
                 s.turn_count = s.fork_turn.unwrap_or(0);
                 planned_sessions.insert(s.id.clone(), plan.rows.len());
                 plan.summary.sessions_added += 1;
+                plan.summary.session_ids.push(s.id.clone());
                 PlannedRow::Session(s)
             }
             Line::Turn(t) => {

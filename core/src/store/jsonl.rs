@@ -11,6 +11,18 @@ use crate::{
 };
 use serde::{Deserialize, Serialize};
 
+/// Whether `bytes` start like a Cowork JSON Lines export (its header line, `"format":"cowork-archive"`),
+/// as opposed to another tool's export. Reads the first line only.
+pub fn is_cowork_archive(bytes: &[u8]) -> bool {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(bytes);
+    let first = bytes.split(|b| *b == b'\n').find(|l| !l.trim_ascii().is_empty()).unwrap_or_default();
+    matches!(
+        serde_json::from_slice::<serde_json::Value>(first),
+        Ok(serde_json::Value::Object(o)) if o.get("type").and_then(|t| t.as_str()) == Some("header")
+            && o.get("format").and_then(|f| f.as_str()) == Some(FORMAT_NAME)
+    )
+}
+
 /// The JSONL format version this build writes and reads.
 pub const FORMAT_VERSION: i64 = 2;
 /// The oldest JSONL format version this build still reads (version 1 had no `workspace` lines).

@@ -33,7 +33,7 @@ mod workspaces;
 pub use crate::BranchPoint;
 pub use foreign::{ForeignImportSummary, ImportCounts, ImportPreview, ImportProgress};
 pub use import::ImportSummary;
-pub use jsonl::FORMAT_VERSION;
+pub use jsonl::{is_cowork_archive, FORMAT_VERSION};
 pub use query::{Terms, MAX_TERMS};
 pub use schema::LATEST as SCHEMA_VERSION;
 pub use search::MAX_SEARCH_LIMIT;

@@ -3,6 +3,7 @@
 //! `sahpool` VFS (`web`, wasm only), driven by `www/worker.js` and `run.mjs` (`scripts/bench.sh`).
 
 pub mod gen;
+pub mod gen_chatgpt;
 #[cfg(target_arch = "wasm32")]
 mod web;
 

@@ -1,5 +1,5 @@
 // Managing sessions through the UI: fork at a turn, rename, filter, archive, delete (after a
-// confirmation), and an export → import round trip that brings back exactly what was exported.
+// confirmation), and an export → import round trip (preview, then Import) that brings back exactly what was exported.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
@@ -117,8 +117,10 @@ test('export, then import into a fresh browser, brings back every session and tu
     const other = await openPage(fresh.context, app.server.url);
     await ready(other);
     await other.locator('.storage-usage').click();
-    await other.getByLabel('Import an exported archive (JSON Lines)').setInputFiles(file);
+    await other.getByLabel('Import files').setInputFiles(file);
     const sessions = exported.filter((l) => l.type === 'session').length;
+    await other.locator('.import-result', { hasText: `→ ${sessions} sessions` }).waitFor({ timeout: 20_000 });
+    await other.getByRole('button', { name: 'Import', exact: true }).click();
     await other.locator('.import-result', { hasText: `Imported ${sessions} sessions` }).waitFor({ timeout: 20_000 });
     await other.getByRole('button', { name: 'Close' }).click();
     await row(other, 'round-trip alpha').locator('.session').click();
@@ -129,11 +131,11 @@ test('export, then import into a fresh browser, brings back every session and tu
 
     // Importing the same file again adds nothing; a broken file imports nothing and names the line.
     await other.locator('.storage-usage').click();
-    await other.getByLabel('Import an exported archive (JSON Lines)').setInputFiles(file);
-    await other.locator('.import-result', { hasText: 'already here' }).waitFor({ timeout: 20_000 });
+    await other.getByLabel('Import files').setInputFiles(file);
+    await other.locator('.import-result', { hasText: 'already imported' }).waitFor({ timeout: 20_000 });
     const broken = join(dir, 'broken.jsonl');
     writeFileSync(broken, `${JSON.stringify(exported[0])}\n{"type": "turn", oops\n`);
-    await other.getByLabel('Import an exported archive (JSON Lines)').setInputFiles(broken);
+    await other.getByLabel('Import files').setInputFiles(broken);
     await other.locator('.import-result', { hasText: 'Nothing was imported' }).filter({ hasText: 'line 2' }).waitFor();
     assert.deepEqual(other.problems, []);
   } finally {

@@ -323,6 +323,9 @@ mod browser {
             dialogs.confirm_delete.set(session);
             return;
         }
+        if let SessionAction::Export { id, format } = &action {
+            return crate::app::transfer::export(c, chat, Some(id.clone()), *format);
+        }
         spawn_while(chat.current, async move {
             let (op, what) = match &action {
                 SessionAction::Rename { id, title } => {
@@ -331,7 +334,7 @@ mod browser {
                 SessionAction::Fork { id, at_turn } => {
                     (Op::ForkSession { session_id: id.clone(), at_turn: *at_turn }, "fork the session")
                 }
-                SessionAction::Export { id } => (Op::ExportSession { session_id: id.clone() }, "export the session"),
+                SessionAction::Export { .. } => return, // downloaded above
                 SessionAction::Archive { id, archived } => {
                     (Op::ArchiveSession { session_id: id.clone(), archived: *archived }, "archive the session")
                 }
@@ -343,12 +346,6 @@ mod browser {
                 Ok(Reply::Session { session }) if matches!(action, SessionAction::Fork { .. }) => {
                     refresh_sessions(&client, chat).await;
                     open_session(c, chat, session.id, None);
-                }
-                Ok(Reply::Text { text }) => {
-                    let name = format!("cowork-session-{}.jsonl", export_name_date());
-                    if let Err(e) = download("application/x-ndjson", &name, &text) {
-                        chat.tell(Notice::info(format!("The export could not be downloaded: {e}")));
-                    }
                 }
                 Ok(_) => {
                     if let SessionAction::Archive { id, archived: true } = &action {
@@ -362,22 +359,6 @@ mod browser {
                 }
                 Err(e) => chat.tell(Notice::problem_in(&format!("Could not {what}"), &e.problem())),
             }
-        });
-    }
-
-    /// Imports a JSON Lines export: all of it or (naming the bad line) nothing.
-    pub fn import(c: Client, chat: ChatState, dialogs: DialogState, text: String) {
-        let Some(client) = client(c) else { return };
-        dialogs.import_result.set(Some("importing…".into()));
-        spawn_while(chat.current, async move {
-            let result = match client.call(Op::Import { text }).await {
-                Ok(Reply::Text { text }) => text,
-                Ok(_) => "done".into(),
-                Err(e) => format!("Nothing was imported: {e}"),
-            };
-            dialogs.import_result.set(Some(result));
-            refresh_sessions(&client, chat).await;
-            refresh_usage(chat).await;
         });
     }
 
@@ -447,12 +428,12 @@ mod browser {
         format!("cowork-archive-{}.jsonl", export_name_date())
     }
 
-    fn export_name_date() -> String {
+    pub(in crate::app) fn export_name_date() -> String {
         String::from(js_sys::Date::new_0().to_iso_string()).chars().take(10).collect()
     }
 
     /// Offers `text` as a file download.
-    fn download(mime: &str, name: &str, text: &str) -> Result<(), String> {
+    pub(in crate::app) fn download(mime: &str, name: &str, text: &str) -> Result<(), String> {
         use wasm_bindgen::JsCast;
         let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(text));
         let opts = web_sys::BlobPropertyBag::new();
@@ -545,7 +526,6 @@ mod native {
     pub fn load_details(_: Client, _: ChatState, _: Option<String>) {}
     pub fn load_more(_: Client, _: ChatState, _: bool) {}
     pub fn session_action(_: Client, _: ChatState, _: DialogState, _: crate::chat::SessionAction) {}
-    pub fn import(_: Client, _: ChatState, _: DialogState, _: String) {}
     pub fn search(_: Client, _: DialogState, _: String) {}
     pub fn export_all(_: Client, _: ChatState) {}
     pub fn check_archive(_: Client, _: DialogState) {}

@@ -3,6 +3,12 @@
 //! components callbacks into `actions.rs` (what the buttons do).
 
 mod actions;
+mod backup;
+mod storage;
+mod transfer;
+
+pub use backup::{BackupBanner, BackupSection, BackupState};
+pub use storage::{ImportStage, ImportState, StorageBanners, StorageDialog};
 
 use crate::chat::{
     ApprovalDialog, ChatState, Conversation, DeleteDialog, DialogState, SearchDialog, SessionAction, SessionPanel,
@@ -46,6 +52,16 @@ pub fn App(
     // can reach the archive; the app's own actions get it from the callbacks built here.
     let client: Client = StoredValue::new_local(start_storage(worker_url, client, set_storage, chat));
     provide_context(client);
+    let (import, backup) = (ImportState::new(), BackupState::load());
+    provide_context(import);
+    provide_context(backup);
+    #[cfg(target_arch = "wasm32")]
+    client.with_value(|c| {
+        if let Some(c) = c {
+            c.subscribe(move |_, event| transfer::on_event(import, event));
+        }
+    });
+    backup::start(client, backup);
     let on_open = Callback::new(move |id: String| {
         dialogs.sidebar_open.set(false);
         actions::open_session(client, chat, id, None)
@@ -172,6 +188,7 @@ pub fn App(
                     on:click=move |_| dialogs.shortcuts_open.set(true)>"?"</button>
             </header>
             <StorageBanner state=storage />
+            <StorageBanners />
             <div class="app-body">
                 <Sidebar on_open=on_open on_new=on_new on_action=on_action on_workspace=on_workspace />
                 <Conversation on_send=on_send on_stop=on_stop on_retry=on_retry on_action=on_action
@@ -189,8 +206,9 @@ pub fn App(
             <WorkspaceDialog on_save=Callback::new(move |w| actions::save_workspace(client, dialogs, w)) />
             <StorageDialog storage=storage
                 on_export=Callback::new(move |_: ()| actions::export_all(client, chat))
+                on_export_chatgpt=Callback::new(move |_: ()| transfer::export(client, chat, None, crate::chat::ExportFormat::ChatGpt))
                 on_check=Callback::new(move |_: ()| actions::check_archive(client, dialogs))
-                on_import=Callback::new(move |text: String| actions::import(client, chat, dialogs, text)) />
+                on_open=on_open />
         </div>
     }
 }
@@ -311,74 +329,4 @@ pub fn StorageBanner(
         _ => None,
     }
     }
-}
-
-/// The storage panel: where the archive lives, whether the browser keeps it, space, export, a check.
-#[component]
-pub fn StorageDialog(
-    /// Where the archive lives.
-    storage: ReadSignal<StorageState>,
-    /// Export all: download the whole archive as JSON Lines.
-    on_export: Callback<()>,
-    /// Check archive: run the integrity check.
-    on_check: Callback<()>,
-    /// The text of a JSON Lines file the user chose.
-    on_import: Callback<String>,
-) -> impl IntoView {
-    let place = move || match storage.get() {
-        StorageState::Ready(ReadyInfo { backend: Backend::Opfs { file }, sqlite_version, .. }) => {
-            format!("Saved in this browser's private file system ({file}, SQLite {sqlite_version}).")
-        }
-        StorageState::Ready(ReadyInfo { backend: Backend::Memory { .. }, .. }) => {
-            "In memory only: everything is lost when this tab closes. Export to keep it.".to_owned()
-        }
-        StorageState::Connecting => "Opening…".to_owned(),
-        StorageState::Failed(msg) => format!("Unavailable: {msg}"),
-    };
-    let (state, dialogs) = (ChatState::get(), DialogState::get());
-    let close = move || dialogs.storage_open.set(false);
-    view! {
-        <Show when=move || dialogs.storage_open.get()>
-            <div class="overlay" on:click=move |_| close()>
-                <div class="dialog storage" role="dialog" aria-modal="true" aria-label="Storage"
-                    on:click=|ev: web_sys::MouseEvent| ev.stop_propagation()
-                    on:keydown=move |ev: web_sys::KeyboardEvent| if ev.key() == "Escape" { close() }>
-                    <h2>"Storage"</h2>
-                    <p class="storage-place">{place}</p>
-                    <p class="storage-usage-detail">{move || state.usage.get()}</p>
-                    <div class="dialog-actions">
-                        <button on:click=move |_| on_export.run(())>"Export all (JSON Lines)"</button>
-                        <label class="button import">
-                            "Import…"
-                            <input type="file" accept=".jsonl,application/x-ndjson,application/json,text/plain"
-                                class="visually-hidden" aria-label="Import an exported archive (JSON Lines)"
-                                on:change=move |ev| read_chosen_file(ev, on_import) />
-                        </label>
-                        <button on:click=move |_| on_check.run(())>"Check archive"</button>
-                        <button on:click=move |_| close() autofocus>"Close"</button>
-                    </div>
-                    <p class="import-result" role="status">{move || dialogs.import_result.get()}</p>
-                    <p class="integrity" role="status">{move || dialogs.integrity.get().map(|r| format!("Archive check: {r}"))}</p>
-                </div>
-            </div>
-        </Show>
-    }
-}
-
-/// Reads the file chosen in an `<input type=file>` as text and hands it on.
-fn read_chosen_file(ev: leptos::ev::Event, then: Callback<String>) {
-    #[cfg(target_arch = "wasm32")]
-    {
-        use wasm_bindgen::JsCast;
-        let Some(input) = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok()) else { return };
-        let Some(file) = input.files().and_then(|f| f.get(0)) else { return };
-        input.set_value(""); // choosing the same file again imports again
-        leptos::task::spawn_local(async move {
-            if let Ok(text) = wasm_bindgen_futures::JsFuture::from(file.text()).await {
-                then.run(text.as_string().unwrap_or_default());
-            }
-        });
-    }
-    #[cfg(not(target_arch = "wasm32"))]
-    let _ = (ev, then);
 }

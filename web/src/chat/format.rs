@@ -191,7 +191,7 @@ pub fn full_time(ms: i64) -> String {
 
 /// The UTC calendar date (year, month, day) of `ms`, for the native rendering only (the browser
 /// uses `Intl`). Howard Hinnant's `civil_from_days`.
-fn utc_date(ms: i64) -> (i64, i64, i64) {
+pub(crate) fn utc_date(ms: i64) -> (i64, i64, i64) {
     let z = ms.div_euclid(86_400_000) + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;

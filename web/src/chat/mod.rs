@@ -30,13 +30,14 @@ pub use branches::{BranchActions, BranchButton, BranchSwitch, EditBox};
 pub use composer::{Composer, NoticeLine};
 pub use conversation::{Conversation, TaskCards};
 pub use dialogs::{ApprovalDialog, DeleteDialog, SearchDialog, SettingsDialog};
+pub(crate) use format::utc_date;
 pub use format::{
     clip_for_display, compact, context_meter, duration_text, fix_for, full_time, highlight_pieces, human_bytes,
     relative_time, session_matches, when, workspace_order, workspaces, Fix, Meter, When, DISPLAY_CHARS,
 };
 pub use panel::SessionPanel;
 pub use shortcuts::{shortcut_for, Press, Shortcut, ShortcutsDialog, SHEET};
-pub use sidebar::{SessionAction, Sidebar};
+pub use sidebar::{ExportFormat, SessionAction, Sidebar};
 pub use state::{reduce, Approval, Change, ChatState, ChatView, DialogState, LiveTask, Notice};
 pub use window::{load_turns_op, merge_page, page_op, show_turn, turns_of};
 pub use workspace::{OpenWorkspace, WorkspaceDialog};

@@ -25,10 +25,12 @@ pub enum SessionAction {
         /// The last turn number the fork keeps.
         at_turn: i64,
     },
-    /// Downloads the session as JSON Lines.
+    /// Downloads the session in a format.
     Export {
         /// The session.
         id: String,
+        /// The file's format.
+        format: ExportFormat,
     },
     /// Hides the session from the list, or shows it again.
     Archive {
@@ -44,6 +46,37 @@ pub enum SessionAction {
         /// The user confirmed in the dialog (`false`: ask first).
         confirmed: bool,
     },
+}
+
+/// The formats a session (or the archive) can be exported in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportFormat {
+    /// Cowork's JSON Lines archive (everything, re-importable).
+    Jsonl,
+    /// A readable Markdown transcript (one session).
+    Markdown,
+    /// ChatGPT's `conversations.json` (forks as branches), for tools that read it.
+    ChatGpt,
+}
+
+impl ExportFormat {
+    /// The download's MIME type.
+    pub fn mime(self) -> &'static str {
+        match self {
+            ExportFormat::Jsonl => "application/x-ndjson",
+            ExportFormat::Markdown => "text/markdown",
+            ExportFormat::ChatGpt => "application/json",
+        }
+    }
+
+    /// The end of the download's file name.
+    pub fn file_suffix(self) -> &'static str {
+        match self {
+            ExportFormat::Jsonl => ".jsonl",
+            ExportFormat::Markdown => ".md",
+            ExportFormat::ChatGpt => "-chatgpt.json",
+        }
+    }
 }
 
 /// The sidebar: New session, a filter, and the sessions, most recent first, each with its actions.
@@ -209,7 +242,9 @@ fn SessionRow(
                         focus_later(".session-row input.rename");
                     }>"Rename"</button>
                     <button role="menuitem" on:click=move |_| act(SessionAction::Fork { id: id.get_value(), at_turn: turns })>"Fork"</button>
-                    <button role="menuitem" on:click=move |_| act(SessionAction::Export { id: id.get_value() })>"Export"</button>
+                    <button role="menuitem" on:click=move |_| act(SessionAction::Export { id: id.get_value(), format: ExportFormat::Jsonl })>"Export (JSON Lines)"</button>
+                    <button role="menuitem" on:click=move |_| act(SessionAction::Export { id: id.get_value(), format: ExportFormat::Markdown })>"Export as Markdown"</button>
+                    <button role="menuitem" on:click=move |_| act(SessionAction::Export { id: id.get_value(), format: ExportFormat::ChatGpt })>"Export as ChatGPT JSON"</button>
                     <button role="menuitem" on:click=move |_| act(SessionAction::Archive { id: id.get_value(), archived: !archived })>
                         {if archived { "Unarchive" } else { "Archive" }}
                     </button>

@@ -181,6 +181,8 @@ pub fn reduce(request: u64, event: &Event) -> Vec<Change> {
         })],
         Event::Error(problem) => vec![Change::Notice(Some(Notice::problem(problem)))],
         Event::SessionsChanged { deleted } => vec![Change::SessionsChanged { deleted: deleted.clone() }],
+        // Shown by the Storage panel's import, which listens for it itself (app/storage.rs).
+        Event::ImportProgress { .. } => Vec::new(),
         // Answered by the storage client's tool runner (client.rs); the tool card shows the call.
         Event::ToolRequested { .. } => Vec::new(),
     }
@@ -437,8 +439,6 @@ pub struct DialogState {
     pub storage_open: RwSignal<bool>,
     /// The last archive check's result ("ok", or what is wrong).
     pub integrity: RwSignal<Option<String>>,
-    /// What the last import did.
-    pub import_result: RwSignal<Option<String>>,
     /// The session whose actions menu is open.
     pub menu: RwSignal<Option<String>>,
     /// The session being renamed in place.
@@ -469,7 +469,6 @@ impl DialogState {
             hits: RwSignal::new(Vec::new()),
             storage_open: RwSignal::new(false),
             integrity: RwSignal::new(None),
-            import_result: RwSignal::new(None),
             menu: RwSignal::new(None),
             renaming: RwSignal::new(None),
             confirm_delete: RwSignal::new(None),

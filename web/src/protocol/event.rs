@@ -112,6 +112,14 @@ pub enum Event {
         /// The session deleted, if that is what happened (a view showing it must close it).
         deleted: Option<String>,
     },
+    /// How far an [`Op::ImportFiles`](super::Op::ImportFiles) is (sent at most every 100 ms, and
+    /// after the last conversation).
+    ImportProgress {
+        /// Conversations read so far (of the preview's count).
+        conversations: usize,
+        /// Turns written so far (committed only when the whole import succeeds).
+        turns: usize,
+    },
 }
 
 impl Event {

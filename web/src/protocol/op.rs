@@ -1,7 +1,7 @@
 //! The operations a [`Request`](super::Request) asks of the worker, and what the page adds to a
 //! model request ([`HostOptions`]).
 
-use super::ModelSettings;
+use super::{FilePayload, ModelSettings};
 use cowork_core::prompt::ApprovalPolicy;
 use cowork_core::{NewTurn, SearchQuery};
 use serde::{Deserialize, Serialize};
@@ -249,6 +249,31 @@ pub enum Op {
     /// The page is going away (`pagehide`): close the archive and release the OPFS files and the
     /// owner lock now, so a reload or another tab can open it at once. Not answered.
     Release,
+    /// Reads files to import (a Cowork JSON Lines export, or another tool's: ChatGPT, Claude.ai,
+    /// Claude Code, Codex, OpenAI messages) and says what importing them would add; writes nothing.
+    /// Answered with `Reply::ImportPreview`; a file that cannot be imported is refused here.
+    PreviewImport {
+        /// The files, their bytes beside the message (see [`FilePayload`]).
+        files: Vec<FilePayload>,
+    },
+    /// Imports the files all or nothing (one transaction; the error names the file, the conversation
+    /// and the field or line), skipping what was imported before. Progress arrives as
+    /// [`Event::ImportProgress`](super::Event::ImportProgress); answered with `Reply::Imported`.
+    ImportFiles {
+        /// The files, their bytes beside the message (see [`FilePayload`]).
+        files: Vec<FilePayload>,
+    },
+    /// Sessions as a ChatGPT-compatible `conversations.json` (forks as branches); answered with
+    /// `Reply::Text`.
+    ExportChatGpt {
+        /// The session whose conversation to export (a fork exports its whole tree); `None`: all.
+        session_id: Option<String>,
+    },
+    /// One session as Markdown (a readable transcript); answered with `Reply::Text`.
+    ExportMarkdown {
+        /// The session to export.
+        session_id: String,
+    },
 }
 
 impl Op {

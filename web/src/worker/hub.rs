@@ -4,6 +4,7 @@
 use super::ops::handle;
 use super::tools::WorkerTools;
 use crate::fetch::FetchTransport;
+use crate::protocol::files_js as files;
 use crate::protocol::{
     Backend, ErrorKind, Event, Op, PeerMessage, Problem, ReadyInfo, Reply, Request, SendOutcome, WorkerMessage,
 };
@@ -109,9 +110,15 @@ pub async fn run() {
     let from_ui = {
         let hub = hub.clone();
         Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
-            let Some(text) = ev.data().as_string() else { return };
+            // A request with files comes as `{request, files}`, their buffers transferred (files.rs).
+            let Some((text, buffers)) = files::read(&ev.data()) else { return };
             match serde_json::from_str::<Request>(&text) {
-                Ok(req) => hub.on_ui_request(req),
+                Ok(mut req) => match files::attach(&mut req, buffers.as_ref()) {
+                    Ok(()) => hub.on_ui_request(req),
+                    Err(e) => {
+                        post(&WorkerMessage::Response { id: req.id, result: Err(Problem::new(ErrorKind::Invalid, e)) })
+                    }
+                },
                 Err(e) => {
                     post(&WorkerMessage::Failed(Problem::new(ErrorKind::Internal, format!("unreadable request: {e}"))))
                 }
@@ -128,9 +135,15 @@ pub async fn run() {
         let from_peer = {
             let hub = hub.clone();
             Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
-                if let Some(msg) = ev.data().as_string().and_then(|t| serde_json::from_str::<PeerMessage>(&t).ok()) {
-                    hub.on_peer_message(msg);
+                let Some((text, buffers)) = files::read(&ev.data()) else { return };
+                let Ok(mut msg) = serde_json::from_str::<PeerMessage>(&text) else { return };
+                if let PeerMessage::Forward { request, .. } = &mut msg {
+                    // Only the owner serves it: the others need not copy its files.
+                    if *hub.role.borrow() != Role::Owner || files::attach(request, buffers.as_ref()).is_err() {
+                        return;
+                    }
                 }
+                hub.on_peer_message(msg);
             })
         };
         channel.set_onmessage(Some(from_peer.as_ref().unchecked_ref()));
@@ -152,7 +165,13 @@ pub async fn run() {
 impl Hub {
     fn peer(&self, msg: &PeerMessage) {
         if let Some(channel) = &self.channel {
-            let _ = channel.post_message(&JsValue::from_str(&msg.to_json()));
+            // A forwarded request's files go beside it, copied (a channel cannot transfer).
+            let buffers = match msg {
+                PeerMessage::Forward { request, .. } => files::buffers_of(request),
+                _ => Vec::new(),
+            };
+            let (data, _) = files::message(msg.to_json(), &buffers);
+            let _ = channel.post_message(&data);
         }
     }
 
@@ -208,8 +227,12 @@ impl Hub {
             Role::Owner => self.serve(Origin::Local, req),
             Role::Follower { .. } if req.op == Op::Release => {}
             Role::Follower { .. } => {
-                self.inflight.borrow_mut().insert(req.id, req.clone());
-                self.peer(&PeerMessage::Forward { tab: self.tab.clone(), request: req });
+                // Kept until answered (sent again on a takeover); moved, not cloned: it may hold files.
+                let forward = PeerMessage::Forward { tab: self.tab.clone(), request: req };
+                self.peer(&forward);
+                if let PeerMessage::Forward { request, .. } = forward {
+                    self.inflight.borrow_mut().insert(request.id, request);
+                }
             }
             // Sent on once the owner is known.
             Role::Unknown => {

@@ -13,9 +13,11 @@
 //!
 //! - `hub.rs`: the election and the peers (who owns the archive, forwarding, relaying, release).
 //! - `ops.rs`: what each operation does to the archive, the agent loop's requests and their events.
+//! - `import.rs`: imports of any supported file (preview, progress) and the Markdown and ChatGPT exports.
 //! - `tools.rs`: the page's tools and the user's approvals, asked of the tab that sent the request.
 
 mod hub;
+mod import;
 mod ops;
 mod tools;
 

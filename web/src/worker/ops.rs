@@ -138,6 +138,12 @@ pub async fn handle(
         Op::Continue { session_id, model, host } => {
             return send(store, transport, tools, emit, Some(session_id), String::new(), None, model, host).await;
         }
+        Op::PreviewImport { files } => return super::import::preview(store, &files),
+        Op::ImportFiles { files } => return super::import::import(store, &files, emit),
+        Op::ExportChatGpt { session_id } => {
+            store.export_chatgpt(session_id.map(|s| vec![s]).as_deref()).map(|text| Reply::Text { text })
+        }
+        Op::ExportMarkdown { session_id } => store.export_markdown(&session_id).map(|text| Reply::Text { text }),
     };
     r.map_err(Problem::from)
 }

@@ -1,0 +1,257 @@
+//! The Storage panel: where the archive lives, space, the integrity check, exports, imports of any
+//! supported file (choose → preview → import with a progress bar → a summary that opens the new
+//! sessions) and the automatic backup to a folder.
+
+use super::backup::{BackupBanner, BackupSection, BackupState};
+use super::{Client, StorageState};
+use crate::chat::{ChatState, DialogState};
+use crate::protocol::{thousands, Backend, ImportReport, ReadyInfo};
+use leptos::prelude::*;
+
+/// Where an import is: what the panel shows between choosing files and the summary.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum ImportStage {
+    /// Nothing chosen.
+    #[default]
+    Idle,
+    /// Reading the chosen files and asking the worker what they hold.
+    Reading,
+    /// What importing them would add, waiting for the user's Import (or Cancel).
+    Preview {
+        /// The worker's preview.
+        report: ImportReport,
+        /// The files' names, as chosen.
+        names: Vec<String>,
+        /// Files of a chosen folder left aside (not `.json` or `.jsonl`).
+        ignored: usize,
+    },
+    /// Importing: conversations done so far, of the preview's total.
+    Importing {
+        /// Conversations read so far.
+        done: usize,
+        /// The preview's count of conversations.
+        total: usize,
+    },
+    /// What was added.
+    Done(ImportReport),
+    /// Why nothing was imported.
+    Failed(String),
+}
+
+impl ImportStage {
+    /// The status line for this stage (empty when there is nothing to say).
+    pub fn text(&self) -> String {
+        match self {
+            ImportStage::Idle => String::new(),
+            ImportStage::Reading => "Reading the files…".into(),
+            ImportStage::Preview { report, names, ignored } => {
+                let files = match names.as_slice() {
+                    [one] => one.clone(),
+                    many => format!("{} files", thousands(many.len())),
+                };
+                let ignored = match ignored {
+                    0 => String::new(),
+                    n => format!(" ({} other files in the folder left aside)", thousands(*n)),
+                };
+                let nothing = if report.adds_nothing() { " Nothing new to import." } else { "" };
+                format!("{files} ({}){ignored}: {}.{nothing}", report.formats_text(), report.describe_preview())
+            }
+            ImportStage::Importing { done, total } => {
+                format!("Importing… {} of {} conversations", thousands(*done), thousands(*total))
+            }
+            ImportStage::Done(report) => format!("{}.", report.describe_done()),
+            ImportStage::Failed(why) => format!("Nothing was imported: {why}"),
+        }
+    }
+}
+
+impl ImportReport {
+    /// The files' formats, each once, in order ("ChatGPT", "Claude Code, Codex").
+    pub fn formats_text(&self) -> String {
+        let mut seen: Vec<&str> = Vec::new();
+        for f in &self.formats {
+            if !seen.contains(&f.as_str()) {
+                seen.push(f);
+            }
+        }
+        seen.join(", ")
+    }
+}
+
+/// The import's state, provided as context by the app: the stage and the files chosen (kept as the
+/// browser's `File`s, which are read from disk again for the import, not held in memory).
+#[derive(Clone, Copy)]
+pub struct ImportState {
+    /// Where the import is.
+    pub stage: RwSignal<ImportStage>,
+    /// The files chosen, in order.
+    pub files: StoredValue<Vec<web_sys::File>, LocalStorage>,
+}
+
+impl ImportState {
+    /// Nothing chosen yet.
+    pub fn new() -> ImportState {
+        ImportState { stage: RwSignal::new(ImportStage::Idle), files: StoredValue::new_local(Vec::new()) }
+    }
+}
+
+impl Default for ImportState {
+    fn default() -> ImportState {
+        ImportState::new()
+    }
+}
+
+/// How many links to new sessions the summary shows (the rest are in the sidebar).
+const LINKS_SHOWN: usize = 20;
+
+/// The storage panel: where the archive lives, whether the browser keeps it, space, exports,
+/// imports, backups, a check.
+#[component]
+pub fn StorageDialog(
+    /// Where the archive lives.
+    storage: ReadSignal<StorageState>,
+    /// Export all: download the whole archive as JSON Lines.
+    on_export: Callback<()>,
+    /// Export all as a ChatGPT-compatible `conversations.json`.
+    on_export_chatgpt: Callback<()>,
+    /// Check archive: run the integrity check.
+    on_check: Callback<()>,
+    /// Open a session (from the import's summary).
+    on_open: Callback<String>,
+) -> impl IntoView {
+    let place = move || match storage.get() {
+        StorageState::Ready(ReadyInfo { backend: Backend::Opfs { file }, sqlite_version, .. }) => {
+            format!("Saved in this browser's private file system ({file}, SQLite {sqlite_version}).")
+        }
+        StorageState::Ready(ReadyInfo { backend: Backend::Memory { .. }, .. }) => {
+            "In memory only: everything is lost when this tab closes. Export to keep it.".to_owned()
+        }
+        StorageState::Connecting => "Opening…".to_owned(),
+        StorageState::Failed(msg) => format!("Unavailable: {msg}"),
+    };
+    let (state, dialogs) = (ChatState::get(), DialogState::get());
+    let import = expect_context::<ImportState>();
+    let client = expect_context::<Client>();
+    let close = move || dialogs.storage_open.set(false);
+    let importing = move || matches!(import.stage.get(), ImportStage::Reading | ImportStage::Importing { .. });
+    let progress = move || match import.stage.get() {
+        ImportStage::Importing { done, total } => Some((done, total.max(1))),
+        _ => None,
+    };
+    let can_import =
+        move || matches!(import.stage.get(), ImportStage::Preview { report, .. } if !report.adds_nothing());
+    let links = move || match import.stage.get() {
+        ImportStage::Done(report) => {
+            let sessions = state.sessions.get();
+            let title =
+                |id: &str| sessions.iter().find(|s| s.id == id).map(|s| s.title.clone()).filter(|t| !t.is_empty());
+            let more = report.session_ids.len().saturating_sub(LINKS_SHOWN);
+            let items: Vec<(String, String)> = report
+                .session_ids
+                .iter()
+                .take(LINKS_SHOWN)
+                .map(|id| (id.clone(), title(id).unwrap_or_else(|| id.clone())))
+                .collect();
+            (items, more)
+        }
+        _ => (Vec::new(), 0),
+    };
+    view! {
+        <Show when=move || dialogs.storage_open.get()>
+            <div class="overlay" on:click=move |_| close()>
+                <div class="dialog storage" role="dialog" aria-modal="true" aria-label="Storage"
+                    on:click=|ev: web_sys::MouseEvent| ev.stop_propagation()
+                    on:keydown=move |ev: web_sys::KeyboardEvent| if ev.key() == "Escape" { close() }>
+                    <h2>"Storage"</h2>
+                    <p class="storage-place">{place}</p>
+                    <p class="storage-usage-detail">{move || state.usage.get()}</p>
+                    <div class="dialog-actions">
+                        <button on:click=move |_| on_export.run(())>"Export all (JSON Lines)"</button>
+                        <button on:click=move |_| on_export_chatgpt.run(())
+                            title="Every session as ChatGPT's conversations.json (forks as branches)">"Export all (ChatGPT JSON)"</button>
+                        <button on:click=move |_| on_check.run(())>"Check archive"</button>
+                        <button on:click=move |_| close() autofocus>"Close"</button>
+                    </div>
+                    <p class="integrity" role="status">{move || dialogs.integrity.get().map(|r| format!("Archive check: {r}"))}</p>
+                    <section class="import-section" aria-label="Import">
+                        <h3>"Import"</h3>
+                        <p class="hint">"A Cowork export (.jsonl), ChatGPT's or Claude.ai's conversations.json, Claude Code or Codex transcripts (.jsonl; several files, or their folder), or an OpenAI messages array (.json). You see what will be added before anything is."</p>
+                        <div class="dialog-actions">
+                            <label class="button import" class:disabled=importing>
+                                "Import files…"
+                                <input type="file" multiple accept=".jsonl,.json,application/x-ndjson,application/json,text/plain"
+                                    class="visually-hidden" aria-label="Import files" disabled=importing
+                                    on:change=move |ev| chosen(ev, client, import, false) />
+                            </label>
+                            <label class="button import" class:disabled=importing>
+                                "Import a folder…"
+                                <input type="file" prop:webkitdirectory=true class="visually-hidden" aria-label="Import a folder"
+                                    disabled=importing on:change=move |ev| chosen(ev, client, import, true) />
+                            </label>
+                        </div>
+                        <p class="import-result" role="status"
+                            class:error=move || matches!(import.stage.get(), ImportStage::Failed(_))>
+                            {move || import.stage.get().text()}
+                        </p>
+                        <Show when=move || progress().is_some()>
+                            <progress class="import-progress" aria-label="Import progress"
+                                max=move || progress().map(|p| p.1).unwrap_or(1)
+                                value=move || progress().map(|p| p.0).unwrap_or(0)></progress>
+                        </Show>
+                        <Show when=move || matches!(import.stage.get(), ImportStage::Preview { .. })>
+                            <div class="dialog-actions">
+                                <button class="primary" disabled=move || !can_import()
+                                    on:click=move |_| super::transfer::import(client, state, import)>"Import"</button>
+                                <button on:click=move |_| import.stage.set(ImportStage::Idle)>"Cancel"</button>
+                            </div>
+                        </Show>
+                        <ul class="import-links">
+                            {move || {
+                                let (items, more) = links();
+                                let more = (more > 0).then(|| view! { <li class="more">{format!("…and {} more in the sidebar", thousands(more))}</li> });
+                                view! {
+                                    {items.into_iter().map(|(id, title)| view! {
+                                        <li><a href="#" on:click=move |ev: web_sys::MouseEvent| {
+                                            ev.prevent_default();
+                                            close();
+                                            on_open.run(id.clone());
+                                        }>{title}</a></li>
+                                    }).collect_view()}
+                                    {more}
+                                }
+                            }}
+                        </ul>
+                    </section>
+                    <BackupSection />
+                </div>
+            </div>
+        </Show>
+    }
+}
+
+/// Files chosen in one of the import inputs: kept, read and previewed. A folder's files that are
+/// not `.json` or `.jsonl` are left aside (and counted).
+fn chosen(ev: leptos::ev::Event, client: Client, import: ImportState, folder: bool) {
+    #[cfg(target_arch = "wasm32")]
+    {
+        use wasm_bindgen::JsCast;
+        let Some(input) = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok()) else { return };
+        let Some(list) = input.files() else { return };
+        let all: Vec<web_sys::File> = (0..list.length()).filter_map(|i| list.get(i)).collect();
+        input.set_value(""); // choosing the same files again previews again
+        let (files, ignored): (Vec<_>, Vec<_>) = all.into_iter().partition(|f| {
+            let name = f.name().to_lowercase();
+            !folder || name.ends_with(".jsonl") || name.ends_with(".json")
+        });
+        super::transfer::preview(client, import, files, ignored.len());
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    let _ = (ev, client, import, folder);
+}
+
+/// The banners the storage panel's state raises: no backup after a week of use.
+#[component]
+pub fn StorageBanners() -> impl IntoView {
+    let backup = expect_context::<BackupState>();
+    view! { <BackupBanner state=backup /> }
+}

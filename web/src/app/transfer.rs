@@ -1,0 +1,146 @@
+//! What the Storage panel's import and the exports do: the chosen files read as buffers and sent
+//! to the worker beside the request (previewed, then imported with progress), and exports in each
+//! format downloaded. In the browser only; natively they do nothing.
+
+use super::Client;
+use crate::chat::{ChatState, ExportFormat};
+
+#[cfg(target_arch = "wasm32")]
+pub use browser::*;
+
+#[cfg(target_arch = "wasm32")]
+mod browser {
+    use super::super::storage::{ImportStage, ImportState};
+    use super::*;
+    use crate::chat::Notice;
+    use crate::protocol::{Event, FilePayload, Op, Reply};
+    use leptos::prelude::*;
+    use leptos::task::spawn_local;
+    use wasm_bindgen::JsCast;
+
+    fn client(c: Client) -> Option<crate::client::StorageClient> {
+        c.with_value(|c| c.clone())
+    }
+
+    /// Reads `files` (from disk, as the browser's `File`s are) into buffers to transfer, with their
+    /// names (a folder's files by their path in it) and sizes.
+    async fn read_files(files: &[web_sys::File]) -> Result<(Vec<FilePayload>, Vec<js_sys::ArrayBuffer>), String> {
+        let mut payloads = Vec::with_capacity(files.len());
+        let mut buffers = Vec::with_capacity(files.len());
+        for f in files {
+            let path = js_sys::Reflect::get(f, &"webkitRelativePath".into()).ok().and_then(|p| p.as_string());
+            let name = path.filter(|p| !p.is_empty()).unwrap_or_else(|| f.name());
+            let buffer: js_sys::ArrayBuffer = wasm_bindgen_futures::JsFuture::from(f.array_buffer())
+                .await
+                .map_err(|e| format!("{name} could not be read: {e:?}"))?
+                .unchecked_into();
+            payloads.push(FilePayload { name, size: u64::from(buffer.byte_length()), bytes: Vec::new() });
+            buffers.push(buffer);
+        }
+        Ok((payloads, buffers))
+    }
+
+    /// Files were chosen: keep them, and ask the worker what importing them would add.
+    pub fn preview(c: Client, import: ImportState, files: Vec<web_sys::File>, ignored: usize) {
+        let Some(client) = client(c) else { return };
+        if files.is_empty() {
+            let why = if ignored > 0 { "the folder holds no .json or .jsonl file" } else { "no file was chosen" };
+            import.stage.set(ImportStage::Failed(why.into()));
+            return;
+        }
+        import.files.set_value(files.clone());
+        import.stage.set(ImportStage::Reading);
+        spawn_local(async move {
+            let stage = match read_files(&files).await {
+                Err(why) => ImportStage::Failed(why),
+                Ok((payloads, buffers)) => {
+                    let names = payloads.iter().map(|p| p.name.clone()).collect();
+                    match client.call_with_files(Op::PreviewImport { files: payloads }, buffers).await {
+                        Ok(Reply::ImportPreview { report }) => ImportStage::Preview { report, names, ignored },
+                        Ok(other) => ImportStage::Failed(format!("unexpected answer: {other:?}")),
+                        Err(e) => ImportStage::Failed(e.problem().message),
+                    }
+                }
+            };
+            import.stage.try_set(stage);
+        });
+    }
+
+    /// Import pressed: the files are read again and imported, all or nothing.
+    pub fn import(c: Client, chat: ChatState, import: ImportState) {
+        let Some(client) = client(c) else { return };
+        let ImportStage::Preview { report, .. } = import.stage.get_untracked() else { return };
+        import.stage.set(ImportStage::Importing { done: 0, total: report.conversations });
+        let files = import.files.get_value();
+        spawn_local(async move {
+            let stage = match read_files(&files).await {
+                Err(why) => ImportStage::Failed(why),
+                Ok((payloads, buffers)) => {
+                    match client.call_with_files(Op::ImportFiles { files: payloads }, buffers).await {
+                        Ok(Reply::Imported { report }) => {
+                            super::super::actions::refresh_sessions(&client, chat).await;
+                            ImportStage::Done(report)
+                        }
+                        Ok(other) => ImportStage::Failed(format!("unexpected answer: {other:?}")),
+                        Err(e) => ImportStage::Failed(e.problem().message),
+                    }
+                }
+            };
+            import.files.set_value(Vec::new());
+            import.stage.try_set(stage);
+            super::super::actions::refresh_usage(chat).await;
+        });
+    }
+
+    /// Follows this tab's import progress into the panel's bar.
+    pub fn on_event(import: ImportState, event: &Event) {
+        if let Event::ImportProgress { conversations, .. } = event {
+            import.stage.try_update(|s| {
+                if let ImportStage::Importing { done, .. } = s {
+                    *done = *conversations;
+                }
+            });
+        }
+    }
+
+    /// Downloads sessions in `format`: one session's (`Some`), or every session's.
+    pub fn export(c: Client, chat: ChatState, session_id: Option<String>, format: ExportFormat) {
+        let Some(client) = client(c) else {
+            chat.tell(Notice::info("Storage is not available, so there is nothing to export."));
+            return;
+        };
+        let op = match (format, session_id.clone()) {
+            (ExportFormat::Jsonl, Some(session_id)) => Op::ExportSession { session_id },
+            (ExportFormat::Jsonl, None) => Op::ExportAll,
+            (ExportFormat::Markdown, Some(session_id)) => Op::ExportMarkdown { session_id },
+            (ExportFormat::Markdown, None) => return, // Markdown is per session
+            (ExportFormat::ChatGpt, session_id) => Op::ExportChatGpt { session_id },
+        };
+        spawn_local(async move {
+            match client.call(op).await {
+                Ok(Reply::Text { text }) => {
+                    let what = if session_id.is_some() { "session" } else { "archive" };
+                    let name =
+                        format!("cowork-{what}-{}{}", super::super::actions::export_name_date(), format.file_suffix());
+                    if let Err(e) = super::super::actions::download(format.mime(), &name, &text) {
+                        chat.tell(Notice::info(format!("The export could not be downloaded: {e}")));
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => chat.tell(Notice::problem_in("Export failed", &e.problem())),
+            }
+        });
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+pub use native::*;
+
+#[cfg(not(target_arch = "wasm32"))]
+mod native {
+    use super::super::storage::ImportState;
+    use super::*;
+
+    pub fn import(_: Client, _: ChatState, _: ImportState) {}
+    pub fn export(_: Client, _: ChatState, _: Option<String>, _: ExportFormat) {}
+}

@@ -1,0 +1,193 @@
+//! Files handed to the worker for an import, and what an import found or did, on the wire.
+//!
+//! Messages travel as JSON text, which suits everything but a 100 MB export: as JSON a byte array is
+//! a list of numbers (four times the size) and a string must be escaped and parsed again. So a file's
+//! name and size travel in the JSON, and its bytes beside it: the UI reads the chosen `File` into an
+//! `ArrayBuffer` and *transfers* it with the message (`{request, files}`, no copy); the worker copies
+//! each buffer once into its own memory ([`FilePayload::bytes`]) and the JS buffer is let go. A worker
+//! that forwards the request to the tab owning the archive sends the bytes the same way over the
+//! `BroadcastChannel` (structured clone).
+
+use super::Op;
+use serde::{Deserialize, Serialize};
+
+/// One file of an import: name and size in the JSON, the bytes beside it.
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FilePayload {
+    /// The file's name (or its path inside a chosen folder); errors name it.
+    pub name: String,
+    /// Its size in bytes, to check that the bytes that arrived are the whole file.
+    pub size: u64,
+    /// Its content: never in the JSON, attached on arrival from the buffer sent beside it (empty in
+    /// the UI, which never copies a file into its own memory).
+    #[serde(skip)]
+    pub bytes: Vec<u8>,
+}
+
+impl std::fmt::Debug for FilePayload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "FilePayload({:?}, {} bytes, {} attached)", self.name, self.size, self.bytes.len())
+    }
+}
+
+impl Op {
+    /// The files this operation carries (their bytes travel beside the JSON); `None` for the others.
+    pub fn files(&self) -> Option<&[FilePayload]> {
+        match self {
+            Op::PreviewImport { files } | Op::ImportFiles { files } => Some(files),
+            _ => None,
+        }
+    }
+
+    /// The files this operation carries, to attach their bytes on arrival.
+    pub fn files_mut(&mut self) -> Option<&mut Vec<FilePayload>> {
+        match self {
+            Op::PreviewImport { files } | Op::ImportFiles { files } => Some(files),
+            _ => None,
+        }
+    }
+}
+
+/// What an import would add ([`Op::PreviewImport`]) or added ([`Op::ImportFiles`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportReport {
+    /// Each file's format, for people ("ChatGPT", "Claude Code", "Cowork"), in the order given.
+    pub formats: Vec<String>,
+    /// Conversations read (Claude Code: sessions; a Cowork export: its sessions).
+    pub conversations: usize,
+    /// Sessions added (or to add): one per new conversation.
+    pub sessions: usize,
+    /// Forks added: the other branches of the conversations' trees (edits, regenerations).
+    pub forks: usize,
+    /// Messages (turns) added.
+    pub turns: usize,
+    /// Messages left out (system, hidden and meta messages, empty ones, side chains).
+    pub skipped: usize,
+    /// Conversations already in the archive, left as they are (their titles).
+    pub already_imported: Vec<String>,
+    /// The new main sessions' ids, in the order read, to open them (empty in a preview).
+    pub session_ids: Vec<String>,
+}
+
+impl ImportReport {
+    /// What the preview says: "412 conversations, 9,870 messages, 37 branches → 412 sessions + 37
+    /// forks; 3 already imported".
+    pub fn describe_preview(&self) -> String {
+        let mut out = format!(
+            "{}, {}, {} → {} + {}",
+            count(self.conversations, "conversation"),
+            count(self.turns, "message"),
+            count(self.forks, "branch"),
+            count(self.sessions, "session"),
+            count(self.forks, "fork"),
+        );
+        out.push_str(&self.already_and_skipped());
+        out
+    }
+
+    /// What the import did: "Imported 412 sessions + 37 forks with 9,870 messages; 3 already imported".
+    pub fn describe_done(&self) -> String {
+        let mut out = format!(
+            "Imported {} + {} with {}",
+            count(self.sessions, "session"),
+            count(self.forks, "fork"),
+            count(self.turns, "message")
+        );
+        out.push_str(&self.already_and_skipped());
+        out
+    }
+
+    fn already_and_skipped(&self) -> String {
+        let mut out = String::new();
+        if !self.already_imported.is_empty() {
+            out.push_str(&format!("; {} already imported", thousands(self.already_imported.len())));
+        }
+        if self.skipped > 0 {
+            out.push_str(&format!("; {} left out (system, hidden or empty)", count(self.skipped, "message")));
+        }
+        out
+    }
+
+    /// Whether importing would add nothing at all.
+    pub fn adds_nothing(&self) -> bool {
+        self.sessions == 0 && self.forks == 0 && self.turns == 0
+    }
+}
+
+/// "1 message", "9,870 messages" ("branch" → "branches").
+fn count(n: usize, one: &str) -> String {
+    let plural = if one.ends_with("ch") { format!("{one}es") } else { format!("{one}s") };
+    format!("{} {}", thousands(n), if n == 1 { one.to_owned() } else { plural })
+}
+
+/// `9870` → "9,870".
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The browser side: a request with its files' buffers as one message, and back.
+#[cfg(target_arch = "wasm32")]
+pub mod js {
+    use super::super::Request;
+    use wasm_bindgen::{JsCast, JsValue};
+
+    /// `{request: "<json>", files: [ArrayBuffer…]}` and the list of buffers to transfer with it; a
+    /// request without files is its JSON text alone, as every other message.
+    pub fn message(json: String, buffers: &[js_sys::ArrayBuffer]) -> (JsValue, js_sys::Array) {
+        let transfer: js_sys::Array = buffers.iter().collect();
+        if buffers.is_empty() {
+            return (JsValue::from_str(&json), transfer);
+        }
+        let msg = js_sys::Object::new();
+        let _ = js_sys::Reflect::set(&msg, &"request".into(), &JsValue::from_str(&json));
+        let _ = js_sys::Reflect::set(&msg, &"files".into(), &transfer);
+        (msg.into(), transfer)
+    }
+
+    /// The buffers of a request's files, copied out of this worker's memory (to forward it to the
+    /// owner); empty when it has none.
+    pub fn buffers_of(req: &Request) -> Vec<js_sys::ArrayBuffer> {
+        req.op
+            .files()
+            .unwrap_or_default()
+            .iter()
+            .map(|f| js_sys::Uint8Array::from(f.bytes.as_slice()).buffer())
+            .collect()
+    }
+
+    /// The JSON text of a message and its buffers (none for a plain string message).
+    pub fn read(data: &JsValue) -> Option<(String, Option<js_sys::Array>)> {
+        if let Some(text) = data.as_string() {
+            return Some((text, None));
+        }
+        let json = js_sys::Reflect::get(data, &"request".into()).ok()?.as_string()?;
+        let files = js_sys::Reflect::get(data, &"files".into()).ok()?.dyn_into::<js_sys::Array>().ok()?;
+        Some((json, Some(files)))
+    }
+
+    /// Copies each buffer into the file it belongs to (in order). A buffer missing, or not of the
+    /// size the file had, is an error naming the file.
+    pub fn attach(req: &mut Request, buffers: Option<&js_sys::Array>) -> Result<(), String> {
+        let Some(files) = req.op.files_mut() else { return Ok(()) };
+        for (i, file) in files.iter_mut().enumerate() {
+            let buffer = buffers.map(|b| b.get(i as u32)).filter(|b| b.is_instance_of::<js_sys::ArrayBuffer>());
+            let Some(buffer) = buffer else { return Err(format!("{}: its content did not arrive", file.name)) };
+            file.bytes = js_sys::Uint8Array::new(&buffer).to_vec();
+            if file.bytes.len() as u64 != file.size {
+                return Err(format!("{}: {} of its {} bytes arrived", file.name, file.bytes.len(), file.size));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;
