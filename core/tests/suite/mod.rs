@@ -682,7 +682,7 @@ pub fn workspace_settings_are_kept_and_travel_with_an_export(store: &mut Store) 
 
     let sid = session(store, "my-project");
     store.append_turn(&sid, &NewTurn::user("hello")).unwrap();
-    let file = store.export_jsonl(Some(&[sid.clone()])).unwrap();
+    let file = store.export_jsonl(Some(std::slice::from_ref(&sid))).unwrap();
     assert!(file.contains("/home/ana/src/my-project"), "the export carries the directory");
     assert!(!file.contains("\"unused\""), "only the exported sessions' workspaces are in the file");
 
