@@ -145,7 +145,7 @@ pub fn Conversation(
     on_more: Callback<bool>,
 ) -> impl IntoView {
     let state = ChatState::get();
-    StreamingTurn::provide(state);
+    let streaming = StreamingTurn::provide(state);
     let list = NodeRef::<leptos::html::Div>::new();
     // Follow the end while the user is there: new turns stay in view (streamed text follows itself,
     // once per frame: stream.rs).
@@ -177,7 +177,7 @@ pub fn Conversation(
     };
     view! {
         <main class="conversation">
-            <div class="turns" aria-live="polite" node_ref=list on:scroll=on_scroll on:click=copy_code>
+            <div class="turns" class:streaming=move || streaming.active() aria-live="polite" node_ref=list on:scroll=on_scroll on:click=copy_code>
                 <Show when=move || state.turns.get().is_empty()>
                     <div class="welcome">
                         <h2>"A workspace that never forgets"</h2>

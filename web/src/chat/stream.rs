@@ -15,10 +15,11 @@ use leptos::prelude::*;
 pub struct StreamingTurn(Memo<Option<i64>>);
 
 impl StreamingTurn {
-    /// Provides the memo as context for the turns below.
-    pub fn provide(state: ChatState) {
-        let turn = Memo::new(move |_| state.streaming.with(|s| s.as_ref().map(|(n, _)| *n)));
-        provide_context(StreamingTurn(turn));
+    /// Provides the memo as context for the turns below, and returns it.
+    pub fn provide(state: ChatState) -> StreamingTurn {
+        let turn = StreamingTurn(Memo::new(move |_| state.streaming.with(|s| s.as_ref().map(|(n, _)| *n))));
+        provide_context(turn);
+        turn
     }
 
     /// The memo the conversation provided.
@@ -32,6 +33,11 @@ impl StreamingTurn {
     /// Whether turn `n` is being streamed (tracked: re-runs when a stream starts or ends).
     pub fn is(&self, n: i64) -> bool {
         self.0.get() == Some(n)
+    }
+
+    /// Whether a turn is being streamed (tracked).
+    pub fn active(&self) -> bool {
+        self.0.get().is_some()
     }
 }
 
