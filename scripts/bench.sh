@@ -2,7 +2,8 @@
 # The benchmark of spec §13: builds in release mode, runs the real store on OPFS in headless Chromium
 # beside its peers, measures the app's cold start, prints one table and writes
 # bench-results/bench-results.json. Takes a few minutes. `scripts/bench.sh --quick` checks the harness
-# on a small archive (its figures mean nothing).
+# on a small archive (its figures mean nothing); `--stream-only` runs only the streaming rows (a 12 KB
+# Markdown reply streamed into the app, tests/bench/stream.mjs) and counts the cold-start bytes.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=scripts/setup.sh

@@ -1,7 +1,9 @@
 // Cowork's benchmark runner (spec §13): serves the bench page and its wasm on loopback, runs every phase
 // in headless Chromium, measures cold start of the real app, prints one table and writes JSON.
 //
-//   node tests/bench/run.mjs --pkg DIR --dist DIR --server BIN [--out FILE] [--quick]
+//   node tests/bench/run.mjs --pkg DIR --dist DIR --server BIN [--out FILE] [--quick] [--stream-only]
+//
+// `--stream-only` runs only the streaming benchmark (stream.mjs) and counts the cold-start bytes.
 //
 // Everything it starts stops by itself: the HTTP server and Chromium close at the end, and a watchdog
 // ends the whole run after 20 minutes.
@@ -13,6 +15,7 @@ import { tmpdir, cpus, totalmem, release } from 'node:os';
 import { dirname, extname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
+import { streamBench } from './stream.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
@@ -30,6 +33,7 @@ const DIST = resolve(args.dist ?? join(root, 'dist'));
 const SERVER_BIN = resolve(args.server ?? join(root, 'target/debug/cowork-dev-server'));
 const OUT = resolve(args.out ?? join(root, 'bench-results/bench-results.json'));
 const QUICK = Boolean(args.quick); // a small run for checking the harness itself
+const STREAM_ONLY = Boolean(args['stream-only']);
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 
 const watchdog = setTimeout(() => {
@@ -204,12 +208,46 @@ const ms = (x) => (x === undefined || x === null || Number.isNaN(x) ? '–' : x 
 const mb = (b) => `${(b / 1048576).toFixed(2)} MB`;
 const times = (x) => `${x.toFixed(2)}×`;
 
-function buildRows(b, cold) {
+function buildRows(b, cold, stream) {
   const rows = [];
   // goal: { text, ratio, ok } – ratio = measured / goal (≤ 1 meets) or goal / measured for "faster than"
   const add = (group, name, value, peer, goal) => rows.push({ group, name, value, peer, ...goal });
   const within = (measured, limit, text) => ({ goal: text, ratio: measured / limit, met: measured <= limit });
   const atLeast = (measured, limit, text) => ({ goal: text, ratio: measured / limit, met: measured >= limit });
+  if (b) storeRows(b, add, within, atLeast);
+  if (stream) streamRows(stream, add, within);
+  if (cold) {
+    add('cold start', 'app + worker + wasm, gzip', mb(cold.bytes.code_gzip), `raw ${mb(cold.bytes.code_raw)}`,
+      within(cold.bytes.code_gzip, 1.5 * 1048576, '≤ 1.5 MB'));
+    if (cold.render) {
+      const shell = cold.render.map((x) => x.shell);
+      add('cold start', 'time to first render (app shell), median of fresh loads', ms(p50(shell)),
+        `FCP ${ms(p50(cold.render.map((x) => x.fcp)))}, archive ready ${ms(p50(cold.render.map((x) => x.ready)))}`, { goal: '(no goal)', ratio: null, met: null });
+    }
+  }
+  if (b) {
+    const r = b.resume;
+    add('memory', `wasm memory after opening + browsing ${r.turns_total} turns`, mb(r.memory_after_browse), `at start ${mb(r.memory_at_start)}`,
+      within(r.memory_after_browse, 64 * 1048576, '< 64 MB'));
+  }
+  return rows;
+}
+
+/** The streaming rows: medians of the rounds, each beside its floor. */
+function streamRows(s, add, within) {
+  const med = (runs, k) => p50(runs.map((r) => r[k]));
+  const [floor, fresh, full] = [med(s.floor, 'task_ms'), med(s.fresh, 'task_ms'), med(s.full, 'task_ms')];
+  const inView = Math.min(...s.full.map((r) => r.turns_in_view));
+  const parts = (runs) => `script ${ms(med(runs, 'script_ms'))}, layout ${ms(med(runs, 'layout_ms'))}, style ${ms(med(runs, 'style_ms'))}`;
+  add('streaming', 'floor: the same deltas appended as text, main-thread busy', ms(floor), parts(s.floor), { goal: '', ratio: null, met: null });
+  add('streaming', '12 KB Markdown reply, 1,500 deltas: busy, fresh session', ms(fresh), parts(s.fresh),
+    within(fresh / floor, 1.5, '≤ 1.5× floor'));
+  add('streaming', `  the same with ${inView} turns in view`, ms(full), parts(s.full), within(full / fresh, 1.1, '≤ 1.1× fresh session'));
+  add('streaming', '  reply drawn after the last delta was sent, fresh / full', `${ms(med(s.fresh, 'drawn_after_end_ms'))} / ${ms(med(s.full, 'drawn_after_end_ms'))}`,
+    `floor ${ms(med(s.floor, 'drawn_after_end_ms'))}`, within(Math.max(med(s.fresh, 'drawn_after_end_ms'), med(s.full, 'drawn_after_end_ms')), 100, '≤ 100 ms'));
+}
+
+function storeRows(b, add, within, atLeast) {
 
   const sizes = Object.keys(b.append.sizes).map(Number).sort((x, y) => x - y);
   const [small, large] = [sizes[0], sizes[sizes.length - 1]];
@@ -246,16 +284,6 @@ function buildRows(b, cold) {
     add('context', `context assembly, 10k-turn session, ${Number(window).toLocaleString('en')}-token window p50 / p99`,
       `${ms(p50(c.ms))} / ${ms(p99(c.ms))}`, `${c.turns_read} turns read, ${c.messages} messages`, within(p50(c.ms), 5, 'p50 ≤ 5 ms'));
   }
-  if (cold) {
-    add('cold start', 'app + worker + wasm, gzip', mb(cold.bytes.code_gzip), `raw ${mb(cold.bytes.code_raw)}`,
-      within(cold.bytes.code_gzip, 1.5 * 1048576, '≤ 1.5 MB'));
-    const shell = cold.render.map((x) => x.shell);
-    add('cold start', 'time to first render (app shell), median of fresh loads', ms(p50(shell)),
-      `FCP ${ms(p50(cold.render.map((x) => x.fcp)))}, archive ready ${ms(p50(cold.render.map((x) => x.ready)))}`, { goal: '(no goal)', ratio: null, met: null });
-  }
-  add('memory', `wasm memory after opening + browsing ${r.turns_total} turns`, mb(r.memory_after_browse), `at start ${mb(r.memory_at_start)}`,
-    within(r.memory_after_browse, 64 * 1048576, '< 64 MB'));
-  return rows;
 }
 
 function printTable(rows) {
@@ -277,19 +305,35 @@ function printTable(rows) {
 }
 
 // --- main -------------------------------------------------------------------------------------------------
+/** The streaming benchmark against the dev server, its floor page served by the bench's server. */
+async function streamPhases() {
+  const server = await serve();
+  const dev = startDevServer();
+  try {
+    const devUrl = await dev.url;
+    const floorUrl = `http://127.0.0.1:${server.address().port}/stream-floor.html`;
+    return await streamBench({ launch, floorUrl, devUrl, reps: QUICK ? 1 : 3 });
+  } finally {
+    await dev.stop();
+    await new Promise((ok) => server.close(ok));
+  }
+}
+
 const started = Date.now();
-const browser = await browserPhases();
+const browser = STREAM_ONLY ? null : await browserPhases();
+const stream = args['no-stream'] ? null : await streamPhases();
 let cold = null;
 if (!args['no-cold']) {
   console.error('bench: cold start …');
-  cold = { bytes: wireBytes(), render: await firstRender(QUICK ? 1 : 5) };
+  cold = { bytes: wireBytes(), render: STREAM_ONLY ? null : await firstRender(QUICK ? 1 : 5) };
 }
-const rows = buildRows(browser, cold);
+const rows = buildRows(browser, cold, stream);
 const machine = { cpus: cpus().length, cpu: cpus()[0]?.model, memory_gb: Math.round(totalmem() / 2 ** 30), kernel: release() };
-console.log(`\nCowork bench — Chromium ${browser.version}, SQLite ${browser.resume.sqlite}, ${machine.cpus} × ${machine.cpu}, ${machine.memory_gb} GiB` +
-  `, journal_mode=${browser.append.journal_mode}, ran ${((Date.now() - started) / 1000).toFixed(0)} s${QUICK ? ' (QUICK)' : ''}\n`);
+const store = browser ? `SQLite ${browser.resume.sqlite}, ` : '';
+console.log(`\nCowork bench — ${store}${machine.cpus} × ${machine.cpu}, ${machine.memory_gb} GiB` +
+  `${browser ? `, journal_mode=${browser.append.journal_mode}` : ''}, ran ${((Date.now() - started) / 1000).toFixed(0)} s${QUICK ? ' (QUICK)' : ''}\n`);
 printTable(rows);
 mkdirSync(dirname(OUT), { recursive: true });
-writeFileSync(OUT, JSON.stringify({ when: new Date().toISOString(), machine, chromium: browser.version, quick: QUICK, rows, raw: { ...browser, cold } }, null, 1));
+writeFileSync(OUT, JSON.stringify({ when: new Date().toISOString(), machine, chromium: browser?.version, quick: QUICK, rows, raw: { ...browser, stream, cold } }, null, 1));
 console.log(`\nJSON: ${OUT}`);
 process.exit(0);

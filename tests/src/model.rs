@@ -20,8 +20,9 @@
 //!
 //! Reply shapes, switched by a token in the last user message (which is not echoed):
 //! `[[reasoning]]` (the reply streams `delta.reasoning_content` first, "Let me think about …", then
-//! its text) and `[[refusal]]` (the reply streams `delta.refusal`, "I can't help with that.", and no
-//! content).
+//! its text), `[[refusal]]` (the reply streams `delta.refusal`, "I can't help with that.", and no
+//! content) and `[[bench:markdown]]` (the benchmark's 12 KB Markdown reply in 1,500 deltas, 4 ms
+//! apart: [`crate::bench_reply`]).
 
 use axum::body::Body;
 use axum::extract::State;
@@ -256,6 +257,9 @@ pub async fn chat_completions(State(state): State<Arc<ModelState>>, headers: Hea
         .map(|t| t.iter().filter_map(|t| t["function"]["name"].as_str().map(str::to_owned)).collect())
         .unwrap_or_default();
     let model = req["model"].as_str().unwrap_or("demo").to_owned();
+    if last_user_text(&messages).contains(crate::bench_reply::SWITCH) {
+        return crate::bench_reply::response(&model);
+    }
     let mut fault = fault_of(&headers, &messages);
     if let Some(f) = fault.clone() {
         let (kind, times) = match f.split_once('x') {

@@ -94,8 +94,10 @@ test('edit a message and regenerate a reply as branches; switch with ‹ ›; no
     const fresh = await openPage(other.context, app.server.url);
     await ready(fresh);
     await fresh.locator('.storage-usage').click();
-    await fresh.locator('input[type=file]').first().setInputFiles(file);
-    await fresh.locator('.import-result', { hasText: /3 sessions/ }).waitFor({ timeout: 20_000 });
+    await fresh.getByLabel('Import files').setInputFiles(file);
+    await fresh.locator('.import-result', { hasText: '→ 3 sessions' }).waitFor({ timeout: 20_000 });
+    await fresh.getByRole('button', { name: 'Import', exact: true }).click();
+    await fresh.locator('.import-result', { hasText: 'Imported 3 sessions' }).waitFor({ timeout: 20_000 });
     await fresh.getByRole('button', { name: 'Close' }).click();
     await fresh.locator('.session', { hasText: messages[0] }).first().click();
     await switchAt(fresh, 3).locator('.branch-at', { hasText: '1 / 2' }).waitFor({ timeout: 20_000 });

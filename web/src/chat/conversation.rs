@@ -10,6 +10,7 @@ use super::format::{
 };
 use super::sidebar::SessionAction;
 use super::state::{ChatState, LiveTask};
+use super::stream::{StreamText, StreamingTurn};
 use cowork_core::{Role, Turn, TurnStatus};
 use leptos::prelude::*;
 
@@ -25,10 +26,10 @@ fn TurnView(turn: Turn, on_action: Callback<SessionAction>) -> impl IntoView {
     let expanded = RwSignal::new(false);
     let long = turn.content.len() > DISPLAY_CHARS;
     let size = turn.content.len();
-    let text = move || match state.streaming.get() {
-        Some((s, text)) if s == n => text,
-        _ if expanded.get() => stored.clone(),
-        _ => clip_for_display(&stored, DISPLAY_CHARS).to_owned(),
+    // The saved text; a reply being streamed is drawn by `StreamText` instead (see stream.rs).
+    let text = move || match expanded.get() {
+        true => stored.clone(),
+        false => clip_for_display(&stored, DISPLAY_CHARS).to_owned(),
     };
     let show_all = move || {
         (long && !expanded.get()).then(|| {
@@ -84,10 +85,21 @@ fn TurnView(turn: Turn, on_action: Callback<SessionAction>) -> impl IntoView {
                 </details>
             }
         });
-        // Sanitised Markdown (see crate::markdown): message text never becomes markup of its own.
+        // Sanitised Markdown (see crate::markdown): message text never becomes markup of its own. Only
+        // the turn being streamed reacts to deltas; a saved turn is rendered whole, once.
+        let streaming = StreamingTurn::get();
+        let live = status == TurnStatus::Interrupted;
+        let markdown = move || match live && streaming.is(n) {
+            true => view! { <StreamText turn_number=n /> }.into_any(),
+            false => {
+                let text = text.clone();
+                view! { <div class="turn-text markdown" inner_html=move || crate::markdown::render(&text())></div> }
+                    .into_any()
+            }
+        };
         view! {
             {thinking}
-            <div class="turn-text markdown" inner_html=move || crate::markdown::render(&text())></div>
+            {markdown}
             {show_all}
         }
         .into_any()
@@ -149,11 +161,12 @@ pub fn Conversation(
     on_more: Callback<bool>,
 ) -> impl IntoView {
     let state = ChatState::get();
+    let streaming = StreamingTurn::provide(state);
     let list = NodeRef::<leptos::html::Div>::new();
-    // Follow the end while the user is there: new turns and streamed text stay in view.
+    // Follow the end while the user is there: new turns stay in view (streamed text follows itself,
+    // once per frame: stream.rs).
     Effect::new(move |_| {
         state.turns.track();
-        state.streaming.track();
         if state.stick_to_end.get_untracked() {
             if let Some(el) = list.get_untracked() {
                 el.set_scroll_top(el.scroll_height());
@@ -180,7 +193,7 @@ pub fn Conversation(
     };
     view! {
         <main class="conversation">
-            <div class="turns" aria-live="polite" node_ref=list on:scroll=on_scroll on:click=copy_code>
+            <div class="turns" class:streaming=move || streaming.active() aria-live="polite" node_ref=list on:scroll=on_scroll on:click=copy_code>
                 <Show when=move || state.turns.get().is_empty()>
                     <div class="welcome">
                         <h2>"A workspace that never forgets"</h2>

@@ -6,6 +6,7 @@
 //! - `state.rs`: the state as data ([`ChatView`]), the reducer of the worker's events, and the
 //!   signals it is applied to ([`ChatState`], [`DialogState`]), provided as Leptos context.
 //! - `window.rs`: the bounded window of turns and its paging (pure).
+//! - `stream.rs`: the reply being streamed, drawn per frame and block by block.
 //! - `format.rs`: sizes, times, highlights, the context meter's figures, the fix for an error (pure).
 //! - `sidebar.rs`, `conversation.rs`, `composer.rs`, `panel.rs`, `dialogs.rs`, `workspace.rs`,
 //!   `shortcuts.rs` (the keys and their sheet), `branches.rs` (edit, regenerate, and switching between
@@ -20,6 +21,7 @@ mod panel;
 mod shortcuts;
 mod sidebar;
 mod state;
+mod stream;
 mod window;
 mod workspace;
 
