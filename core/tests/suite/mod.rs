@@ -19,6 +19,7 @@ macro_rules! store_cases {
             large_turns_are_stored_whole,
             search_finds_words_phrases_identifiers_and_paths,
             search_is_scoped_filtered_and_names_session_and_turn,
+            reasoning_is_searchable_but_ranked_below_content,
             any_search_string_is_safe,
             fork_reads_parent_turns_through_a_pointer,
             deleting_a_parent_keeps_its_forks_whole,
@@ -190,6 +191,25 @@ pub fn search_is_scoped_filtered_and_names_session_and_turn(store: &mut Store) {
     let mut ranked_store_hits = store.search(&SearchQuery::new("postgres", SearchScope::All)).unwrap();
     ranked_store_hits.dedup_by(|x, y| x.score == y.score);
     assert!(ranked_store_hits.windows(2).all(|w| w[0].score >= w[1].score), "hits are ranked best first");
+}
+
+/// A reply's reasoning (its metadata, not its text) is found by search, but a turn that says the
+/// word ranks above one whose model only thought it, even when the thinking is newer and shorter.
+pub fn reasoning_is_searchable_but_ranked_below_content(store: &mut Store) {
+    let s = session(store, "w");
+    user(store, &s, "Which bird should the logo show? I like the kestrel and its hover.");
+    let mut thought = NewTurn::assistant("A small falcon would suit it.");
+    thought.metadata = serde_json::json!({"reasoning": "They mentioned a kestrel; suggest it."});
+    store.append_turn(&s, &thought).unwrap();
+    // Streamed replies get their reasoning when they are finalised.
+    let streamed = store.append_turn(&s, &NewTurn::assistant("").with_status(TurnStatus::Interrupted)).unwrap();
+    let mut done = NewTurn::assistant("Done.");
+    done.metadata = serde_json::json!({"reasoning": "Ospreys dive for fish."});
+    store.finalize_turn(&s, streamed.turn_number, &done).unwrap();
+
+    assert_eq!(search(store, "kestrel", SearchScope::All), [(s.clone(), 1), (s.clone(), 2)], "content first");
+    assert_eq!(search(store, "ospreys", SearchScope::All), [(s.clone(), 3)], "found in a finalised reply's reasoning");
+    assert_eq!(search(store, "falcon", SearchScope::All), [(s.clone(), 2)], "the text itself is content");
 }
 
 /// Strings made of FTS5 syntax and other hostile input.
