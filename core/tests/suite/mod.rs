@@ -34,7 +34,8 @@ macro_rules! store_cases {
             markdown_export_reads_well,
             stats_count_what_is_stored,
             a_client_key_finds_the_earlier_attempt,
-            workspace_settings_are_kept_and_travel_with_an_export
+            workspace_settings_are_kept_and_travel_with_an_export,
+            a_manifest_names_the_turns_whose_reasoning_went_out
         );
     };
 }
@@ -210,6 +211,31 @@ pub fn reasoning_is_searchable_but_ranked_below_content(store: &mut Store) {
     assert_eq!(search(store, "kestrel", SearchScope::All), [(s.clone(), 1), (s.clone(), 2)], "content first");
     assert_eq!(search(store, "ospreys", SearchScope::All), [(s.clone(), 3)], "found in a finalised reply's reasoning");
     assert_eq!(search(store, "falcon", SearchScope::All), [(s.clone(), 2)], "the text itself is content");
+}
+
+/// What reasoning a request sent back is recorded with its manifest, beside what was shortened, and
+/// read back as it was; a manifest without any reads as before.
+pub fn a_manifest_names_the_turns_whose_reasoning_went_out(store: &mut Store) {
+    let sid = session(store, "w");
+    let manifest = |trimmed: Vec<i64>, reasoning: Vec<i64>| ContextManifest {
+        session_id: sid.clone(),
+        turn_numbers: vec![1, 2, 3, 4, 5],
+        trimmed_turns: trimmed,
+        reasoning_turns: reasoning,
+        state_version: 1,
+        estimated_tokens: 90,
+        budget_tokens: 8000,
+        usage: serde_json::Value::Null,
+        created_at: 7,
+    };
+    store.record_manifest(&manifest(vec![3], vec![])).unwrap();
+    store.record_manifest(&manifest(vec![], vec![2, 4])).unwrap();
+    store.record_manifest(&manifest(vec![3], vec![4])).unwrap();
+    let back = store.manifests(&sid, 5).unwrap();
+    let got: Vec<(Vec<i64>, Vec<i64>)> =
+        back.iter().map(|m| (m.trimmed_turns.clone(), m.reasoning_turns.clone())).collect();
+    assert_eq!(got, [(vec![3], vec![4]), (vec![], vec![2, 4]), (vec![3], vec![])], "newest first");
+    assert_eq!(back[2], manifest(vec![3], vec![]));
 }
 
 /// Strings made of FTS5 syntax and other hostile input.
@@ -465,6 +491,7 @@ pub fn tasks_events_manifests_and_calibration(store: &mut Store) {
         session_id: sid.clone(),
         turn_numbers: vec![1],
         trimmed_turns: vec![],
+        reasoning_turns: Vec::new(),
         state_version: 4,
         estimated_tokens: 120,
         budget_tokens: 8000,
@@ -545,6 +572,7 @@ pub fn populate(store: &mut Store) -> Vec<String> {
             session_id: a.clone(),
             turn_numbers: vec![1, 2, 3],
             trimmed_turns: vec![3],
+            reasoning_turns: Vec::new(),
             state_version: 2,
             estimated_tokens: 99,
             budget_tokens: 1000,

@@ -1,6 +1,6 @@
 // A reply's reasoning and a refusal, as the demo model streams them ([[reasoning]], [[refusal]]): the
-// reasoning shows collapsed above the reply, as text, is archived verbatim, and survives a reload;
-// a refusal shows its text and a "refused" badge.
+// reasoning streams live (open) before the reply, then shows collapsed above it, as text, is archived
+// verbatim, and survives a reload; a refusal shows its text and a "refused" badge.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { useServerAndBrowser, openPage, ready, replyDone, send, exportArchive } from '../harness.js';
@@ -53,6 +53,36 @@ test('a reply with reasoning shows it collapsed above the text, archived and aft
   assert.equal(assistant[0].metadata.reasoning, REASONING, 'the reasoning is archived verbatim');
   assert.equal(assistant[0].metadata.reasoning_field, 'reasoning_content');
   assert.ok(!assistant[0].content.includes('Let me think'), 'and kept apart from the text');
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});
+
+test('the reasoning streams live, open, before the reply, and collapses when the reply is done', async () => {
+  const page = await openPage(app.browser.context, app.server.url);
+  await ready(page);
+  await page.getByRole('button', { name: '+ New session' }).click();
+  // Slow chunks (200 ms each) so the thinking can be seen while it streams.
+  await send(page, 'Think it over [[reasoning]] [[fault:slow]]');
+  const turn = page.locator('.turn[data-role="assistant"]').last();
+  const live = turn.locator('details.thinking.live');
+  await live.locator('.thinking-text', { hasText: 'Let me think' }).waitFor({ timeout: 20_000 });
+  assert.equal(await live.evaluate((d) => d.open), true, 'open while it streams');
+  assert.match(await live.locator('summary').innerText(), /^Thinking · \d+ tokens?$/);
+  const replyThen = (await turn.locator('.turn-text').innerText()).trim();
+  assert.equal(replyThen, '', `the thinking shows before any reply text: ${replyThen}`);
+  // It grows while the model thinks, then the reply follows.
+  await live.locator('.thinking-text', { hasText: 'short answer.' }).waitFor({ timeout: 20_000 });
+  await replyDone(page);
+  const done = page.locator('.turn[data-role="assistant"]', { hasText: 'You said' }).last();
+  await done.locator('.turn-text', { hasText: 'real endpoint for real answers' }).waitFor({ timeout: 20_000 });
+  assert.equal(await done.locator('details.thinking.live').count(), 0, 'no live section once saved');
+  const saved = done.locator('details.thinking');
+  assert.equal(await saved.evaluate((d) => d.open), false, 'collapsed when the reply is done');
+  await saved.locator('summary').click();
+  assert.equal(
+    await done.locator('.thinking-text').innerText(),
+    'Let me think about Think it over. The user wants a short answer.',
+  );
   assert.deepEqual(page.problems, []);
   await page.close();
 });

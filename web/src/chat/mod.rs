@@ -7,6 +7,7 @@
 //!   signals it is applied to ([`ChatState`], [`DialogState`]), provided as Leptos context.
 //! - `window.rs`: the bounded window of turns and its paging (pure).
 //! - `format.rs`: sizes, times, highlights, the context meter's figures, the fix for an error (pure).
+//! - `thinking.rs`: the streaming reply's reasoning, live.
 //! - `sidebar.rs`, `conversation.rs`, `composer.rs`, `panel.rs`, `dialogs.rs`, `workspace.rs`: the
 //!   components.
 
@@ -17,6 +18,7 @@ mod format;
 mod panel;
 mod sidebar;
 mod state;
+mod thinking;
 mod window;
 mod workspace;
 
@@ -33,6 +35,7 @@ pub use format::{
 pub use panel::SessionPanel;
 pub use sidebar::{SessionAction, Sidebar};
 pub use state::{reduce, Approval, Change, ChatState, ChatView, DialogState, LiveTask, Notice};
+pub use thinking::ThinkingLive;
 pub use window::{load_turns_op, merge_page, page_op, show_turn, turns_of};
 pub use workspace::{OpenWorkspace, WorkspaceDialog};
 
