@@ -66,7 +66,13 @@ fn check(kind: ProviderKind, base_url: &str, model: &str, call_id: &str, metadat
 
 #[test]
 fn openai_chat() {
-    check(ProviderKind::OpenAi, "https://api.openai.com/v1", "gpt-4o", "call_Ab12", json!({}), expect![[r#"
+    check(
+        ProviderKind::OpenAi,
+        "https://api.openai.com/v1",
+        "gpt-4o",
+        "call_Ab12",
+        json!({}),
+        expect![[r#"
         POST https://api.openai.com/v1/chat/completions
         {
           "max_tokens": 1024,
@@ -124,7 +130,8 @@ fn openai_chat() {
               "type": "function"
             }
           ]
-        }"#]]);
+        }"#]],
+    );
 }
 
 /// OpenAI's reasoning models keep their reasoning on the server: nothing goes back, and the limit is
