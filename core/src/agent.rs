@@ -468,7 +468,7 @@ fn reply_metadata(model: &str, message: &AssistantMessage) -> Value {
     metadata
 }
 
-/// Decodes one SSE event of the reply, passing text on to the UI as it arrives.
+/// Decodes one SSE event of the reply, passing text and reasoning on to the UI as they arrive.
 fn feed(
     decoder: &mut StreamDecoder,
     splice: &mut resume::Splice,
@@ -478,12 +478,18 @@ fn feed(
     on_event: &mut dyn FnMut(AgentEvent),
 ) {
     for out in decoder.feed(ev) {
-        if let StreamEvent::TextDelta(delta) = out {
-            let added = splice.push(&delta);
-            if !added.is_empty() {
-                text.push_str(&added);
-                on_event(AgentEvent::StreamDelta { turn_number, text: added });
+        match out {
+            StreamEvent::TextDelta(delta) => {
+                let added = splice.push(&delta);
+                if !added.is_empty() {
+                    text.push_str(&added);
+                    on_event(AgentEvent::StreamDelta { turn_number, text: added });
+                }
             }
+            StreamEvent::ReasoningDelta(delta) if !delta.is_empty() => {
+                on_event(AgentEvent::ReasoningDelta { turn_number, text: delta });
+            }
+            _ => {}
         }
     }
 }

@@ -29,7 +29,13 @@
 //!    212 …]". Inside the window everything is whole; a unit there that does not fit whole is shortened the
 //!    same way before it is given up. The newest user message is never shortened. Only the request is
 //!    shortened: the archive keeps everything.
-//! 5. **Notes**: when turns are left out, the system message ends with "Turns 1..K of this session are not
+//! 5. **Reasoning**: an assistant turn with tool calls carries its reasoning ([`ReasoningReplay`]) only
+//!    in the current exchange (the steps after the newest user message), where providers require it
+//!    back: Anthropic wants the thinking blocks of the tool loop in progress, with their signatures,
+//!    DeepSeek `reasoning_content` on the assistant messages with tool calls since the user's message.
+//!    Both accept (and ignore, or strip) older reasoning, so it is dropped. What is sent is counted in
+//!    the budget like the content, and the manifest names its turns (`reasoning_turns`).
+//! 6. **Notes**: when turns are left out, the system message ends with "Turns 1..K of this session are not
 //!    shown here but are in the archive; …", and with the dangling-reference hint when the newest user
 //!    message refers back ([`crate::hints`]).
 //!
@@ -295,6 +301,7 @@ pub fn assemble_context<S: TurnSource + ?Sized>(
         trimmed: Vec::new(),
         placed_turns: 0,
         placed_turn_tokens: 0,
+        keep_reasoning: true,
     };
 
     // Phase 2: the current exchange, newest first; then the user message; then older turns.
@@ -310,6 +317,8 @@ pub fn assemble_context<S: TurnSource + ?Sized>(
         }
     }
     placer.placed_full += user_tokens;
+    // Before the newest user message, reasoning is no longer required: it is dropped.
+    placer.keep_reasoning = false;
     let mut shown_older: Vec<Placed> = Vec::new();
     if gap.is_empty() {
         reader.page_size = placer.turns_that_fit();
@@ -346,12 +355,15 @@ pub fn assemble_context<S: TurnSource + ?Sized>(
     let system = ContextMessage::new(Role::System, compose_system(&base_system, note.as_deref(), hint.as_deref()));
     let mut messages = vec![system];
     let mut turn_numbers = Vec::new();
-    let user_placed = user_turn
-        .as_ref()
-        .zip(user_message)
-        .map(|(turn, message)| Placed { turns: vec![turn.turn_number], messages: vec![message] });
+    let mut reasoning_turns = Vec::new();
+    let user_placed = user_turn.as_ref().zip(user_message).map(|(turn, message)| Placed {
+        turns: vec![turn.turn_number],
+        messages: vec![message],
+        reasoning_turn: None,
+    });
     for placed in shown_older.into_iter().rev().chain(user_placed).chain(shown_tail.into_iter().rev()) {
         turn_numbers.extend(placed.turns);
+        reasoning_turns.extend(placed.reasoning_turn);
         messages.extend(placed.messages);
     }
     let mut trimmed_turns = placer.trimmed;
@@ -364,6 +376,7 @@ pub fn assemble_context<S: TurnSource + ?Sized>(
             session_id: state.session.id.clone(),
             turn_numbers,
             trimmed_turns,
+            reasoning_turns,
             state_version: state.version,
             estimated_tokens,
             budget_tokens: budget,
@@ -406,10 +419,12 @@ pub fn archive_note(prefix_end: Option<i64>, gap: Option<(i64, i64)>) -> String 
     )
 }
 
-/// One unit placed in the window: its turn numbers and messages, in order.
+/// One unit placed in the window: its turn numbers and messages, in order, and the assistant turn
+/// whose reasoning goes with them, if any.
 struct Placed {
     turns: Vec<i64>,
     messages: Vec<ContextMessage>,
+    reasoning_turn: Option<i64>,
 }
 
 /// Fits units into the remaining budget, newest first.
@@ -424,6 +439,8 @@ struct Placer {
     /// Turns placed so far and their full-size tokens (for the average turn size).
     placed_turns: i64,
     placed_turn_tokens: i64,
+    /// Whether units placed now keep their reasoning (the current exchange) or drop it (older turns).
+    keep_reasoning: bool,
 }
 
 impl Placer {
@@ -442,12 +459,19 @@ impl Placer {
     /// Places `unit` whole (inside the protection window) or shortened; `None` when it does not fit.
     fn place(&mut self, unit: &Unit) -> Option<Placed> {
         let protected = self.placed_full < self.protection;
-        let (full, _) = render_unit(unit, false);
+        let render = |shorten: bool| {
+            let (mut messages, trimmed) = render_unit(unit, shorten);
+            if !self.keep_reasoning {
+                messages.iter_mut().for_each(|m| m.reasoning = None);
+            }
+            (messages, trimmed)
+        };
+        let (full, _) = render(false);
         let full_cost = estimate_messages(&full, self.ratio);
         let (messages, trimmed, cost) = if protected && full_cost <= self.remaining {
             (full, Vec::new(), full_cost)
         } else {
-            let (short, trimmed) = render_unit(unit, true);
+            let (short, trimmed) = render(true);
             let cost = estimate_messages(&short, self.ratio);
             if cost > self.remaining {
                 return None;
@@ -459,7 +483,8 @@ impl Placer {
         self.placed_turns += unit.turn_numbers().len() as i64;
         self.placed_turn_tokens += full_cost;
         self.trimmed.extend(trimmed);
-        Some(Placed { turns: unit.turn_numbers(), messages })
+        let reasoning_turn = messages.iter().any(|m| m.reasoning.is_some()).then(|| unit.first_turn());
+        Some(Placed { turns: unit.turn_numbers(), messages, reasoning_turn })
     }
 }
 

@@ -562,6 +562,10 @@ pub struct ContextManifest {
     pub turn_numbers: Vec<i64>,
     /// Turn numbers whose content was shortened (head + tail) in the request.
     pub trimmed_turns: Vec<i64>,
+    /// Assistant turns whose reasoning was sent back with their tool calls (DeepSeek's
+    /// `reasoning_content`, Anthropic's signed thinking blocks): those of the current tool loop.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasoning_turns: Vec<i64>,
     /// Version (update counter) of the session-state register included.
     pub state_version: i64,
     /// The request's estimated size in tokens (at the model's calibrated ratio).

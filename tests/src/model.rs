@@ -16,13 +16,19 @@
 //! `x-cowork-fault: NAME` header: `401`, `429` (with `Retry-After: 1`), `500`, `cut` (the stream stops
 //! half-way without `[DONE]`), `slow` (200 ms between chunks), `badjson` (a malformed chunk), and
 //! `429xN` / `500xN` (fail the first N attempts of the same request, then succeed), `cutxN` (cut the
-//! first N replies to the same user message, then stream whole).
+//! first N replies to the same user message, then stream whole), `llamacpp` (llama.cpp's mid-stream
+//! failure: some text, then an SSE `error:` field with the server's error object, then `data: [DONE]`)
+//! and `llamacppxN` (that, for the first N replies to the same user message).
 //!
 //! Reply shapes, switched by a token in the last user message (which is not echoed):
 //! `[[reasoning]]` (the reply streams `delta.reasoning_content` first, "Let me think about …", then
 //! its text), `[[refusal]]` (the reply streams `delta.refusal`, "I can't help with that.", and no
 //! content) and `[[bench:markdown]]` (the benchmark's 12 KB Markdown reply in 1,500 deltas, 4 ms
-//! apart: [`crate::bench_reply`]).
+//! apart: [`crate::bench_reply`]). `[[tool-rounds]]` makes it a DeepSeek-style thinking model that
+//! calls tools for three rounds and refuses a request that drops their reasoning (`thinking.rs`,
+//! which also holds the Anthropic-style model at `/anthropic/v1/messages`).
+
+pub mod thinking;
 
 use axum::body::Body;
 use axum::extract::State;
@@ -164,7 +170,7 @@ fn content_text(m: &Value) -> String {
 
 /// The text without its switches (`[[fault:…]]`, `[[reasoning]]`, `[[refusal]]`).
 fn strip_faults(text: &str) -> String {
-    let mut out = text.replace(REASONING, "").replace(REFUSAL, "");
+    let mut out = text.replace(REASONING, "").replace(REFUSAL, "").replace(thinking::TOOL_ROUNDS, "");
     while let Some(start) = out.find("[[fault:") {
         match out[start..].find("]]") {
             Some(end) => out.replace_range(start..start + end + 2, ""),
@@ -260,16 +266,24 @@ pub async fn chat_completions(State(state): State<Arc<ModelState>>, headers: Hea
     if last_user_text(&messages).contains(crate::bench_reply::SWITCH) {
         return crate::bench_reply::response(&model);
     }
+    if thinking::wants_rounds(&last_user_text(&messages)) {
+        return match thinking::deepseek(&messages, &model) {
+            Ok(chunks) => thinking::stream(chunks),
+            Err(refused) => *refused,
+        };
+    }
     let mut fault = fault_of(&headers, &messages);
     if let Some(f) = fault.clone() {
         let (kind, times) = match f.split_once('x') {
             Some((k, n)) => (k.to_owned(), n.parse::<u32>().unwrap_or(1)),
             None => (f.clone(), u32::MAX),
         };
-        if kind == "401" || kind == "429" || kind == "500" || kind == "cut" {
-            // `cutxN` counts by the user's message (a continuation is another body), the others by body.
+        let per_message = kind == "cut" || kind == "llamacpp";
+        if kind == "401" || kind == "429" || kind == "500" || per_message {
+            // `cutxN` and `llamacppxN` count by the user's message (a retry or continuation is another
+            // body), the others by body.
             let key = match kind.as_str() {
-                "cut" => format!("{f}\n{}", last_user_text(&messages)),
+                "cut" | "llamacpp" => format!("{f}\n{}", last_user_text(&messages)),
                 _ => format!("{f}\n{body}"),
             };
             let n = {
@@ -278,9 +292,9 @@ pub async fn chat_completions(State(state): State<Arc<ModelState>>, headers: Hea
                 *n += 1;
                 *n
             };
-            if kind == "cut" && n > times {
+            if per_message && n > times {
                 fault = None;
-            } else if n <= times && kind != "cut" {
+            } else if n <= times && !per_message {
                 return match kind.as_str() {
                     "401" => error(StatusCode::UNAUTHORIZED, "invalid API key"),
                     "429" => {
@@ -367,10 +381,20 @@ pub fn stream_chunks(plan: &Plan, model: &str, prompt_chars: usize, fault: Optio
     match fault {
         Some(f) if f == "cut" || f.starts_with("cutx") => out.truncate(out.len() / 2),
         Some("badjson") => out.insert(out.len() / 2, "data: {\"choices\": [ this is not json\n\n".into()),
+        Some(f) if f.starts_with("llamacpp") => {
+            // As llama.cpp's server fails mid-reply: its error object in an `error:` field, then [DONE].
+            out.truncate(out.len() / 2);
+            let error = json!({"code": 500, "message": LLAMACPP_ERROR, "type": "server_error"});
+            out.push(format!("error: {error}\n\n"));
+            out.push("data: [DONE]\n\n".into());
+        }
         _ => {}
     }
     out
 }
+
+/// The server's message in the `llamacpp` fault's error event.
+pub const LLAMACPP_ERROR: &str = "the KV cache is full: try a shorter prompt or a larger context (-c)";
 
 fn error(status: StatusCode, message: &str) -> Response {
     let body = json!({"error": {"message": message, "type": "demo_error", "code": status.as_u16()}});

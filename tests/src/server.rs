@@ -1,5 +1,6 @@
 //! The development server: serves the built app from `dist/`, the scripted demo model at
-//! `/v1/chat/completions` ([`crate::model`]) and a Loom-compatible orchestrator at `/tasks`
+//! `/v1/chat/completions` ([`crate::model`]), its Anthropic-style twin at `/anthropic/v1/messages`
+//! ([`crate::model::thinking`]) and a Loom-compatible orchestrator at `/tasks`
 //! ([`crate::orchestrator`]), on a loopback address, with CORS for loopback origins.
 //!
 //! It refuses to bind anything but loopback, and can be told to stop by itself after a while so a
@@ -30,6 +31,7 @@ pub fn router(cfg: &Config) -> Router {
     let files = ServeDir::new(&cfg.dist).append_index_html_on_directories(true);
     let model = Router::new()
         .route("/v1/chat/completions", post(crate::model::chat_completions))
+        .route("/anthropic/v1/messages", post(crate::model::thinking::anthropic_messages))
         .with_state(std::sync::Arc::new(crate::model::ModelState::default()));
     let tasks = crate::orchestrator::router(std::sync::Arc::new(crate::orchestrator::Orchestrator::default()));
     let cors = tower_http::cors::CorsLayer::new()

@@ -119,6 +119,7 @@ async fn the_session_panel_shows_the_register_and_the_context_meter() {
         session_id: "s1".into(),
         turn_numbers: (3..=12).collect(),
         trimmed_turns: vec![],
+        reasoning_turns: Vec::new(),
         state_version: 4,
         estimated_tokens: 3_000,
         budget_tokens: 12_000,

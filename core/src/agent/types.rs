@@ -113,6 +113,14 @@ pub enum AgentEvent {
         /// The new text, to append to what came before.
         text: String,
     },
+    /// More of the streaming reply's reasoning ("thinking"), which comes before or between its text and
+    /// is never part of it; the finished turn keeps the whole of it in `metadata.reasoning`.
+    ReasoningDelta {
+        /// The assistant turn being streamed.
+        turn_number: i64,
+        /// The new reasoning text, to append to what came before.
+        text: String,
+    },
     /// A tool call is about to run (before any approval is asked).
     ToolStarted {
         /// The assistant turn that made the call.

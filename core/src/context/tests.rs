@@ -60,6 +60,11 @@ fn show(ctx: &AssembledContext, full_system: bool) -> String {
         for call in &m.tool_calls {
             out.push_str(&format!("  → {}#{} {}\n", call.name, call.id, call.arguments));
         }
+        if let Some(r) = &m.reasoning {
+            let content = r.reasoning_content.as_deref().map(|c| format!(" reasoning_content {c:?}"));
+            let blocks = (!r.blocks.is_empty()).then(|| format!(" {} thinking block(s)", r.blocks.len()));
+            out.push_str(&format!("  ≈{}{}\n", content.unwrap_or_default(), blocks.unwrap_or_default()));
+        }
     }
     let man = &ctx.manifest;
     out.push_str(&format!(
@@ -71,6 +76,9 @@ fn show(ctx: &AssembledContext, full_system: bool) -> String {
         man.budget_tokens,
         ctx.archived_turns
     ));
+    if !man.reasoning_turns.is_empty() {
+        out.push_str(&format!("══ reasoning sent back for turns {:?}\n", man.reasoning_turns));
+    }
     out
 }
 
@@ -692,7 +700,8 @@ proptest! {
 
 /// A reply's reasoning, stored in its turn's metadata by the agent loop, rides along on the assembled
 /// assistant message with its tool calls, so the wire formats can send it back (DeepSeek's
-/// `reasoning_content`, Anthropic's signed thinking blocks).
+/// `reasoning_content`, Anthropic's signed thinking blocks); once the user has spoken again it is
+/// dropped, and a reply without tool calls never carries any.
 #[test]
 fn reasoning_stored_in_the_metadata_comes_back_with_the_tool_calls() {
     let block = serde_json::json!({"type": "thinking", "thinking": "Read it first.", "signature": "Sig"});
@@ -700,16 +709,179 @@ fn reasoning_stored_in_the_metadata_comes_back_with_the_tool_calls() {
     c.user("How long do refresh tokens live?")
         .calls("Reading it.", &[("c1", "read_file", r#"{"path":"src/auth.py"}"#)])
         .meta(serde_json::json!({"reasoning": "Read it first.", "reasoning_field": "reasoning_content", "reasoning_blocks": [block]}))
-        .result("c1", "read_file", "REFRESH_DAYS = 7")
-        .assistant("Seven days.")
-        .meta(serde_json::json!({"reasoning": "Easy.", "reasoning_field": "reasoning_content"}))
-        .user("Thanks.");
+        .result("c1", "read_file", "REFRESH_DAYS = 7");
     let turns = c.build();
     let ctx = assemble_context(&ContextSettings::default(), PROMPT, &state_for(&turns), turns.as_slice()).unwrap();
     let replays: Vec<(&str, Option<&ReasoningReplay>)> =
         ctx.messages.iter().map(|m| (m.content.as_str(), m.reasoning.as_ref())).collect();
     let with_calls = ReasoningReplay { reasoning_content: Some("Read it first.".into()), blocks: vec![block] };
     assert!(replays.contains(&("Reading it.", Some(&with_calls))), "{replays:?}");
-    // A reply without tool calls has nothing to send back.
-    assert!(replays.contains(&("Seven days.", None)), "{replays:?}");
+    assert_eq!(ctx.manifest.reasoning_turns, [2]);
+
+    c.assistant("Seven days.").meta(serde_json::json!({"reasoning": "Easy.", "reasoning_field": "reasoning_content"}));
+    c.user("Thanks.");
+    let turns = c.build();
+    let ctx = assemble_context(&ContextSettings::default(), PROMPT, &state_for(&turns), turns.as_slice()).unwrap();
+    assert!(ctx.messages.iter().all(|m| m.reasoning.is_none()), "a finished exchange's reasoning is dropped");
+    assert_eq!(ctx.manifest.reasoning_turns, [] as [i64; 0]);
+}
+
+/// Three rounds of a tool loop in progress after an earlier one: only the current rounds carry their
+/// reasoning (DeepSeek-style `reasoning_content`), and the manifest names them.
+#[test]
+fn only_the_current_tool_loop_sends_its_reasoning_back() {
+    let deepseek = |r: &str| serde_json::json!({"reasoning": r, "reasoning_field": "reasoning_content"});
+    let mut c = Convo::new();
+    c.user("List the repo.")
+        .calls("", &[("a1", "list_dir", r#"{"path":"."}"#)])
+        .meta(deepseek("Look at the root."))
+        .result("a1", "list_dir", "src/ README.md")
+        .assistant("src/ and README.md.")
+        .meta(deepseek("Done."))
+        .user("Now read three files.")
+        .calls("", &[("b1", "read_file", r#"{"path":"a"}"#)])
+        .meta(deepseek("First a."))
+        .result("b1", "read_file", "A")
+        .calls("", &[("b2", "read_file", r#"{"path":"b"}"#)])
+        .meta(deepseek("Then b."))
+        .result("b2", "read_file", "B")
+        .calls("", &[("b3", "read_file", r#"{"path":"c"}"#)])
+        .meta(deepseek("Last c."))
+        .result("b3", "read_file", "C");
+    check(
+        c.build(),
+        ContextSettings::default(),
+        expect![[r#"
+            ── system
+            You are a test assistant. Use conversation_recall for older turns.
+
+            ## Session state
+            ```yaml ⟨14 lines⟩```
+            ── user
+            List the repo.
+            ── assistant
+              → list_dir#a1 {"path":"."}
+            ── tool list_dir#a1
+            src/ README.md
+            ── assistant
+            src/ and README.md.
+            ── user
+            Now read three files.
+            ── assistant
+              → read_file#b1 {"path":"a"}
+              ≈ reasoning_content "First a."
+            ── tool read_file#b1
+            A
+            ── assistant
+              → read_file#b2 {"path":"b"}
+              ≈ reasoning_content "Then b."
+            ── tool read_file#b2
+            B
+            ── assistant
+              → read_file#b3 {"path":"c"}
+              ≈ reasoning_content "Last c."
+            ── tool read_file#b3
+            C
+            ══ turns [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] trimmed [] · state v11 · 236/24576 tokens · 0 archived
+            ══ reasoning sent back for turns [6, 8, 10]
+        "#]],
+    );
+}
+
+/// Anthropic's signed thinking blocks: the blocks of the tool loop in progress are sent (and counted),
+/// an earlier exchange's are not.
+#[test]
+fn anthropic_thinking_blocks_of_earlier_exchanges_are_dropped() {
+    let thinking = |t: &str, sig: &str| serde_json::json!({"reasoning": t, "reasoning_blocks": [{"type": "thinking", "thinking": t, "signature": sig}]});
+    let mut c = Convo::new();
+    c.user("Find the config.")
+        .calls("", &[("toolu_1", "list_dir", r#"{"path":"."}"#)])
+        .meta(thinking("Search the root.", "SigA"))
+        .result("toolu_1", "list_dir", "config.toml")
+        .assistant("It is config.toml.")
+        .user("Read it.")
+        .calls("", &[("toolu_2", "read_file", r#"{"path":"config.toml"}"#)])
+        .meta(thinking("Open it.", "SigB"))
+        .result("toolu_2", "read_file", "port = 8080");
+    check(
+        c.build(),
+        ContextSettings::default(),
+        expect![[r#"
+            ── system
+            You are a test assistant. Use conversation_recall for older turns.
+
+            ## Session state
+            ```yaml ⟨12 lines⟩```
+            ── user
+            Find the config.
+            ── assistant
+              → list_dir#toolu_1 {"path":"."}
+            ── tool list_dir#toolu_1
+            config.toml
+            ── assistant
+            It is config.toml.
+            ── user
+            Read it.
+            ── assistant
+              → read_file#toolu_2 {"path":"config.toml"}
+              ≈ 1 thinking block(s)
+            ── tool read_file#toolu_2
+            port = 8080
+            ══ turns [1, 2, 3, 4, 5, 6, 7] trimmed [] · state v7 · 181/24576 tokens · 0 archived
+            ══ reasoning sent back for turns [6]
+        "#]],
+    );
+}
+
+/// The reasoning sent back is counted: a long one in the current tool loop costs its tokens, and the
+/// same reasoning in an earlier exchange costs nothing, so more older turns fit.
+#[test]
+fn reasoning_sent_back_is_counted_in_the_budget() {
+    let long = "think ".repeat(400); // 2,400 characters
+    let meta = serde_json::json!({"reasoning": long, "reasoning_field": "reasoning_content"});
+    let loop_with = |meta: serde_json::Value| {
+        let mut c = Convo::new();
+        c.user("Go.").calls("", &[("c1", "read_file", r#"{"path":"a"}"#)]).meta(meta).result("c1", "read_file", "A");
+        let turns = c.build();
+        assemble_context(&ContextSettings::default(), PROMPT, &state_for(&turns), turns.as_slice()).unwrap()
+    };
+    let with = loop_with(meta.clone());
+    let without = loop_with(serde_json::json!({}));
+    let cost = with.manifest.estimated_tokens - without.manifest.estimated_tokens;
+    assert_eq!(cost, estimate_with_ratio(&long, DEFAULT_CHARS_PER_TOKEN), "the reasoning's own tokens");
+
+    // A tight budget: the earlier exchange fits only because its reasoning is no longer sent.
+    let mut c = Convo::new();
+    c.user("Go.")
+        .calls("", &[("c1", "read_file", r#"{"path":"a"}"#)])
+        .meta(meta)
+        .result("c1", "read_file", "A")
+        .assistant("A.")
+        .user("Again.");
+    let turns = c.build();
+    let base = assemble_context(&settings(100_000, 0), PROMPT, &state_for(&turns), turns.as_slice()).unwrap();
+    // Room for the archive note assembly reserves first, and far less than the reasoning's 600 tokens.
+    let tight = settings(base.manifest.estimated_tokens + 80, 0);
+    check(
+        turns,
+        tight,
+        expect![[r#"
+        ── system
+        You are a test assistant. Use conversation_recall for older turns.
+
+        ## Session state
+        ```yaml ⟨12 lines⟩```
+        ── user
+        Go.
+        ── assistant
+          → read_file#c1 {"path":"a"}
+        ── tool read_file#c1
+        A
+        ── assistant
+        A.
+        ── user
+        Again.
+        ══ turns [1, 2, 3, 4, 5] trimmed [] · state v5 · 123/203 tokens · 0 archived
+    "#]],
+    );
 }

@@ -176,7 +176,9 @@ pub(super) fn render_unit(unit: &Unit, shorten: bool) -> (Vec<ContextMessage>, V
             let content = text(assistant);
             let mut message = ContextMessage::new(Role::Assistant, with_status_note(content, assistant.status));
             message.tool_calls = calls.clone();
-            message.reasoning = ReasoningReplay::from_metadata(&assistant.metadata);
+            // Reasoning goes back only with tool calls (the wire formats send it nowhere else).
+            message.reasoning =
+                ReasoningReplay::from_metadata(&assistant.metadata).filter(|_| !message.tool_calls.is_empty());
             out.push(message);
             for call in &calls {
                 let result = results.iter().find(|r| r.tool_call_id.as_deref() == Some(call.id.as_str()));

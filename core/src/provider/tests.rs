@@ -2,5 +2,6 @@
 //! classifying failures.
 
 mod decode;
+mod families;
 mod http;
 mod request;

@@ -186,7 +186,7 @@ fn write_conversation(conn: &Connection, c: &Conversation, plan: &Plan) -> Resul
         };
         rows::insert_session(conn, &row).context(format!("adding session {}", s.id))?;
         for t in &own_rows {
-            let extra = search_extra(t.tool_name.as_deref(), &t.tool_calls);
+            let extra = search_extra(t.tool_name.as_deref(), &t.tool_calls, &t.metadata);
             let r = TurnRow {
                 session_id: &t.session_id,
                 turn_number: t.turn_number,

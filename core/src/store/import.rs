@@ -306,7 +306,7 @@ pub(super) fn write(conn: &mut Connection, plan: ImportPlan) -> Result<ImportSum
                 rows::insert_session(&tx, s).map_err(|e| err(n, format!("cannot add session {}: {e}", s.id)))?;
             }
             PlannedRow::Turn(t) => {
-                let extra = search_extra(t.tool_name.as_deref(), &t.tool_calls);
+                let extra = search_extra(t.tool_name.as_deref(), &t.tool_calls, &t.metadata);
                 let row = TurnRow {
                     session_id: &t.session_id,
                     turn_number: t.turn_number,

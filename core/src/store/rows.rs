@@ -288,6 +288,18 @@ pub(super) fn task_event_from_row(r: &Row) -> rusqlite::Result<TaskEvent> {
 pub(super) const MANIFEST_COLS: &str =
     "session_id, turn_numbers, trimmed_turns, state_version, estimated_tokens, budget_tokens, usage, created_at";
 
+/// The `trimmed_turns` column: the shortened turns as a JSON array, or, when reasoning was sent back,
+/// `{"trimmed": [...], "reasoning": [...]}` (the turns whose reasoning went out), which keeps the
+/// table as it is; [`manifest_from_row`] reads both.
+fn trimmed_column(m: &ContextManifest) -> String {
+    let value = if m.reasoning_turns.is_empty() {
+        serde_json::json!(m.trimmed_turns)
+    } else {
+        serde_json::json!({"trimmed": m.trimmed_turns, "reasoning": m.reasoning_turns})
+    };
+    value.to_string()
+}
+
 /// Inserts a manifest; returns its id.
 pub(super) fn insert_manifest(conn: &Connection, m: &ContextManifest) -> rusqlite::Result<i64> {
     conn.prepare_cached(
@@ -298,7 +310,7 @@ pub(super) fn insert_manifest(conn: &Connection, m: &ContextManifest) -> rusqlit
     .execute(params![
         m.session_id,
         serde_json::to_string(&m.turn_numbers).unwrap_or_default(),
-        serde_json::to_string(&m.trimmed_turns).unwrap_or_default(),
+        trimmed_column(m),
         m.state_version,
         m.estimated_tokens,
         m.budget_tokens,
@@ -310,11 +322,17 @@ pub(super) fn insert_manifest(conn: &Connection, m: &ContextManifest) -> rusqlit
 
 pub(super) fn manifest_from_row(r: &Row) -> rusqlite::Result<ContextManifest> {
     let numbers: String = r.get(1)?;
-    let trimmed: String = r.get(2)?;
+    let trimmed: serde_json::Value = serde_json::from_str(&r.get::<_, String>(2)?).unwrap_or_default();
+    let numbers_in = |v: &serde_json::Value| serde_json::from_value::<Vec<i64>>(v.clone()).unwrap_or_default();
+    let (trimmed_turns, reasoning_turns) = match &trimmed {
+        serde_json::Value::Object(o) => (o.get("trimmed").map(numbers_in), o.get("reasoning").map(numbers_in)),
+        array => (Some(numbers_in(array)), None),
+    };
     Ok(ContextManifest {
         session_id: r.get(0)?,
         turn_numbers: serde_json::from_str(&numbers).unwrap_or_default(),
-        trimmed_turns: serde_json::from_str(&trimmed).unwrap_or_default(),
+        trimmed_turns: trimmed_turns.unwrap_or_default(),
+        reasoning_turns: reasoning_turns.unwrap_or_default(),
         state_version: r.get(3)?,
         estimated_tokens: r.get(4)?,
         budget_tokens: r.get(5)?,

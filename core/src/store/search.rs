@@ -36,6 +36,8 @@ impl Store {
 
     /// The candidate query for `expr` within `q`'s scope and roles, with its arguments.
     fn search_sql(&self, expr: &str, q: &SearchQuery) -> Result<(String, Vec<SqlValue>)> {
+        // bm25 weighs the content at 1.0 and `search_extra` (tool names, argument values, a reply's
+        // reasoning) at 0.5: what a turn says ranks above what its model only thought.
         // CROSS JOIN fixes the loop order: walk the full-text matches newest first and filter them,
         // never probe the index once per turn of a session (which made scoped searches take seconds).
         let mut sql = String::from(

@@ -113,7 +113,7 @@ impl Store {
                     turn_tokens(turn),
                     turn.status.as_str(),
                     rows::metadata_json(&turn.metadata),
-                    search_extra(turn.tool_name.as_deref(), &turn.tool_calls)
+                    search_extra(turn.tool_name.as_deref(), &turn.tool_calls, &turn.metadata)
                 ],
             )
             .context(format!("finalising turn {turn_number} of session {session_id}"))?;
@@ -260,7 +260,7 @@ pub(super) fn insert_turn(tx: &rusqlite::Transaction<'_>, session_id: &str, turn
             .context("titling the session")?;
     }
     let tokens = turn_tokens(turn);
-    let extra = search_extra(turn.tool_name.as_deref(), &turn.tool_calls);
+    let extra = search_extra(turn.tool_name.as_deref(), &turn.tool_calls, &turn.metadata);
     let row = TurnRow {
         session_id,
         turn_number: number,
@@ -297,11 +297,17 @@ pub(super) fn turn_tokens(turn: &NewTurn) -> i64 {
         + turn.tool_calls.iter().map(|c| estimate_tokens(&c.name) + estimate_tokens(&c.arguments)).sum::<i64>()
 }
 
-/// Extra searchable text: tool names and the string values of call arguments.
-pub(super) fn search_extra(tool_name: Option<&str>, tool_calls: &[ToolCall]) -> String {
+/// Extra searchable text: tool names, the string values of call arguments, and a reply's reasoning
+/// (`metadata.reasoning`). It is the index's second column, which search weighs below the content,
+/// so a word the model only thought ranks below the same word said.
+pub(super) fn search_extra(tool_name: Option<&str>, tool_calls: &[ToolCall], metadata: &serde_json::Value) -> String {
     let mut out = String::new();
     if let Some(name) = tool_name {
         out.push_str(name);
+    }
+    if let Some(reasoning) = metadata.get("reasoning").and_then(serde_json::Value::as_str) {
+        out.push(' ');
+        out.push_str(reasoning);
     }
     for call in tool_calls {
         out.push(' ');

@@ -19,6 +19,7 @@ macro_rules! store_cases {
             large_turns_are_stored_whole,
             search_finds_words_phrases_identifiers_and_paths,
             search_is_scoped_filtered_and_names_session_and_turn,
+            reasoning_is_searchable_but_ranked_below_content,
             any_search_string_is_safe,
             fork_reads_parent_turns_through_a_pointer,
             deleting_a_parent_keeps_its_forks_whole,
@@ -34,7 +35,8 @@ macro_rules! store_cases {
             stats_count_what_is_stored,
             a_client_key_finds_the_earlier_attempt,
             workspace_settings_are_kept_and_travel_with_an_export,
-            edits_and_regenerations_are_branches_of_one_conversation
+            edits_and_regenerations_are_branches_of_one_conversation,
+            a_manifest_names_the_turns_whose_reasoning_went_out
         );
     };
 }
@@ -191,6 +193,50 @@ pub fn search_is_scoped_filtered_and_names_session_and_turn(store: &mut Store) {
     let mut ranked_store_hits = store.search(&SearchQuery::new("postgres", SearchScope::All)).unwrap();
     ranked_store_hits.dedup_by(|x, y| x.score == y.score);
     assert!(ranked_store_hits.windows(2).all(|w| w[0].score >= w[1].score), "hits are ranked best first");
+}
+
+/// A reply's reasoning (its metadata, not its text) is found by search, but a turn that says the
+/// word ranks above one whose model only thought it, even when the thinking is newer and shorter.
+pub fn reasoning_is_searchable_but_ranked_below_content(store: &mut Store) {
+    let s = session(store, "w");
+    user(store, &s, "Which bird should the logo show? I like the kestrel and its hover.");
+    let mut thought = NewTurn::assistant("A small falcon would suit it.");
+    thought.metadata = serde_json::json!({"reasoning": "They mentioned a kestrel; suggest it."});
+    store.append_turn(&s, &thought).unwrap();
+    // Streamed replies get their reasoning when they are finalised.
+    let streamed = store.append_turn(&s, &NewTurn::assistant("").with_status(TurnStatus::Interrupted)).unwrap();
+    let mut done = NewTurn::assistant("Done.");
+    done.metadata = serde_json::json!({"reasoning": "Ospreys dive for fish."});
+    store.finalize_turn(&s, streamed.turn_number, &done).unwrap();
+
+    assert_eq!(search(store, "kestrel", SearchScope::All), [(s.clone(), 1), (s.clone(), 2)], "content first");
+    assert_eq!(search(store, "ospreys", SearchScope::All), [(s.clone(), 3)], "found in a finalised reply's reasoning");
+    assert_eq!(search(store, "falcon", SearchScope::All), [(s.clone(), 2)], "the text itself is content");
+}
+
+/// What reasoning a request sent back is recorded with its manifest, beside what was shortened, and
+/// read back as it was; a manifest without any reads as before.
+pub fn a_manifest_names_the_turns_whose_reasoning_went_out(store: &mut Store) {
+    let sid = session(store, "w");
+    let manifest = |trimmed: Vec<i64>, reasoning: Vec<i64>| ContextManifest {
+        session_id: sid.clone(),
+        turn_numbers: vec![1, 2, 3, 4, 5],
+        trimmed_turns: trimmed,
+        reasoning_turns: reasoning,
+        state_version: 1,
+        estimated_tokens: 90,
+        budget_tokens: 8000,
+        usage: serde_json::Value::Null,
+        created_at: 7,
+    };
+    store.record_manifest(&manifest(vec![3], vec![])).unwrap();
+    store.record_manifest(&manifest(vec![], vec![2, 4])).unwrap();
+    store.record_manifest(&manifest(vec![3], vec![4])).unwrap();
+    let back = store.manifests(&sid, 5).unwrap();
+    let got: Vec<(Vec<i64>, Vec<i64>)> =
+        back.iter().map(|m| (m.trimmed_turns.clone(), m.reasoning_turns.clone())).collect();
+    assert_eq!(got, [(vec![3], vec![4]), (vec![], vec![2, 4]), (vec![3], vec![])], "newest first");
+    assert_eq!(back[2], manifest(vec![3], vec![]));
 }
 
 /// Strings made of FTS5 syntax and other hostile input.
@@ -451,6 +497,7 @@ pub fn tasks_events_manifests_and_calibration(store: &mut Store) {
         session_id: sid.clone(),
         turn_numbers: vec![1],
         trimmed_turns: vec![],
+        reasoning_turns: Vec::new(),
         state_version: 4,
         estimated_tokens: 120,
         budget_tokens: 8000,
@@ -531,6 +578,7 @@ pub fn populate(store: &mut Store) -> Vec<String> {
             session_id: a.clone(),
             turn_numbers: vec![1, 2, 3],
             trimmed_turns: vec![3],
+            reasoning_turns: Vec::new(),
             state_version: 2,
             estimated_tokens: 99,
             budget_tokens: 1000,

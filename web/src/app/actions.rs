@@ -211,6 +211,7 @@ mod browser {
             }
             refresh_usage(chat).await;
             chat.streaming.set(None);
+            chat.thinking.set(None);
             chat.busy.set(false);
             load_branches(c, chat);
         });

@@ -11,6 +11,7 @@ use super::format::{
 use super::sidebar::SessionAction;
 use super::state::{ChatState, LiveTask};
 use super::stream::{StreamText, StreamingTurn};
+use super::thinking::ThinkingLive;
 use cowork_core::{Role, Turn, TurnStatus};
 use leptos::prelude::*;
 
@@ -77,14 +78,20 @@ fn TurnView(turn: Turn, on_action: Callback<SessionAction>) -> impl IntoView {
         .into_any()
     } else if turn.role == Role::Assistant {
         // The model's reasoning, collapsed above the reply: plain text (model output never becomes markup).
-        let thinking = reasoning_of(&turn.metadata).map(|r| {
-            view! {
-                <details class="thinking">
-                    <summary>{thinking_summary(r)}</summary>
-                    <div class="thinking-text">{r.to_owned()}</div>
-                </details>
-            }
-        });
+        // While the reply streams, its reasoning so far, live and open (`thinking.rs`).
+        let thinking = match reasoning_of(&turn.metadata) {
+            Some(r) => Some(
+                view! {
+                    <details class="thinking">
+                        <summary>{thinking_summary(r)}</summary>
+                        <div class="thinking-text">{r.to_owned()}</div>
+                    </details>
+                }
+                .into_any(),
+            ),
+            None if status == TurnStatus::Interrupted => Some(view! { <ThinkingLive turn_number=n /> }.into_any()),
+            None => None,
+        };
         // Sanitised Markdown (see crate::markdown): message text never becomes markup of its own. Only
         // the turn being streamed reacts to deltas; a saved turn is rendered whole, once.
         let streaming = StreamingTurn::get();
@@ -167,6 +174,7 @@ pub fn Conversation(
     // once per frame: stream.rs).
     Effect::new(move |_| {
         state.turns.track();
+        state.thinking.track();
         if state.stick_to_end.get_untracked() {
             if let Some(el) = list.get_untracked() {
                 el.set_scroll_top(el.scroll_height());

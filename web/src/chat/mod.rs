@@ -8,6 +8,7 @@
 //! - `window.rs`: the bounded window of turns and its paging (pure).
 //! - `stream.rs`: the reply being streamed, drawn per frame and block by block.
 //! - `format.rs`: sizes, times, highlights, the context meter's figures, the fix for an error (pure).
+//! - `thinking.rs`: the streaming reply's reasoning, live.
 //! - `sidebar.rs`, `conversation.rs`, `composer.rs`, `panel.rs`, `dialogs.rs`, `workspace.rs`,
 //!   `shortcuts.rs` (the keys and their sheet), `branches.rs` (edit, regenerate, and switching between
 //!   the versions they make): the components.
@@ -22,6 +23,7 @@ mod shortcuts;
 mod sidebar;
 mod state;
 mod stream;
+mod thinking;
 mod window;
 mod workspace;
 
@@ -41,6 +43,7 @@ pub use panel::SessionPanel;
 pub use shortcuts::{shortcut_for, Press, Shortcut, ShortcutsDialog, SHEET};
 pub use sidebar::{ExportFormat, SessionAction, Sidebar};
 pub use state::{reduce, Approval, Change, ChatState, ChatView, DialogState, LiveTask, Notice};
+pub use thinking::ThinkingLive;
 pub use window::{load_turns_op, merge_page, page_op, show_turn, turns_of};
 pub use workspace::{OpenWorkspace, WorkspaceDialog};
 

@@ -95,6 +95,8 @@ pub struct ChatView {
     pub turns: Vec<Turn>,
     /// The turn being streamed and its text so far.
     pub streaming: Option<(i64, String)>,
+    /// The turn being streamed and its reasoning so far, until the turn is saved finished.
+    pub thinking: Option<(i64, String)>,
     /// The notice line; `None`: nothing to say.
     pub notice: Option<Notice>,
     /// The composer's unsent text.
@@ -125,6 +127,13 @@ pub enum Change {
         /// The assistant turn being streamed.
         turn_number: i64,
         /// The new text, appended to what came before.
+        text: String,
+    },
+    /// More reasoning of the reply being streamed.
+    Thought {
+        /// The assistant turn being streamed.
+        turn_number: i64,
+        /// The new reasoning, appended to what came before.
         text: String,
     },
     /// The notice line says this (`None`: clears it).
@@ -161,6 +170,9 @@ pub fn reduce(request: u64, event: &Event) -> Vec<Change> {
         Event::TurnAppended { turn } => vec![Change::Shown(turn.clone())],
         Event::Delta { turn_number, text, .. } => {
             vec![Change::Streamed { turn_number: *turn_number, text: text.clone() }]
+        }
+        Event::ReasoningDelta { turn_number, text, .. } => {
+            vec![Change::Thought { turn_number: *turn_number, text: text.clone() }]
         }
         Event::ToolStarted { name, .. } => vec![Change::Notice(Some(Notice::info(format!("Running {name}…"))))],
         Event::ToolFinished { .. } => vec![Change::Notice(None)],
@@ -202,6 +214,14 @@ pub fn restart_stream(streaming: &mut Option<(i64, String)>, turn: &Turn) {
     let restarts = turn.role == Role::Assistant && turn.status == cowork_core::TurnStatus::Interrupted;
     if restarts && streaming.as_ref().is_some_and(|(n, _)| *n == turn.turn_number) {
         *streaming = None;
+    }
+}
+
+/// A saved assistant turn ends its live reasoning: finished, it shows the reasoning it was saved with
+/// (collapsed); re-announced as interrupted, its reasoning streams again from the start.
+pub fn settle_thinking(thinking: &mut Option<(i64, String)>, turn: &Turn) {
+    if turn.role == Role::Assistant && thinking.as_ref().is_some_and(|(n, _)| *n == turn.turn_number) {
+        *thinking = None;
     }
 }
 
@@ -262,6 +282,7 @@ impl ChatView {
             Change::Listed(session) => list_once(&mut self.sessions, &session),
             Change::Shown(turn) => {
                 restart_stream(&mut self.streaming, &turn);
+                settle_thinking(&mut self.thinking, &turn);
                 if is_open(self.current.as_deref(), &turn.session_id) {
                     window::show_turn(&mut self.turns, &turn);
                 }
@@ -269,6 +290,7 @@ impl ChatView {
             Change::Touched(turn) => touch_session(&mut self.sessions, &turn),
             Change::DraftSaved => self.draft.clear(),
             Change::Streamed { turn_number, text } => stream_into(&mut self.streaming, turn_number, &text),
+            Change::Thought { turn_number, text } => stream_into(&mut self.thinking, turn_number, &text),
             Change::Notice(notice) => self.notice = notice,
             Change::Task(task) => upsert_task(&mut self.tasks, task),
             Change::Approval(approval) => self.approval = Some(approval),
@@ -298,6 +320,8 @@ pub struct ChatState {
     pub turns: RwSignal<Vec<Turn>>,
     /// The turn being streamed and its text so far.
     pub streaming: RwSignal<Option<(i64, String)>>,
+    /// The turn being streamed and its reasoning so far, until the turn is saved finished.
+    pub thinking: RwSignal<Option<(i64, String)>>,
     /// A reply of this tab is running (sending is disabled until it ends).
     pub busy: RwSignal<bool>,
     /// The notice line; `None`: nothing to say.
@@ -342,6 +366,7 @@ impl ChatState {
             current: RwSignal::new(None),
             turns: RwSignal::new(Vec::new()),
             streaming: RwSignal::new(None),
+            thinking: RwSignal::new(None),
             busy: RwSignal::new(false),
             notice: RwSignal::new(None),
             draft: RwSignal::new(String::new()),
@@ -394,6 +419,9 @@ impl ChatState {
                 if self.streaming.with_untracked(|s| s.as_ref().is_some_and(|(n, _)| *n == turn.turn_number)) {
                     self.streaming.update(|s| restart_stream(s, &turn));
                 }
+                if self.thinking.with_untracked(|s| s.as_ref().is_some_and(|(n, _)| *n == turn.turn_number)) {
+                    self.thinking.update(|s| settle_thinking(s, &turn));
+                }
                 if is_open(self.current.get_untracked().as_deref(), &turn.session_id) {
                     self.turns.update(|t| window::show_turn(t, &turn));
                 }
@@ -401,6 +429,7 @@ impl ChatState {
             Change::Touched(turn) => self.sessions.update(|s| touch_session(s, &turn)),
             Change::DraftSaved => self.draft.set(String::new()),
             Change::Streamed { turn_number, text } => self.streaming.update(|s| stream_into(s, turn_number, &text)),
+            Change::Thought { turn_number, text } => self.thinking.update(|s| stream_into(s, turn_number, &text)),
             Change::Notice(notice) => self.notice.set(notice),
             Change::Task(task) => self.tasks.update(|t| upsert_task(t, task)),
             Change::Approval(approval) => self.approval.set(Some(approval)),

@@ -31,6 +31,16 @@ pub enum Event {
         /// The new text, to append to what came before.
         text: String,
     },
+    /// More reasoning ("thinking") of the assistant turn being streamed, apart from its text.
+    ReasoningDelta {
+        /// The session being answered.
+        #[serde(default)]
+        session_id: String,
+        /// The assistant turn the reasoning belongs to.
+        turn_number: i64,
+        /// The new reasoning text, to append to what came before.
+        text: String,
+    },
     /// A tool call is about to run (before any approval is asked).
     ToolStarted {
         /// The session being answered.

@@ -338,6 +338,7 @@ fn wire_event(e: AgentEvent, session_id: &str) -> Event {
     match e {
         AgentEvent::TurnAppended { turn } => Event::turn_appended(turn),
         AgentEvent::StreamDelta { turn_number, text } => Event::Delta { session_id, turn_number, text },
+        AgentEvent::ReasoningDelta { turn_number, text } => Event::ReasoningDelta { session_id, turn_number, text },
         AgentEvent::ToolStarted { turn_number, call } => {
             Event::ToolStarted { session_id, turn_number, name: call.name, arguments: call.arguments }
         }

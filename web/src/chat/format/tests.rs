@@ -7,6 +7,7 @@ fn the_context_meter_says_what_was_sent_and_what_stayed_in_the_archive() {
         session_id: "s".into(),
         turn_numbers: (41..=100).collect(),
         trimmed_turns: vec![50],
+        reasoning_turns: Vec::new(),
         state_version: 3,
         estimated_tokens: 12_345,
         budget_tokens: 100_000,

@@ -76,6 +76,37 @@ fn deltas_grow_the_streaming_text_only() {
     assert_eq!(v.streaming, Some((5, "Next".to_owned())), "a new turn starts over");
 }
 
+/// The model's reasoning streams live beside (never into) the reply's text, and ends when the turn is
+/// saved finished: from then on the turn shows the reasoning it was saved with.
+#[test]
+fn reasoning_streams_apart_from_the_text_until_the_turn_is_saved() {
+    let thought =
+        |n: i64, text: &str| Event::ReasoningDelta { session_id: "s".into(), turn_number: n, text: text.into() };
+    let delta = |n: i64, text: &str| Event::Delta { session_id: "s".into(), turn_number: n, text: text.into() };
+    assert_eq!(reduce(7, &thought(3, "Hm")), [Change::Thought { turn_number: 3, text: "Hm".into() }]);
+    assert_eq!(reduce(0, &thought(3, "Hm")), [], "another tab's reply streams in that tab");
+    let started = Turn { status: cowork_core::TurnStatus::Interrupted, ..assistant(3, "s", "") };
+    let v = after(open_view(), 7, Event::turn_appended(started.clone()));
+    let v = after(v, 7, thought(3, "Let me "));
+    let v = after(v, 7, thought(3, "think."));
+    assert_eq!(v.thinking, Some((3, "Let me think.".to_owned())));
+    assert_eq!(v.streaming, None, "no reply text yet");
+    let v = after(v, 7, delta(3, "Answer"));
+    assert_eq!(v.thinking, Some((3, "Let me think.".to_owned())), "the text does not end the thinking");
+    assert_eq!(v.streaming, Some((3, "Answer".to_owned())));
+    // A reply continued after a takeover is re-announced interrupted: its reasoning streams again.
+    let again = after(v.clone(), 7, Event::turn_appended(started));
+    assert_eq!(again.thinking, None);
+    // Another turn's save leaves it alone; this turn's finished save ends it.
+    assert_eq!(after(v.clone(), 7, Event::turn_appended(assistant(2, "s", "x"))).thinking, v.thinking);
+    let done = after(v, 7, Event::turn_appended(assistant(3, "s", "Answer")));
+    assert_eq!(done.thinking, None);
+    assert_eq!(done.turns.last().map(|t| t.content.as_str()), Some("Answer"));
+    // The next call's reasoning (after a tool call) starts over.
+    let next = after(done, 7, thought(5, "Now"));
+    assert_eq!(next.thinking, Some((5, "Now".to_owned())));
+}
+
 /// A new owner continuing a reply after a takeover re-announces the cut turn and streams from its saved
 /// words: the tab shows them once, not after what the old owner had already streamed.
 #[test]
