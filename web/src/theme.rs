@@ -1,5 +1,6 @@
 //! The colour theme: the system's, or light or dark as the user chose (remembered in this browser).
-//! The choice is the `data-theme` attribute of the document element, which the stylesheet reads.
+//! The choice is the `data-theme` attribute of the document element (of the embedded app's root when
+//! it is mounted in a page), which the stylesheet reads.
 
 /// The user's choice of theme.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -72,7 +73,9 @@ pub fn apply(theme: Theme) {
     #[cfg(target_arch = "wasm32")]
     {
         if let Some(w) = web_sys::window() {
-            if let Some(root) = w.document().and_then(|d| d.document_element()) {
+            // The page's root element, or the embedded app's own root (`.cowork-root` in its shadow root).
+            let root = crate::dom::query(".cowork-root").or_else(|| w.document().and_then(|d| d.document_element()));
+            if let Some(root) = root {
                 let _ = match theme {
                     Theme::System => root.remove_attribute("data-theme"),
                     other => root.set_attribute("data-theme", other.as_str()),

@@ -316,7 +316,7 @@ pub fn state_for_page(state: &serde_json::Value) -> serde_json::Value {
 /// viewport units, viewport media queries) are made relative to the host element instead.
 pub fn scoped_css(app_css: &str) -> String {
     let css = app_css
-        .replace(":root {", ".cowork-root {")
+        .replace(":root", ".cowork-root")
         .replace("html, body { margin: 0; height: 100%; }", "")
         .replace("height: 100vh", "height: 100%")
         .replace("@media (max-width:", "@container cowork (max-width:");
