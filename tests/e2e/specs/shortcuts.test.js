@@ -79,3 +79,24 @@ test('the shortcut sheet lists the keys, and each does what it says', async () =
   assert.deepEqual(page.problems, []);
   await page.close();
 });
+
+test('Copy on a message copies its text exactly as archived', async () => {
+  await app.browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(app.server.url).origin });
+  const page = await openPage(app.browser.context, app.server.url);
+  await ready(page);
+  await page.getByRole('button', { name: '+ New session' }).click();
+  const text = 'copy me: `code` and **bold**';
+  await send(page, text);
+  const reply = page.locator('.turn[data-role="assistant"]').last();
+  await reply.locator('.turn-text', { hasText: 'You said' }).waitFor({ timeout: 20_000 });
+  await replyDone(page);
+  const user = page.locator('.turn[data-role="user"]').last();
+  await user.getByRole('button', { name: 'Copy' }).click();
+  await user.getByRole('button', { name: 'Copied' }).waitFor();
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), text);
+  await reply.getByRole('button', { name: 'Copy' }).click();
+  const copied = await page.evaluate(() => navigator.clipboard.readText());
+  assert.ok(copied.startsWith('Demo model here') && copied.includes('**bold**'), `the Markdown source: ${copied}`);
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});

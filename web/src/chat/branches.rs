@@ -61,19 +61,20 @@ pub fn BranchButton(
     /// Whether the turn is the user's (Edit) or the model's (Regenerate).
     user: bool,
 ) -> impl IntoView {
+    // Not disabled while a reply streams (that would touch every turn as a stream starts): a new
+    // version waits for the reply in progress (`actions::run` refuses while busy).
     let state = ChatState::get();
     let actions = use_context::<BranchActions>();
-    let busy = move || state.busy.get();
     if user {
         view! {
             <button class="turn-action edit-message" title="Change this message and answer it again (the original stays, as another version)"
-                disabled=busy on:click=move |_| state.editing.set(Some(n))>"Edit"</button>
+                on:click=move |_| state.editing.set(Some(n))>"Edit"</button>
         }
         .into_any()
     } else {
         view! {
             <button class="turn-action regenerate" title="Answer again (this reply stays, as another version)"
-                disabled=busy on:click=move |_| { if let Some(a) = actions { a.regenerate.run(n) } }>"Regenerate"</button>
+                on:click=move |_| { if let Some(a) = actions { a.regenerate.run(n) } }>"Regenerate"</button>
         }
         .into_any()
     }

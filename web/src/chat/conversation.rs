@@ -132,6 +132,7 @@ fn TurnView(turn: Turn, on_action: Callback<SessionAction>) -> impl IntoView {
                 {refused}
                 {badge}
                 <BranchSwitch n=n />
+                {copy_message_button(turn.content.clone())}
                 {can_branch.then(|| view! { <BranchButton n=n user=is_user /> })}
                 <button class="turn-action" title="A new session with the conversation up to here"
                     on:click=move |_| {
@@ -225,6 +226,24 @@ pub fn Conversation(
             <Composer on_send=on_send on_stop=on_stop />
         </main>
     }
+}
+
+/// "Copy" on a turn: copies the message's text exactly as archived (Markdown source for a reply).
+fn copy_message_button(content: String) -> impl IntoView {
+    let label = RwSignal::new("Copy");
+    let copy = move |_| {
+        #[cfg(target_arch = "wasm32")]
+        {
+            let copied = window().navigator().clipboard().write_text(&content);
+            leptos::task::spawn_local(async move {
+                let done = wasm_bindgen_futures::JsFuture::from(copied).await.is_ok();
+                label.set(if done { "Copied" } else { "Copy failed" });
+            });
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        let _ = &content;
+    };
+    view! { <button class="turn-action copy-message" title="Copy this message's text" on:click=copy>{move || label.get()}</button> }
 }
 
 /// A click on a code block's Copy button copies the block's text.
