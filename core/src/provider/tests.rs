@@ -3,4 +3,5 @@
 
 mod decode;
 mod http;
+mod models;
 mod request;
