@@ -9,6 +9,7 @@ use super::format::{
 };
 use super::sidebar::SessionAction;
 use super::state::{ChatState, LiveTask};
+use super::turn_model::TurnModel;
 use cowork_core::{Role, Turn, TurnStatus};
 use leptos::prelude::*;
 
@@ -104,6 +105,7 @@ fn TurnView(turn: Turn, on_action: Callback<SessionAction>) -> impl IntoView {
         <article class="turn" class:focused=move || state.focus_turn.get() == Some(n) data-role=role data-turn=n>
             <header class="turn-head">
                 <span class="who">{role}</span>
+                <TurnModel metadata=turn.metadata.clone() />
                 {refused}
                 {badge}
                 <button class="turn-action" title="A new session with the conversation up to here"

@@ -7,6 +7,9 @@
 //!   signals it is applied to ([`ChatState`], [`DialogState`]), provided as Leptos context.
 //! - `window.rs`: the bounded window of turns and its paging (pure).
 //! - `format.rs`: sizes, times, highlights, the context meter's figures, the fix for an error (pure).
+//! - `providers.rs`: the open session's profile and model ([`Providers`]) and the header's
+//!   [`ModelPicker`]; `settings_dialog.rs`: Settings, the provider profiles; `turn_model.rs`: the
+//!   model's label on a reply.
 //! - `sidebar.rs`, `conversation.rs`, `composer.rs`, `panel.rs`, `dialogs.rs`, `workspace.rs`: the
 //!   components.
 
@@ -15,8 +18,11 @@ mod conversation;
 mod dialogs;
 mod format;
 mod panel;
+mod providers;
+mod settings_dialog;
 mod sidebar;
 mod state;
+mod turn_model;
 mod window;
 mod workspace;
 
@@ -25,14 +31,17 @@ mod test_data;
 
 pub use composer::{Composer, NoticeLine};
 pub use conversation::{Conversation, TaskCards};
-pub use dialogs::{ApprovalDialog, DeleteDialog, SearchDialog, SettingsDialog};
+pub use dialogs::{ApprovalDialog, DeleteDialog, SearchDialog};
 pub use format::{
     clip_for_display, compact, context_meter, duration_text, fix_for, full_time, highlight_pieces, human_bytes,
     relative_time, session_matches, when, workspace_order, workspaces, Fix, Meter, When, DISPLAY_CHARS,
 };
 pub use panel::SessionPanel;
+pub use providers::{follow_session, ModelList, ModelPicker, Providers};
+pub use settings_dialog::SettingsDialog;
 pub use sidebar::{SessionAction, Sidebar};
 pub use state::{reduce, Approval, Change, ChatState, ChatView, DialogState, LiveTask, Notice};
+pub use turn_model::{turn_model, TurnModel};
 pub use window::{load_turns_op, merge_page, page_op, show_turn, turns_of};
 pub use workspace::{OpenWorkspace, WorkspaceDialog};
 

@@ -212,6 +212,13 @@ pub enum Op {
     /// The page is going away (`pagehide`): close the archive and release the OPFS files and the
     /// owner lock now, so a reload or another tab can open it at once. Not answered.
     Release,
+    /// The models the endpoint lists (`GET {base}/models`), answered with `Reply::Models`; needs no
+    /// archive, answered by the tab's own worker, out of turn. A failure says why, so the UI can offer
+    /// free text instead.
+    ListModels {
+        /// The endpoint and key to ask (the model is not used).
+        model: ModelSettings,
+    },
 }
 
 impl Op {
@@ -226,6 +233,7 @@ impl Op {
                 | Op::CancelTask { .. }
                 | Op::AnswerStep { .. }
                 | Op::TestConnection { .. }
+                | Op::ListModels { .. }
         )
     }
 }
