@@ -10,7 +10,11 @@
 //!   background: …" asks for `wait: false`);
 //! - "write file PATH: CONTENT" / "read file PATH" → `write_file` / `read_file`, when the request
 //!   offers those tools;
-//! - anything else → a friendly echo, streamed word by word.
+//! - anything else → a friendly echo, streamed word by word; asked as any model but `demo` (e.g.
+//!   `demo-large`), the echo names the model (`Demo model "demo-large" here …`), so a test sees which
+//!   model answered.
+//!
+//! `GET /v1/models` lists [`MODELS`] as OpenAI does (`{"object": "list", "data": [{"id": …}]}`).
 //!
 //! Faults, switched per request by a `[[fault:NAME]]` token in the last user message or an
 //! `x-cowork-fault: NAME` header: `401`, `429` (with `Retry-After: 1`), `500`, `cut` (the stream stops
@@ -69,14 +73,36 @@ pub enum Plan {
     },
 }
 
-/// Decides the answer to `messages` offering `tools` (names). Pure, so it is tested directly.
+/// The models `GET /v1/models` lists; any other name is answered like `demo`, without its name.
+pub const MODELS: [&str; 2] = ["demo", "demo-large"];
+
+/// `GET /v1/models`: [`MODELS`] in OpenAI's list shape.
+pub async fn list_models() -> axum::Json<Value> {
+    let data: Vec<Value> =
+        MODELS.iter().map(|id| json!({"id": id, "object": "model", "created": 0, "owned_by": "cowork-demo"})).collect();
+    axum::Json(json!({"object": "list", "data": data}))
+}
+
+/// Decides the answer to `messages` offering `tools` (names), as the `demo` model. Pure, so it is
+/// tested directly.
+pub fn plan(messages: &[Value], tools: &[String]) -> Plan {
+    plan_as("demo", messages, tools)
+}
+
+/// Decides the answer as `model`: [`plan`], whose echo names the model when it is not `demo`.
 ///
 /// A request that ends with the assistant's own words (a prefill: an interrupted reply to go on from)
 /// is continued the way Anthropic and prefill-capable OpenAI-compatible servers do: when the answer to
 /// the message before starts with those words, only the rest is streamed.
-pub fn plan(messages: &[Value], tools: &[String]) -> Plan {
+pub fn plan_as(model: &str, messages: &[Value], tools: &[String]) -> Plan {
     let prefill = messages.last().filter(|m| m["role"] == "assistant" && m["tool_calls"].is_null()).map(content_text);
-    match (plan_answer(messages, tools), prefill) {
+    let answer = match plan_answer(messages, tools) {
+        Plan::Text(text) if model != "demo" && text.starts_with(ECHO_START) => {
+            Plan::Text(text.replacen(ECHO_START, &format!("Demo model \"{model}\" here"), 1))
+        }
+        answer => answer,
+    };
+    match (answer, prefill) {
         (Plan::Text(text), Some(p)) if !p.is_empty() && text.starts_with(&p) => Plan::Text(text[p.len()..].to_owned()),
         (answer, _) => answer,
     }
@@ -152,10 +178,13 @@ const REASONING: &str = "[[reasoning]]";
 /// The switch asking for a refusal.
 const REFUSAL: &str = "[[refusal]]";
 
+/// How the echo starts (the model's name goes in after "Demo model").
+const ECHO_START: &str = "Demo model here";
+
 /// The friendly echo of the user's words.
 fn echo(clean: &str) -> String {
     format!(
-        "Demo model here (no real AI behind me). You said: \"{}\". Point Settings at a real endpoint for real answers.",
+        "{ECHO_START} (no real AI behind me). You said: \"{}\". Point Settings at a real endpoint for real answers.",
         clean.trim()
     )
 }
@@ -308,7 +337,7 @@ pub async fn chat_completions(State(state): State<Arc<ModelState>>, headers: Hea
         }
     }
     let prompt_chars: usize = messages.iter().map(|m| content_text(m).chars().count() + 8).sum();
-    let chunks = stream_chunks(&plan(&messages, &tools), &model, prompt_chars, fault.as_deref());
+    let chunks = stream_chunks(&plan_as(&model, &messages, &tools), &model, prompt_chars, fault.as_deref());
     let delay = if fault.as_deref() == Some("slow") { 200 } else { 5 };
     let (tx, rx) = tokio::sync::mpsc::channel::<Result<String, std::io::Error>>(16);
     tokio::spawn(async move {
@@ -463,6 +492,22 @@ mod tests {
         // Asked to continue its own interrupted reply, it answers the message before it.
         let resumed = plan(&[user("tell me a story"), json!({"role": "assistant", "content": "Demo model"})], &tools());
         assert!(matches!(resumed, Plan::Text(t) if t.contains("\"tell me a story\"")));
+    }
+
+    #[test]
+    fn the_echo_names_the_model_asked_for_unless_it_is_demo() {
+        let as_model = |model: &str| match plan_as(model, &[user("hi")], &tools()) {
+            Plan::Text(t) => t,
+            other => panic!("{other:?}"),
+        };
+        assert!(as_model("demo").starts_with("Demo model here (no real AI"), "{}", as_model("demo"));
+        assert!(as_model("demo-large").starts_with("Demo model \"demo-large\" here"), "{}", as_model("demo-large"));
+        assert!(as_model("demo-large").contains("You said: \"hi\""));
+        // An interrupted reply continues with the rest of the named echo.
+        let started = json!({"role": "assistant", "content": "Demo model \"demo-large\" here"});
+        assert!(
+            matches!(plan_as("demo-large", &[user("hi"), started], &tools()), Plan::Text(t) if t.starts_with(" (no real AI"))
+        );
     }
 
     #[test]

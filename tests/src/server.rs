@@ -1,6 +1,8 @@
 //! The development server: serves the built app from `dist/`, the scripted demo model at
-//! `/v1/chat/completions` ([`crate::model`]), its Anthropic-style twin at `/anthropic/v1/messages`
-//! ([`crate::model::thinking`]) and a Loom-compatible orchestrator at `/tasks`
+//! `/v1/chat/completions` with its list at `GET /v1/models` ([`crate::model`]; the same model at
+//! `/unlisted/v1/chat/completions`, an endpoint that lists no models, as some servers do), its
+//! Anthropic-style twin at `/anthropic/v1/messages` ([`crate::model::thinking`]) and a Loom-compatible
+//! orchestrator at `/tasks`
 //! ([`crate::orchestrator`]), on a loopback address, with CORS for loopback origins.
 //!
 //! It refuses to bind anything but loopback, and can be told to stop by itself after a while so a
@@ -27,11 +29,13 @@ pub struct Config {
 /// Builds the router: the app's static files, never cached by the browser's HTTP cache (the
 /// service worker decides what is cached).
 pub fn router(cfg: &Config) -> Router {
-    use axum::routing::post;
+    use axum::routing::{get, post};
     let files = ServeDir::new(&cfg.dist).append_index_html_on_directories(true);
     let model = Router::new()
         .route("/v1/chat/completions", post(crate::model::chat_completions))
         .route("/anthropic/v1/messages", post(crate::model::thinking::anthropic_messages))
+        .route("/v1/models", get(crate::model::list_models))
+        .route("/unlisted/v1/chat/completions", post(crate::model::chat_completions))
         .with_state(std::sync::Arc::new(crate::model::ModelState::default()));
     let tasks = crate::orchestrator::router(std::sync::Arc::new(crate::orchestrator::Orchestrator::default()));
     let cors = tower_http::cors::CorsLayer::new()

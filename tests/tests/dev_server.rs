@@ -79,6 +79,28 @@ fn the_demo_model_streams_text_and_tool_calls() {
 }
 
 #[test]
+fn the_demo_models_are_listed_and_answer_as_themselves() {
+    let base = start();
+    let mut r = agent().get(&format!("{base}/v1/models")).call().unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let listed = cowork_core::provider::parse_models(&r.body_mut().read_to_string().unwrap()).unwrap();
+    assert_eq!(listed.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), ["demo", "demo-large"]);
+    let body = json!({"model": "demo-large", "stream": true, "messages": [{"role": "user", "content": "hi"}]});
+    let mut r = agent().post(&format!("{base}/unlisted/v1/chat/completions")).send(body.to_string()).unwrap();
+    let text: String = r
+        .body_mut()
+        .read_to_string()
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: ")?.parse::<Value>().ok())
+        .filter_map(|v| v["choices"][0]["delta"]["content"].as_str().map(str::to_owned))
+        .collect();
+    assert!(text.starts_with("Demo model \"demo-large\" here"), "the unlisted endpoint answers as asked: {text}");
+    let r = agent().get(&format!("{base}/unlisted/v1/models")).call().unwrap();
+    assert_eq!(r.status().as_u16(), 404, "the unlisted endpoint lists nothing");
+}
+
+#[test]
 fn faults_are_switchable_per_request() {
     let base = start();
     assert_eq!(chat(&base, "hi [[fault:401]]", &[]).0, 401);

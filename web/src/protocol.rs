@@ -237,6 +237,11 @@ pub enum Reply {
         /// The files' formats, the counts, and the new sessions' ids.
         report: ImportReport,
     },
+    /// The models an endpoint lists ([`Op::ListModels`]), in its order.
+    Models {
+        /// Each model's id and, when the endpoint gives one, its display name.
+        models: Vec<cowork_core::provider::ListedModel>,
+    },
 }
 
 /// A message from the worker.
@@ -376,6 +381,20 @@ mod tests {
         assert_eq!(serde_json::from_str::<PeerMessage>(&reply.to_json()).unwrap(), reply);
         assert!(Op::Stop.is_out_of_turn() && Op::Release.is_out_of_turn());
         assert!(!Op::Stats.is_out_of_turn() && !Op::ExportAll.is_out_of_turn());
+    }
+
+    #[test]
+    fn a_model_list_is_asked_out_of_turn_and_its_answer_round_trips() {
+        let ask = Op::ListModels { model: crate::settings::demo("http://127.0.0.1:1") };
+        assert!(ask.is_out_of_turn(), "listing needs no archive and never waits for a reply");
+        let request = Request { id: 9, op: ask };
+        assert_eq!(serde_json::from_str::<Request>(&serde_json::to_string(&request).unwrap()).unwrap(), request);
+        let models = vec![
+            cowork_core::provider::ListedModel { id: "demo".into(), display_name: None },
+            cowork_core::provider::ListedModel { id: "claude-x".into(), display_name: Some("Claude X".into()) },
+        ];
+        let answer = WorkerMessage::Response { id: 9, result: Ok(Reply::Models { models }) };
+        assert_eq!(serde_json::from_str::<WorkerMessage>(&answer.to_json()).unwrap(), answer);
     }
 
     /// Regression: `appendTurn` and tool results broadcast a 10 MB turn whole to every tab.

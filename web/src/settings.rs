@@ -1,10 +1,20 @@
 //! The user's model and orchestrator settings: validated here, stored in the browser's local storage
-//! (apart from the archive: the API key is never exported, logged or put in a URL).
+//! (apart from the archive: the API key is never exported, logged or put in a URL). The app keeps
+//! several provider profiles (`profiles.rs`); one [`ModelSettings`] is what a request is sent with.
 
-pub use cowork_core::provider::{ModelSettings, ProviderKind};
+mod profiles;
 
-/// Local-storage key of the settings.
+pub use cowork_core::provider::{ListedModel, ModelSettings, ProviderKind};
+pub use profiles::{Choice, Preset, Profile, ProfileError, Profiles, Resolved, PRESETS};
+
+/// Local-storage key of the single settings of earlier versions (read once into a first profile,
+/// and still written with the default profile's settings, for tabs of an earlier version).
 pub const STORAGE_KEY: &str = "cowork.settings";
+/// Local-storage key of the provider profiles ([`Profiles`] as JSON).
+pub const PROFILES_KEY: &str = "cowork.profiles";
+/// Local-storage key of the profile and model each session uses in this browser (a JSON array of
+/// `[session id, Choice]` pairs, oldest first).
+pub const CHOICES_KEY: &str = "cowork.session-models";
 /// The model name that marks the dev server's scripted model.
 pub const DEMO_MODEL: &str = "demo";
 
@@ -75,19 +85,6 @@ pub fn validate(s: &ModelSettings) -> Vec<FieldError> {
     errors
 }
 
-/// Loads the saved settings, or the demo on this page's origin.
-#[cfg(target_arch = "wasm32")]
-pub fn load() -> ModelSettings {
-    let window = web_sys::window();
-    let origin = window.as_ref().and_then(|w| w.location().origin().ok()).unwrap_or_default();
-    window
-        .and_then(|w| w.local_storage().ok().flatten())
-        .and_then(|s| s.get_item(STORAGE_KEY).ok().flatten())
-        .and_then(|json| serde_json::from_str::<ModelSettings>(&json).ok())
-        .filter(|s| validate(s).is_empty())
-        .unwrap_or_else(|| demo(&origin))
-}
-
 /// Saves settings that passed [`validate`].
 #[cfg(target_arch = "wasm32")]
 pub fn save(s: &ModelSettings) -> Result<(), String> {
@@ -98,6 +95,76 @@ pub fn save(s: &ModelSettings) -> Result<(), String> {
     storage
         .set_item(STORAGE_KEY, &json)
         .map_err(|_| "the settings could not be saved (storage full or blocked)".to_owned())
+}
+
+#[cfg(target_arch = "wasm32")]
+fn local_storage() -> Option<web_sys::Storage> {
+    web_sys::window().and_then(|w| w.local_storage().ok().flatten())
+}
+
+/// This page's origin (e.g. `http://127.0.0.1:8080`), for the dev server's preset; empty natively.
+pub fn origin() -> String {
+    #[cfg(target_arch = "wasm32")]
+    return web_sys::window().and_then(|w| w.location().origin().ok()).unwrap_or_default();
+    #[cfg(not(target_arch = "wasm32"))]
+    String::new()
+}
+
+/// The saved profiles, else the settings of earlier versions as a first profile, else the demo.
+#[cfg(target_arch = "wasm32")]
+pub fn load_profiles() -> Profiles {
+    let storage = local_storage();
+    let get = |key| storage.as_ref().and_then(|s| s.get_item(key).ok().flatten());
+    let origin = origin();
+    Profiles::load(get(PROFILES_KEY).as_deref(), get(STORAGE_KEY).as_deref(), demo(&origin), &origin)
+}
+
+/// Saves profiles that have no [`Profiles::problems`] (and the default profile's settings under the
+/// earlier key).
+#[cfg(target_arch = "wasm32")]
+pub fn save_profiles(p: &Profiles) -> Result<(), String> {
+    let storage = local_storage().ok_or("this browser does not let the page keep settings")?;
+    let json = serde_json::to_string(p).map_err(|e| e.to_string())?;
+    storage
+        .set_item(PROFILES_KEY, &json)
+        .map_err(|_| "the settings could not be saved (storage full or blocked)".to_owned())?;
+    match p.settings_for(&p.default_choice()) {
+        Some(s) => save(&s),
+        None => Ok(()),
+    }
+}
+
+/// The profile and model this browser remembers for `session_id`.
+#[cfg(target_arch = "wasm32")]
+pub fn remembered_choice(session_id: &str) -> Option<Choice> {
+    choices().into_iter().find(|(id, _)| id == session_id).map(|(_, c)| c)
+}
+
+/// Remembers the profile and model of `session_id` (the [`MAX_REMEMBERED`] sessions chosen last).
+#[cfg(target_arch = "wasm32")]
+pub fn remember_choice(session_id: &str, choice: &Choice) {
+    let mut all = choices();
+    if all.last().is_some_and(|(id, c)| id == session_id && c == choice) {
+        return;
+    }
+    all.retain(|(id, _)| id != session_id);
+    all.push((session_id.to_owned(), choice.clone()));
+    let skip = all.len().saturating_sub(MAX_REMEMBERED);
+    if let (Some(storage), Ok(json)) = (local_storage(), serde_json::to_string(&all[skip..])) {
+        let _ = storage.set_item(CHOICES_KEY, &json); // a choice not remembered is simply chosen again
+    }
+}
+
+/// How many sessions' choices are remembered (those chosen last).
+pub const MAX_REMEMBERED: usize = 1_000;
+
+/// The remembered choices, oldest first, as `[session id, choice]` pairs.
+#[cfg(target_arch = "wasm32")]
+fn choices() -> Vec<(String, Choice)> {
+    local_storage()
+        .and_then(|s| s.get_item(CHOICES_KEY).ok().flatten())
+        .and_then(|json| serde_json::from_str(&json).ok())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

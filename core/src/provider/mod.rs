@@ -11,12 +11,14 @@
 //! - `openai.rs`, `anthropic.rs`: each format's request body and stream events;
 //! - `stream.rs`: [`StreamDecoder`] and what it yields ([`StreamEvent`], [`AssistantMessage`],
 //!   [`StreamFailure`]);
-//! - `http.rs`: [`ModelError`], HTTP failure classification and the [`retry_plan`].
+//! - `http.rs`: [`ModelError`], HTTP failure classification and the [`retry_plan`];
+//! - `models.rs`: the endpoint's model list ([`models_request`], [`parse_models`], [`ListedModel`]).
 //!
 //! The API key is never part of any `Debug` output ([`ModelSettings`], [`HttpRequest`]).
 
 mod anthropic;
 mod http;
+mod models;
 mod openai;
 mod stream;
 
@@ -27,6 +29,7 @@ pub use http::{
     classify_fetch_failure, classify_http_error, classify_http_error_at, cors_error, network_error, parse_retry_after,
     retry_plan, ModelError,
 };
+pub use models::{models_request, parse_models, ListedModel};
 pub use stream::{decode_body, AssistantMessage, FailureKind, StreamDecoder, StreamEvent, StreamFailure, TokenUsage};
 
 use std::fmt;

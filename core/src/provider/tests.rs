@@ -4,4 +4,5 @@
 mod decode;
 mod families;
 mod http;
+mod models;
 mod request;

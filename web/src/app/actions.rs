@@ -9,7 +9,7 @@ pub use native::*;
 #[cfg(target_arch = "wasm32")]
 mod browser {
     use crate::app::Client;
-    use crate::chat::{load_turns_op, turns_of, ChatState, DialogState, Notice, SessionAction};
+    use crate::chat::{load_turns_op, turns_of, ChatState, DialogState, ModelList, Notice, Providers, SessionAction};
     use crate::client::StorageClient;
     use crate::protocol::{Op, Reply, SendOutcome};
     use leptos::prelude::*;
@@ -99,31 +99,31 @@ mod browser {
         });
     }
 
-    pub fn send(c: Client, chat: ChatState) {
+    pub fn send(c: Client, chat: ChatState, providers: Providers) {
         let text = chat.draft.get_untracked();
         if text.trim().is_empty() {
             return;
         }
-        run(c, chat, Ask::Send(text));
+        run(c, chat, providers, Ask::Send(text));
     }
 
     /// Runs the loop again from the session's end (after an interrupted or failed reply).
-    pub fn retry(c: Client, chat: ChatState) {
-        run(c, chat, Ask::Continue);
+    pub fn retry(c: Client, chat: ChatState, providers: Providers) {
+        run(c, chat, providers, Ask::Continue);
     }
 
     /// Sends `text` instead of user message `turn_number`, as a new branch (the original stays).
-    pub fn edit_message(c: Client, chat: ChatState, turn_number: i64, text: String) {
+    pub fn edit_message(c: Client, chat: ChatState, providers: Providers, turn_number: i64, text: String) {
         if text.trim().is_empty() {
             return;
         }
         chat.editing.set(None);
-        run(c, chat, Ask::Edit { turn_number, text });
+        run(c, chat, providers, Ask::Edit { turn_number, text });
     }
 
     /// Answers again in place of reply `turn_number`, as a new branch (the original stays).
-    pub fn regenerate(c: Client, chat: ChatState, turn_number: i64) {
-        run(c, chat, Ask::Regenerate { turn_number });
+    pub fn regenerate(c: Client, chat: ChatState, providers: Providers, turn_number: i64) {
+        run(c, chat, providers, Ask::Regenerate { turn_number });
     }
 
     /// Reads where the open session branches (after opening it, and after each reply).
@@ -154,7 +154,7 @@ mod browser {
         Regenerate { turn_number: i64 },
     }
 
-    fn run(c: Client, chat: ChatState, ask: Ask) {
+    fn run(c: Client, chat: ChatState, providers: Providers, ask: Ask) {
         if chat.busy.get_untracked() {
             return;
         }
@@ -175,6 +175,7 @@ mod browser {
         request_persistence();
         spawn_while(chat.current, async move {
             let model = crate::settings::trimmed(&chat.settings.get_untracked());
+            let choice = providers.choice.get_untracked();
             let host = client.host_options();
             let op = match (ask, chat.current.get_untracked()) {
                 (Ask::Send(text), session_id) => {
@@ -198,6 +199,9 @@ mod browser {
             // The draft is cleared when the worker reports the user's turn saved (`Change::DraftSaved`), so
             // a failure before that keeps it, and a new draft typed meanwhile is never touched.
             let result = client.call(op).await;
+            if let Ok(Reply::Sent { session_id, .. }) = &result {
+                crate::settings::remember_choice(session_id, &choice);
+            }
             match &result {
                 Ok(Reply::Sent { outcome, .. }) if *outcome != SendOutcome::Done => {
                     chat.tell(Notice::info(format!("Reply {}", outcome.describe())))
@@ -217,8 +221,37 @@ mod browser {
         });
     }
 
-    pub fn load_settings(chat: ChatState) {
-        chat.settings.set(crate::settings::load());
+    /// The saved profiles (or the earlier single settings, or the demo).
+    pub fn load_profiles() -> crate::settings::Profiles {
+        crate::settings::load_profiles()
+    }
+
+    /// The user picked a profile and model: the next message goes there, and the open session keeps it.
+    pub fn choose(chat: ChatState, providers: Providers, choice: crate::settings::Choice) {
+        if let Some(id) = chat.current.get_untracked() {
+            crate::settings::remember_choice(&id, &choice);
+        }
+        providers.choice.set(choice);
+    }
+
+    /// Asks the profile's endpoint for its models; the picker shows the list, or why there is none.
+    pub fn list_models(c: Client, providers: Providers, profile: String) {
+        let Some(client) = client(c) else { return };
+        let choice = crate::settings::Choice { profile: profile.clone(), model: String::new() };
+        let Some(model) = providers.profiles.with_untracked(|p| p.settings_for(&choice)) else { return };
+        providers.lists.update(|l| {
+            l.insert(profile.clone(), ModelList::Loading);
+        });
+        spawn_while(providers.lists, async move {
+            let list = match client.call(Op::ListModels { model }).await {
+                Ok(Reply::Models { models }) => ModelList::Listed(models),
+                Ok(other) => ModelList::Failed(format!("unexpected answer: {other:?}")),
+                Err(e) => ModelList::Failed(e.problem().message),
+            };
+            providers.lists.update(|l| {
+                l.insert(profile, list);
+            });
+        });
     }
 
     /// Loads the page of turns before (`older`) or after the window, keeping what the user looks at
@@ -363,14 +396,16 @@ mod browser {
         });
     }
 
-    pub fn save_settings(chat: ChatState, dialogs: DialogState, settings: crate::settings::ModelSettings) {
-        match crate::settings::save(&settings) {
-            Ok(()) => {
-                chat.settings.set(settings);
-                dialogs.settings_open.set(false);
+    /// Keeps the profiles (in this browser, unless they are an embedding page's) and closes Settings.
+    pub fn save_profiles(chat: ChatState, dialogs: DialogState, providers: Providers, p: crate::settings::Profiles) {
+        if providers.persistent {
+            if let Err(e) = crate::settings::save_profiles(&p) {
+                chat.tell(Notice::info(e));
+                return;
             }
-            Err(e) => chat.tell(Notice::info(e)),
         }
+        super::apply_profiles(chat, providers, p);
+        dialogs.settings_open.set(false);
     }
 
     /// Opens the workspace settings dialog on `workspace`'s settings as the archive holds them.
@@ -511,10 +546,20 @@ mod browser {
     }
 }
 
+/// Saved profiles take effect: model lists are asked again, a new conversation takes the default.
+fn apply_profiles(chat: crate::chat::ChatState, providers: crate::chat::Providers, p: crate::settings::Profiles) {
+    use leptos::prelude::*;
+    if chat.current.get_untracked().is_none() {
+        providers.choice.set(p.default_choice());
+    }
+    providers.lists.set(Default::default());
+    providers.profiles.set(p);
+}
+
 #[cfg(not(target_arch = "wasm32"))]
 mod native {
     use crate::app::Client;
-    use crate::chat::{ChatState, DialogState};
+    use crate::chat::{ChatState, DialogState, Providers};
     use leptos::prelude::*;
 
     pub fn open_session(_: Client, _: ChatState, _: String, _: Option<i64>) {}
@@ -530,15 +575,21 @@ mod native {
     pub fn search(_: Client, _: DialogState, _: String) {}
     pub fn export_all(_: Client, _: ChatState) {}
     pub fn check_archive(_: Client, _: DialogState) {}
-    pub fn send(_: Client, _: ChatState) {}
-    pub fn retry(_: Client, _: ChatState) {}
-    pub fn edit_message(_: Client, _: ChatState, _: i64, _: String) {}
-    pub fn regenerate(_: Client, _: ChatState, _: i64) {}
+    pub fn send(_: Client, _: ChatState, _: Providers) {}
+    pub fn retry(_: Client, _: ChatState, _: Providers) {}
+    pub fn edit_message(_: Client, _: ChatState, _: Providers, _: i64, _: String) {}
+    pub fn regenerate(_: Client, _: ChatState, _: Providers, _: i64) {}
+    pub fn list_models(_: Client, _: Providers, _: String) {}
     pub fn stop(_: Client) {}
     pub fn approve(_: Client, _: String, _: bool) {}
-    pub fn load_settings(_: ChatState) {}
-    pub fn save_settings(chat: ChatState, dialogs: DialogState, settings: crate::settings::ModelSettings) {
-        chat.settings.set(settings);
+    pub fn load_profiles() -> crate::settings::Profiles {
+        crate::settings::Profiles::from_settings(crate::settings::demo(""), "")
+    }
+    pub fn choose(_: ChatState, providers: Providers, choice: crate::settings::Choice) {
+        providers.choice.set(choice);
+    }
+    pub fn save_profiles(chat: ChatState, dialogs: DialogState, providers: Providers, p: crate::settings::Profiles) {
+        super::apply_profiles(chat, providers, p);
         dialogs.settings_open.set(false);
     }
 }

@@ -11,8 +11,8 @@ pub use backup::{BackupBanner, BackupSection, BackupState};
 pub use storage::{ImportStage, ImportState, StorageBanners, StorageDialog};
 
 use crate::chat::{
-    ApprovalDialog, ChatState, Conversation, DeleteDialog, DialogState, SearchDialog, SessionAction, SessionPanel,
-    SettingsDialog, Shortcut, ShortcutsDialog, Sidebar, WorkspaceDialog,
+    ApprovalDialog, ChatState, Conversation, DeleteDialog, DialogState, ModelPicker, Providers, SearchDialog,
+    SessionAction, SessionPanel, SettingsDialog, Shortcut, ShortcutsDialog, Sidebar, WorkspaceDialog,
 };
 use crate::protocol::{Backend, ReadyInfo};
 use leptos::prelude::*;
@@ -48,6 +48,18 @@ pub fn App(
     let (chat, dialogs) = (ChatState::new(), DialogState::new());
     provide_context(chat);
     provide_context(dialogs);
+    // An embedding page's settings are one profile, kept in memory; the app's are this browser's.
+    let providers = match &settings {
+        Some(s) => {
+            Providers::new(crate::settings::Profiles::from_settings(s.clone(), &crate::settings::origin()), false)
+        }
+        None => Providers::new(actions::load_profiles(), true),
+    };
+    provide_context(providers);
+    if let Some(s) = providers.profiles.with_untracked(|p| p.settings_for(&p.default_choice())) {
+        chat.settings.set(s);
+    }
+    crate::chat::follow_session(chat, providers);
     // The client lives as long as the app. It is provided as context (`Client`) so any component below
     // can reach the archive; the app's own actions get it from the callbacks built here.
     let client: Client = StoredValue::new_local(start_storage(worker_url, client, set_storage, chat));
@@ -119,9 +131,9 @@ pub fn App(
     });
     on_cleanup(move || keys.remove());
     let on_new = Callback::new(move |_: ()| start_new_session(chat, dialogs));
-    let on_send = Callback::new(move |_: ()| actions::send(client, chat));
+    let on_send = Callback::new(move |_: ()| actions::send(client, chat, providers));
     let on_stop = Callback::new(move |_: ()| actions::stop(client));
-    let on_retry = Callback::new(move |_: ()| actions::retry(client, chat));
+    let on_retry = Callback::new(move |_: ()| actions::retry(client, chat, providers));
     let on_answer = Callback::new(move |(call_id, approved): (String, bool)| {
         chat.approval.set(None);
         actions::approve(client, call_id, approved);
@@ -134,8 +146,8 @@ pub fn App(
     provide_context(crate::chat::OpenWorkspace(on_workspace));
     provide_context(crate::chat::BranchActions {
         open: on_open,
-        edit: Callback::new(move |(n, text): (i64, String)| actions::edit_message(client, chat, n, text)),
-        regenerate: Callback::new(move |n: i64| actions::regenerate(client, chat, n)),
+        edit: Callback::new(move |(n, text): (i64, String)| actions::edit_message(client, chat, providers, n, text)),
+        regenerate: Callback::new(move |n: i64| actions::regenerate(client, chat, providers, n)),
     });
     // The session list follows changes from any tab, and the "Show archived" switch.
     Effect::new(move |_| {
@@ -152,23 +164,18 @@ pub fn App(
         }
     });
     let on_save =
-        Callback::new(move |settings: crate::settings::ModelSettings| actions::save_settings(chat, dialogs, settings));
+        Callback::new(move |p: crate::settings::Profiles| actions::save_profiles(chat, dialogs, providers, p));
     // The colour theme: the saved choice, applied to the page whenever it changes.
     let theme = RwSignal::new(crate::theme::load());
     Effect::new(move |_| crate::theme::apply(theme.get()));
-    match settings {
-        Some(s) => chat.settings.set(s),
-        None => actions::load_settings(chat),
-    }
     view! {
         <div class="app">
             <header class="app-header">
                 <button class="header-button sessions-toggle" aria-label="Sessions"
                     on:click=move |_| dialogs.sidebar_open.update(|o| *o = !*o)>"☰"</button>
                 <h1 class="brand">"Cowork"</h1>
-                <span class="model-label" title="The model new messages go to (change it in Settings)">
-                    {move || { let s = chat.settings.get(); if crate::settings::is_demo(&s) { "demo model".to_owned() } else { s.model } }}
-                </span>
+                <ModelPicker on_choose=Callback::new(move |c| actions::choose(chat, providers, c))
+                    on_list=Callback::new(move |id: String| actions::list_models(client, providers, id)) />
                 <StorageStatus state=storage />
                 <button class="header-button storage-usage" title="Storage: where the archive lives, space used, export, check"
                     on:click=move |_| { dialogs.integrity.set(None); dialogs.storage_open.set(true) }>

@@ -12,6 +12,7 @@ use super::sidebar::SessionAction;
 use super::state::{ChatState, LiveTask};
 use super::stream::{StreamText, StreamingTurn};
 use super::thinking::ThinkingLive;
+use super::turn_model::TurnModel;
 use cowork_core::{Role, Turn, TurnStatus};
 use leptos::prelude::*;
 
@@ -129,6 +130,7 @@ fn TurnView(turn: Turn, on_action: Callback<SessionAction>) -> impl IntoView {
         <article class="turn" class:focused=move || state.focus_turn.get() == Some(n) data-role=role data-turn=n>
             <header class="turn-head">
                 <span class="who">{role}</span>
+                <TurnModel metadata=turn.metadata.clone() />
                 {refused}
                 {badge}
                 <BranchSwitch n=n />

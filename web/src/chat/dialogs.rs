@@ -1,10 +1,9 @@
-//! The dialogs over the conversation: search (Ctrl/Cmd+K), a tool call's approval, Settings, and the
-//! confirmation before a session is deleted.
+//! The dialogs over the conversation: search (Ctrl/Cmd+K), a tool call's approval, and the
+//! confirmation before a session is deleted (Settings is `settings_dialog.rs`).
 
 use super::format::highlight_pieces;
 use super::sidebar::SessionAction;
 use super::state::{Approval, ChatState, DialogState};
-use crate::settings::{validate, ModelSettings};
 use cowork_core::SearchHit;
 use leptos::prelude::*;
 
@@ -169,128 +168,5 @@ pub fn ApprovalDialog(
                 </div>
             }
         })
-    }
-}
-
-/// The Settings dialog: model endpoint, API key, budget, orchestrator. Saved only when valid.
-#[component]
-pub fn SettingsDialog(
-    /// Valid settings to keep.
-    on_save: Callback<ModelSettings>,
-    /// "Test connection" with the values in the form (not yet saved).
-    on_test: Callback<ModelSettings>,
-    /// Open a workspace's settings (by label): the open session's workspace, or new sessions'.
-    on_workspace: Callback<String>,
-) -> impl IntoView {
-    let (state, dialogs) = (ChatState::get(), DialogState::get());
-    let draft = RwSignal::new(state.settings.get_untracked());
-    let errors = RwSignal::new(Vec::new());
-    let current_workspace = move || {
-        let open = state.current.get();
-        state
-            .sessions
-            .get()
-            .into_iter()
-            .find(|s| Some(&s.id) == open.as_ref())
-            .map(|s| s.workspace)
-            .unwrap_or_else(|| state.workspace.get())
-    };
-    Effect::new(move |_| {
-        if dialogs.settings_open.get() {
-            draft.set(state.settings.get_untracked());
-            errors.set(Vec::new());
-        }
-    });
-    let error_for = move |field: &'static str| {
-        move || {
-            errors
-                .get()
-                .iter()
-                .find(|e: &&crate::settings::FieldError| e.field == field)
-                .map(|e| view! { <span class="field-error">{e.message.clone()}</span> })
-        }
-    };
-    let text = move |label: &'static str,
-                     field: &'static str,
-                     get: fn(&ModelSettings) -> String,
-                     set: fn(&mut ModelSettings, String),
-                     kind: &'static str| {
-        view! {
-            <label class="field">
-                <span>{label}</span>
-                <input type=kind prop:value=move || get(&draft.get()) on:input=move |ev| draft.update(|d| set(d, event_target_value(&ev))) />
-                {error_for(field)}
-            </label>
-        }
-    };
-    let number = move |label: &'static str,
-                       field: &'static str,
-                       get: fn(&ModelSettings) -> i64,
-                       set: fn(&mut ModelSettings, i64)| {
-        view! {
-            <label class="field">
-                <span>{label}</span>
-                <input type="number" prop:value=move || get(&draft.get()).to_string()
-                    on:input=move |ev| draft.update(|d| set(d, event_target_value(&ev).trim().parse().unwrap_or(0))) />
-                {error_for(field)}
-            </label>
-        }
-    };
-    let save = move |_| {
-        let d = draft.get_untracked();
-        let problems = validate(&d);
-        if problems.is_empty() {
-            on_save.run(d);
-        } else {
-            errors.set(problems);
-        }
-    };
-    let test = move |_| {
-        let d = draft.get_untracked();
-        let problems = validate(&d);
-        if problems.is_empty() {
-            errors.set(Vec::new());
-            on_test.run(d);
-        } else {
-            errors.set(problems);
-        }
-    };
-    view! {
-        <Show when=move || dialogs.settings_open.get()>
-            <div class="overlay">
-                <div class="dialog settings" role="dialog" aria-modal="true" aria-labelledby="settings-title"
-                    on:keydown=move |ev: web_sys::KeyboardEvent| if ev.key() == "Escape" { dialogs.settings_open.set(false) }>
-                    <h2 id="settings-title">"Settings"</h2>
-                    <label class="field">
-                        <span>"Endpoint kind"</span>
-                        <select prop:value=move || draft.get().kind.as_str() on:change=move |ev| {
-                            if let Some(kind) = crate::settings::ProviderKind::parse(&event_target_value(&ev)) {
-                                draft.update(|d| d.kind = kind)
-                            }
-                        }>
-                            <option value="openai">"OpenAI-compatible (OpenAI, Ollama, vLLM, LM Studio, OpenRouter…)"</option>
-                            <option value="anthropic">"Anthropic"</option>
-                        </select>
-                    </label>
-                    {text("Base URL", "base_url", |s| s.base_url.clone(), |s, v| s.base_url = v, "url")}
-                    {text("Model", "model", |s| s.model.clone(), |s, v| s.model = v, "text")}
-                    {text("API key (kept in this browser only, never exported)", "api_key", |s| s.api_key.clone(), |s, v| s.api_key = v, "password")}
-                    {number("Context window (tokens)", "context_window", |s| s.context_window, |s, v| s.context_window = v)}
-                    {number("Output reserve (tokens)", "output_reserve", |s| s.output_reserve, |s, v| s.output_reserve = v)}
-                    {text("Orchestrator URL (empty: no delegation)", "orchestrator_url", |s| s.orchestrator_url.clone(), |s, v| s.orchestrator_url = v, "url")}
-                    <p class="workspace-line">
-                        <button class="secondary open-workspace-settings" on:click=move |_| on_workspace.run(current_workspace())>
-                            {move || format!("Workspace “{}”: orchestrator directory and approvals…", current_workspace())}
-                        </button>
-                    </p>
-                    <p class="connection-result" role="status">{move || dialogs.connection.get()}</p>
-                    <div class="dialog-actions">
-                        <button class="secondary test-connection" on:click=test>"Test connection"</button>
-                        <button class="secondary" on:click=move |_| dialogs.settings_open.set(false)>"Cancel"</button>
-                        <button class="primary" on:click=save>"Save"</button>
-                    </div>
-                </div>
-            </div>
-        </Show>
     }
 }

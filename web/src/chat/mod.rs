@@ -9,6 +9,9 @@
 //! - `stream.rs`: the reply being streamed, drawn per frame and block by block.
 //! - `format.rs`: sizes, times, highlights, the context meter's figures, the fix for an error (pure).
 //! - `thinking.rs`: the streaming reply's reasoning, live.
+//! - `providers.rs`: the open session's profile and model ([`Providers`]) and the header's
+//!   [`ModelPicker`]; `settings_dialog.rs`: Settings, the provider profiles; `turn_model.rs`: the
+//!   model's label on a reply.
 //! - `sidebar.rs`, `conversation.rs`, `composer.rs`, `panel.rs`, `dialogs.rs`, `workspace.rs`,
 //!   `shortcuts.rs` (the keys and their sheet), `branches.rs` (edit, regenerate, and switching between
 //!   the versions they make): the components.
@@ -19,11 +22,14 @@ mod conversation;
 mod dialogs;
 mod format;
 mod panel;
+mod providers;
+mod settings_dialog;
 mod shortcuts;
 mod sidebar;
 mod state;
 mod stream;
 mod thinking;
+mod turn_model;
 mod window;
 mod workspace;
 
@@ -33,17 +39,20 @@ mod test_data;
 pub use branches::{BranchActions, BranchButton, BranchSwitch, EditBox};
 pub use composer::{Composer, NoticeLine};
 pub use conversation::{Conversation, TaskCards};
-pub use dialogs::{ApprovalDialog, DeleteDialog, SearchDialog, SettingsDialog};
+pub use dialogs::{ApprovalDialog, DeleteDialog, SearchDialog};
 pub(crate) use format::utc_date;
 pub use format::{
     clip_for_display, compact, context_meter, duration_text, fix_for, full_time, highlight_pieces, human_bytes,
     relative_time, session_matches, when, workspace_order, workspaces, Fix, Meter, When, DISPLAY_CHARS,
 };
 pub use panel::SessionPanel;
+pub use providers::{follow_session, ModelList, ModelPicker, Providers};
+pub use settings_dialog::SettingsDialog;
 pub use shortcuts::{shortcut_for, Press, Shortcut, ShortcutsDialog, SHEET};
 pub use sidebar::{ExportFormat, SessionAction, Sidebar};
 pub use state::{reduce, Approval, Change, ChatState, ChatView, DialogState, LiveTask, Notice};
 pub use thinking::ThinkingLive;
+pub use turn_model::{turn_model, TurnModel};
 pub use window::{load_turns_op, merge_page, page_op, show_turn, turns_of};
 pub use workspace::{OpenWorkspace, WorkspaceDialog};
 

@@ -274,6 +274,13 @@ pub enum Op {
         /// The session to export.
         session_id: String,
     },
+    /// The models the endpoint lists (`GET {base}/models`), answered with `Reply::Models`; needs no
+    /// archive, answered by the tab's own worker, out of turn. A failure says why, so the UI can offer
+    /// free text instead.
+    ListModels {
+        /// The endpoint and key to ask (the model is not used).
+        model: ModelSettings,
+    },
 }
 
 impl Op {
@@ -288,6 +295,7 @@ impl Op {
                 | Op::CancelTask { .. }
                 | Op::AnswerStep { .. }
                 | Op::TestConnection { .. }
+                | Op::ListModels { .. }
         )
     }
 }

@@ -222,6 +222,13 @@ impl Hub {
             });
             return;
         }
+        if let Op::ListModels { model } = &req.op {
+            let (id, config) = (req.id, model.clone());
+            wasm_bindgen_futures::spawn_local(async move {
+                post(&WorkerMessage::Response { id, result: super::ops::list_models(config).await });
+            });
+            return;
+        }
         let role = self.role.borrow().clone();
         match role {
             Role::Owner => self.serve(Origin::Local, req),

@@ -118,7 +118,8 @@ pub async fn handle(
         | Op::Release
         | Op::CancelTask { .. }
         | Op::AnswerStep { .. }
-        | Op::TestConnection { .. } => Ok(Reply::Done),
+        | Op::TestConnection { .. }
+        | Op::ListModels { .. } => Ok(Reply::Done),
         Op::SendMessage { session_id, workspace, text, model, key, host } => {
             let message = Some((text, serde_json::json!({ "client_key": key })));
             return send(store, transport, tools, emit, session_id, workspace, message, model, host).await;
@@ -185,6 +186,37 @@ pub(super) async fn test_connection(mut config: ModelSettings) -> Result<Reply, 
         }
         Err(e) => Err(network_error(&format!("{e:?}")).into()),
     }
+}
+
+/// Asks the endpoint for its models (`GET {base}/models`): the list, or why there is none.
+pub(super) async fn list_models(config: ModelSettings) -> Result<Reply, Problem> {
+    use cowork_core::agent::ResponseBody;
+    use cowork_core::provider::{classify_http_error, cors_error, models_request, network_error, parse_models};
+    let request = models_request(&config);
+    let transport = FetchTransport::default();
+    let mut response = match transport.send(&request).await {
+        Ok(response) => response,
+        Err(cowork_core::agent::TransportError::Cors(_)) => {
+            let origin = js_sys::global().unchecked_into::<web_sys::WorkerGlobalScope>().location().origin();
+            return Err(cors_error(&request.url, &origin).into());
+        }
+        Err(e) => return Err(network_error(&format!("{e:?}")).into()),
+    };
+    let mut body = Vec::new();
+    while let Some(Ok(chunk)) = response.body.chunk().await {
+        body.extend(chunk);
+        if body.len() > 4 * 1024 * 1024 {
+            return Err(Problem::new(ErrorKind::Invalid, "the endpoint's model list is larger than 4 MB"));
+        }
+    }
+    let body = String::from_utf8_lossy(&body);
+    if !(200..300).contains(&response.status) {
+        let retry_after = response.headers.iter().find(|(k, _)| k == "retry-after").map(|(_, v)| v.as_str());
+        let error = classify_http_error(response.status, retry_after, &body);
+        let message = format!("{} did not list its models: {}", request.url, error.message());
+        return Err(Problem::new(error.kind(), message));
+    }
+    parse_models(&body).map(|models| Reply::Models { models }).map_err(|e| Problem::new(ErrorKind::Invalid, e))
 }
 
 /// Appends a turn, unless a turn with the same client key was saved already (a request sent twice).
