@@ -206,7 +206,7 @@ async fn a_llamacpp_error_mid_stream_is_reported_and_retry_completes() {
     assert_eq!(turns[1].status, TurnStatus::Error);
     let partial = &turns[1].content;
     assert!(
-        partial.starts_with("Demo model here") && !partial.contains("real answers"),
+        partial.starts_with("Demo model") && !partial.contains("real answers"),
         "the partial text: {partial:?}"
     );
 
