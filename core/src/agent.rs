@@ -465,6 +465,10 @@ fn reply_metadata(model: &str, message: &AssistantMessage) -> Value {
     if !message.reasoning_blocks.is_empty() {
         metadata["reasoning_blocks"] = Value::Array(message.reasoning_blocks.clone());
     }
+    if !message.call_extras.is_empty() {
+        let extras: serde_json::Map<String, Value> = message.call_extras.iter().cloned().collect();
+        metadata["tool_call_extra_content"] = Value::Object(extras);
+    }
     metadata
 }
 
@@ -529,6 +533,21 @@ mod tests {
 
     /// A refusal is marked, and reasoning is kept verbatim beside the reply (text, field, blocks), so
     /// the UI can badge it and context assembly can send the reasoning back.
+    #[test]
+    fn reply_metadata_keeps_provider_data_on_tool_calls() {
+        let signature = json!({"google": {"thought_signature": "Sig"}});
+        let message = AssistantMessage {
+            call_extras: vec![("call_1".into(), signature.clone())],
+            finish_reason: Some("tool_calls".into()),
+            ..AssistantMessage::default()
+        };
+        let metadata = reply_metadata("gemini-3-pro-preview", &message);
+        assert_eq!(metadata["tool_call_extra_content"], json!({"call_1": signature}));
+        let replay = crate::context::ReasoningReplay::from_metadata(&metadata).expect("something to send back");
+        assert_eq!(replay.call_extra("call_1"), Some(&signature));
+        assert_eq!(replay.call_extra("call_2"), None);
+    }
+
     #[test]
     fn reply_metadata_keeps_refusals_and_reasoning() {
         let block = json!({"type": "thinking", "thinking": "Hmm.", "signature": "Sig"});

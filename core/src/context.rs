@@ -162,6 +162,10 @@ pub struct ReasoningReplay {
     pub reasoning_content: Option<String>,
     /// Anthropic's `thinking` / `redacted_thinking` blocks, verbatim with their signatures.
     pub blocks: Vec<serde_json::Value>,
+    /// Provider data on the turn's tool calls, by call id (Gemini's thought signatures in
+    /// `extra_content`), sent back exactly with each call.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub call_extras: Vec<(String, serde_json::Value)>,
 }
 
 impl ReasoningReplay {
@@ -177,12 +181,27 @@ impl ReasoningReplay {
             .map(str::to_string);
         let blocks =
             metadata.get("reasoning_blocks").and_then(serde_json::Value::as_array).cloned().unwrap_or_default();
-        (reasoning_content.is_some() || !blocks.is_empty()).then_some(ReasoningReplay { reasoning_content, blocks })
+        let call_extras: Vec<(String, serde_json::Value)> = metadata
+            .get("tool_call_extra_content")
+            .and_then(serde_json::Value::as_object)
+            .map(|m| m.iter().map(|(id, v)| (id.clone(), v.clone())).collect())
+            .unwrap_or_default();
+        (reasoning_content.is_some() || !blocks.is_empty() || !call_extras.is_empty()).then_some(ReasoningReplay {
+            reasoning_content,
+            blocks,
+            call_extras,
+        })
+    }
+
+    /// The provider data to send back with tool call `id`, if it came with some.
+    pub fn call_extra(&self, id: &str) -> Option<&serde_json::Value> {
+        self.call_extras.iter().find(|(call, _)| call == id).map(|(_, v)| v)
     }
 
     fn chars(&self) -> String {
         let blocks: Vec<String> = self.blocks.iter().map(serde_json::Value::to_string).collect();
-        format!("{}{}", self.reasoning_content.as_deref().unwrap_or(""), blocks.concat())
+        let extras: Vec<String> = self.call_extras.iter().map(|(_, v)| v.to_string()).collect();
+        format!("{}{}{}", self.reasoning_content.as_deref().unwrap_or(""), blocks.concat(), extras.concat())
     }
 }
 

@@ -714,7 +714,8 @@ fn reasoning_stored_in_the_metadata_comes_back_with_the_tool_calls() {
     let ctx = assemble_context(&ContextSettings::default(), PROMPT, &state_for(&turns), turns.as_slice()).unwrap();
     let replays: Vec<(&str, Option<&ReasoningReplay>)> =
         ctx.messages.iter().map(|m| (m.content.as_str(), m.reasoning.as_ref())).collect();
-    let with_calls = ReasoningReplay { reasoning_content: Some("Read it first.".into()), blocks: vec![block] };
+    let with_calls =
+        ReasoningReplay { reasoning_content: Some("Read it first.".into()), blocks: vec![block], ..Default::default() };
     assert!(replays.contains(&("Reading it.", Some(&with_calls))), "{replays:?}");
     assert_eq!(ctx.manifest.reasoning_turns, [2]);
 

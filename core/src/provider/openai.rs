@@ -59,6 +59,9 @@ struct OaToolCall<'a> {
     #[serde(rename = "type")]
     kind: &'static str,
     function: OaFunction<'a>,
+    /// Provider data on the call, sent back exactly (Gemini's `{"google": {"thought_signature": …}}`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    extra_content: Option<&'a Value>,
 }
 
 #[derive(Serialize)]
@@ -100,6 +103,7 @@ pub(super) fn body(cfg: &ModelSettings, messages: &[ContextMessage], tools: &[Va
                             name: &c.name,
                             arguments: if c.arguments.trim().is_empty() { "{}" } else { &c.arguments },
                         },
+                        extra_content: m.reasoning.as_ref().and_then(|r| r.call_extra(&c.id)),
                     })
                     .collect(),
                 reasoning_content: m
@@ -228,6 +232,7 @@ impl StreamDecoder {
 
     fn openai_call(&mut self, delta: OaToolCallDelta, out: &mut Vec<StreamEvent>) {
         let function = delta.function.unwrap_or_default();
+        let extra = delta.extra_content.filter(|v| !v.is_null());
         let existing = match delta.index {
             Some(i) => self.calls.iter().position(|c| c.provider_index == Some(i)),
             // No index: a new id starts a call; anything else continues the last one.
@@ -258,6 +263,9 @@ impl StreamDecoder {
                 self.start_call(call, out)
             }
         };
+        if let Some(extra) = extra {
+            self.calls[slot].extra_content = Some(extra);
+        }
         let fragment = match function.arguments {
             Some(Value::String(s)) => s,
             Some(Value::Null) | None => String::new(),
@@ -311,6 +319,9 @@ struct OaToolCallDelta {
     id: Option<String>,
     #[serde(default)]
     function: Option<OaFunctionDelta>,
+    /// Provider data on the call (Gemini's thought signature), kept to be sent back exactly.
+    #[serde(default)]
+    extra_content: Option<Value>,
 }
 
 #[derive(Deserialize, Default)]

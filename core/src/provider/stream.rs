@@ -43,6 +43,9 @@ pub struct AssistantMessage {
     /// Anthropic's `thinking` blocks (text and `signature`) and `redacted_thinking` blocks (opaque
     /// `data`), in order, exactly as streamed: they go back unchanged before the `tool_use` blocks.
     pub reasoning_blocks: Vec<Value>,
+    /// Provider data on tool calls, by call id, exactly as streamed (Gemini's OpenAI-compatible
+    /// endpoint puts each call's `thought_signature` in `extra_content`; it must come back with the call).
+    pub call_extras: Vec<(String, Value)>,
 }
 
 /// What one SSE event meant, for the UI to show as it streams.
@@ -131,6 +134,8 @@ pub(super) struct CallState {
     pub(super) arguments: String,
     /// Anthropic's `input` from `content_block_start`, used when no `input_json_delta` follows.
     pub(super) start_input: Option<String>,
+    /// Provider data on the call (OpenAI-compatible `extra_content`: Gemini's thought signature).
+    pub(super) extra_content: Option<Value>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -240,6 +245,15 @@ impl StreamDecoder {
             reasoning: self.reasoning.clone(),
             reasoning_field: self.reasoning_field.clone(),
             reasoning_blocks: self.reasoning_blocks.clone(),
+            call_extras: self
+                .calls
+                .iter()
+                .enumerate()
+                .filter_map(|(i, c)| {
+                    let id = c.id.clone().unwrap_or_else(|| format!("call_{i}"));
+                    Some((id, c.extra_content.clone()?))
+                })
+                .collect(),
             usage: (self.prompt_tokens.is_some() || self.completion_tokens.is_some()).then(|| TokenUsage {
                 prompt_tokens: self.prompt_tokens.unwrap_or(0),
                 completion_tokens: self.completion_tokens.unwrap_or(0),

@@ -561,3 +561,95 @@ fn groq_and_openrouter() {
             }"#]],
     );
 }
+
+/// Gemini through its OpenAI-compatible endpoint: a call's `extra_content` (its thought signature)
+/// streams in on the call and must come back with it, exactly, or Gemini 3 refuses the next request.
+/// The stream is hand-written after Google's "OpenAI compatibility" documentation (thought
+/// signatures), parallel calls signed on the first only, as documented.
+#[test]
+fn gemini_thought_signatures_come_back_with_their_calls() {
+    let stream = include_str!("../../../tests/data/provider/gemini_thought_signature.sse");
+    let mut parser = crate::sse::SseParser::new();
+    let mut decoder = StreamDecoder::new(ProviderKind::OpenAi);
+    for ev in parser.push(stream.as_bytes()) {
+        decoder.feed(&ev);
+    }
+    let message = decoder.finish().expect("a complete reply");
+    let signature = json!({"google": {"thought_signature": "CiQB0e2Kb1pQ+2sGz3Xh1w=="}});
+    assert_eq!(message.call_extras, vec![("function-call-4021".to_string(), signature.clone())]);
+    assert_eq!(message.tool_calls.len(), 2);
+
+    // Archived in the turn's metadata as the agent loop writes it, read back by context assembly, sent.
+    let metadata = json!({"tool_call_extra_content": {"function-call-4021": signature}});
+    check(
+        ProviderKind::OpenAi,
+        "https://generativelanguage.googleapis.com/v1beta/openai",
+        "gemini-3-pro-preview",
+        "function-call-4021",
+        metadata,
+        expect![[r#"
+            POST https://generativelanguage.googleapis.com/v1beta/openai/chat/completions
+            {
+              "max_tokens": 1024,
+              "messages": [
+                {
+                  "content": "You are Cowork.",
+                  "role": "system"
+                },
+                {
+                  "content": "How long do refresh tokens live?",
+                  "role": "user"
+                },
+                {
+                  "content": "",
+                  "role": "assistant",
+                  "tool_calls": [
+                    {
+                      "extra_content": {
+                        "google": {
+                          "thought_signature": "CiQB0e2Kb1pQ+2sGz3Xh1w=="
+                        }
+                      },
+                      "function": {
+                        "arguments": "{\"path\":\"src/auth.py\"}",
+                        "name": "read_file"
+                      },
+                      "id": "function-call-4021",
+                      "type": "function"
+                    }
+                  ]
+                },
+                {
+                  "content": "REFRESH_DAYS = 7",
+                  "role": "tool",
+                  "tool_call_id": "function-call-4021"
+                }
+              ],
+              "model": "gemini-3-pro-preview",
+              "stream": true,
+              "stream_options": {
+                "include_usage": true
+              },
+              "tools": [
+                {
+                  "function": {
+                    "description": "Read a file of the workspace.",
+                    "name": "read_file",
+                    "parameters": {
+                      "properties": {
+                        "path": {
+                          "type": "string"
+                        }
+                      },
+                      "required": [
+                        "path"
+                      ],
+                      "type": "object"
+                    }
+                  },
+                  "type": "function"
+                }
+              ]
+            }"#]],
+    );
+}

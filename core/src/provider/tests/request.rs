@@ -553,7 +553,11 @@ fn the_api_key_never_shows_in_debug_output() {
 /// the turns' metadata: a DeepSeek-style reply with a tool call (its `reasoning_content` goes back), a
 /// Groq-style one (`reasoning` field: nothing goes back) and a plain reply without calls.
 fn reasoning_conversation(blocks: Vec<Value>, reasoning_content: Option<&str>) -> Vec<ContextMessage> {
-    let replay = crate::context::ReasoningReplay { reasoning_content: reasoning_content.map(str::to_string), blocks };
+    let replay = crate::context::ReasoningReplay {
+        reasoning_content: reasoning_content.map(str::to_string),
+        blocks,
+        ..Default::default()
+    };
     vec![
         msg(Role::User, "How long do refresh tokens live?"),
         ContextMessage {
@@ -772,14 +776,14 @@ fn reasoning_replay_is_read_from_the_turn_metadata() {
     let deepseek = json!({"reasoning": "Think.", "reasoning_field": "reasoning_content"});
     assert_eq!(
         ReasoningReplay::from_metadata(&deepseek),
-        Some(ReasoningReplay { reasoning_content: Some("Think.".into()), blocks: Vec::new() })
+        Some(ReasoningReplay { reasoning_content: Some("Think.".into()), ..Default::default() })
     );
     assert_eq!(ReasoningReplay::from_metadata(&json!({"reasoning": "Think.", "reasoning_field": "reasoning"})), None);
     let block = json!({"type": "thinking", "thinking": "T", "signature": "S"});
     let anthropic = json!({"reasoning": "T", "reasoning_blocks": [block]});
     assert_eq!(
         ReasoningReplay::from_metadata(&anthropic),
-        Some(ReasoningReplay { reasoning_content: None, blocks: vec![block] })
+        Some(ReasoningReplay { blocks: vec![block], ..Default::default() })
     );
     assert_eq!(ReasoningReplay::from_metadata(&json!({"model": "m"})), None);
     assert_eq!(ReasoningReplay::from_metadata(&Value::Null), None);
