@@ -205,10 +205,7 @@ async fn a_llamacpp_error_mid_stream_is_reported_and_retry_completes() {
     let turns = run.store.get_turns(&run.session, 0, 10).unwrap();
     assert_eq!(turns[1].status, TurnStatus::Error);
     let partial = &turns[1].content;
-    assert!(
-        partial.starts_with("Demo model") && !partial.contains("real answers"),
-        "the partial text: {partial:?}"
-    );
+    assert!(partial.starts_with("Demo model") && !partial.contains("real answers"), "the partial text: {partial:?}");
 
     let events = &mut run.events;
     let out = continue_session(&mut run.store, &run.transport, &NoTools, &run.settings, &run.session, &mut |e| {
