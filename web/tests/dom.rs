@@ -151,9 +151,11 @@ async fn a_delegated_task_ticks_off_its_steps_and_can_be_cancelled_only_while_it
     let chat = ChatState::new();
     let cancelled = RwSignal::new(Vec::<String>::new());
     let on_cancel = Callback::new(move |id: String| cancelled.update(|c| c.push(id)));
+    let answered = RwSignal::new(Vec::<(String, String, bool)>::new());
+    let on_answer = Callback::new(move |a: (String, String, bool)| answered.update(|v| v.push(a)));
     let _mounted = leptos::mount::mount_to(el.clone(), move || {
         provide_context(chat);
-        view! { <TaskCards on_cancel=on_cancel /> }
+        view! { <TaskCards on_cancel=on_cancel on_answer=on_answer /> }
     });
     let item = |label: &str, status: &str| ChecklistItem {
         label: label.into(),
@@ -180,6 +182,31 @@ async fn a_delegated_task_ticks_off_its_steps_and_can_be_cancelled_only_while_it
         .collect();
     assert_eq!(marks, ["✓", "●", "○"]);
     assert!(text(&el).contains("Delegated: add refresh tokens"));
+    // A step the orchestrator holds shows what it proposes, why, its risk, and Approve / Reject.
+    let held = ChecklistItem {
+        approval: Some(cowork_core::orchestrator::PendingApproval {
+            subtask_id: "s2".into(),
+            proposed_action: "Done: Implement".into(),
+            reason: "Confidence medium (0.62)".into(),
+            risk_level: "medium".into(),
+        }),
+        ..item("Implement", "completed")
+    };
+    chat.tasks.set(vec![task("waiting_approval", vec![item("Analyze", "completed"), held, item("Test", "pending")])]);
+    sleep(0).await;
+    let t = text(&el);
+    assert!(t.contains("Waiting for your approval: Done: Implement") && t.contains("risk: medium"), "{t}");
+    let reject: web_sys::HtmlElement = el.query_selector(".reject-step").unwrap().expect("Reject").unchecked_into();
+    reject.click();
+    let approve: web_sys::HtmlElement = el.query_selector(".approve-step").unwrap().expect("Approve").unchecked_into();
+    approve.click();
+    assert_eq!(answered.get_untracked(), [("t1".into(), "s2".into(), false), ("t1".into(), "s2".into(), true)]);
+    chat.tasks.set(vec![task(
+        "executing",
+        vec![item("Analyze", "completed"), item("Implement", "running"), item("Test", "pending")],
+    )]);
+    sleep(0).await;
+    assert!(el.query_selector(".step-approval").unwrap().is_none(), "answered, the question goes");
     let cancel: web_sys::HtmlElement =
         el.query_selector(".task-cancel").unwrap().expect("Cancel while running").unchecked_into();
     cancel.click();
