@@ -156,3 +156,14 @@ export async function setOrchestratorDir(page, dir, { manual = false } = {}) {
   await dialog.getByRole('button', { name: 'Save' }).click();
   await dialog.waitFor({ state: 'detached' });
 }
+
+/** Imports `file` through Storage → Import files: the preview, then Import; `sessions` is how many it adds. */
+export async function importFile(page, file, sessions, { timeout = 60_000 } = {}) {
+  const count = `${sessions} session${sessions === 1 ? '' : 's'}`;
+  await page.locator('.storage-usage').click();
+  await page.getByLabel('Import files').setInputFiles(file);
+  await page.locator('.import-result', { hasText: `→ ${count}` }).waitFor({ timeout });
+  await page.getByRole('button', { name: 'Import', exact: true }).click();
+  await page.locator('.import-result', { hasText: `Imported ${count}` }).waitFor({ timeout });
+  await page.getByRole('button', { name: 'Close' }).click();
+}

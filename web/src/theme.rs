@@ -45,6 +45,15 @@ impl Theme {
         }
     }
 
+    /// The button's face: a symbol (its words are [`Theme::label`], the accessible name).
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Theme::System => "◐",
+            Theme::Light => "☀",
+            Theme::Dark => "☾",
+        }
+    }
+
     /// The button's label.
     pub fn label(self) -> &'static str {
         match self {

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startServer, launchBrowser, openPage, ready } from '../harness.js';
+import { startServer, launchBrowser, openPage, ready, importFile } from '../harness.js';
 
 const LOCALE = 'de-DE';
 const ZONE = 'Pacific/Auckland';
@@ -70,10 +70,7 @@ test('the sidebar shows dates and relative times in the browser locale and time 
 
     const page = await openPage(browser.context, server.url);
     await ready(page);
-    await page.locator('.storage-usage').click();
-    await page.getByLabel('Import an exported archive (JSON Lines)').setInputFiles(file);
-    await page.locator('.import-result', { hasText: 'Imported 2 sessions with 2 turns' }).waitFor({ timeout: 20_000 });
-    await page.getByRole('button', { name: 'Close' }).click();
+    await importFile(page, file, 2);
 
     // The old session: the German medium date in Auckland (11.03.2024), not the UTC one (10.03.2024).
     const medium = (timeZone) => new Intl.DateTimeFormat(LOCALE, { dateStyle: 'medium', timeZone }).format(OLD);

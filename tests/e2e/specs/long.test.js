@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { useServerAndBrowser, openPage, ready, replyDone, send, exportArchive } from '../harness.js';
+import { useServerAndBrowser, openPage, ready, replyDone, send, exportArchive, importFile } from '../harness.js';
 
 const TURNS = 10_000;
 const BOUND = 200; // web/src/chat.rs VISIBLE_TURNS
@@ -56,10 +56,7 @@ test('a 10,000-turn session opens at its end and scrolls to its start in a bound
   await replyDone(page);
   const file = join(dir, 'long.jsonl');
   writeFileSync(file, longArchive(await exportArchive(page), TURNS));
-  await page.locator('.storage-usage').click();
-  await page.getByLabel('Import an exported archive (JSON Lines)').setInputFiles(file);
-  await page.locator('.import-result', { hasText: `Imported 1 sessions with ${TURNS} turns` }).waitFor({ timeout: 60_000 });
-  await page.getByRole('button', { name: 'Close' }).click();
+  await importFile(page, file, 1, { timeout: 120_000 });
 
   await page.locator('.session', { hasText: `Long session of ${TURNS} turns` }).click();
   await page.locator(`.turn[data-turn="${TURNS}"]`).waitFor();

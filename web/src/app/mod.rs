@@ -189,8 +189,9 @@ pub fn App(
                     title="The session's state register and how the last request used the context window"
                     on:click=move |_| dialogs.panel_open.update(|o| *o = !*o)>"Session"</button>
                 <button class="header-button" on:click=move |_| { dialogs.connection.set(None); dialogs.settings_open.set(true) }>"Settings"</button>
-                <button class="header-button theme-toggle" title="Light, dark, or as the system says (click to change)"
-                    on:click=move |_| theme.update(|t| *t = t.next())>{move || theme.get().label()}</button>
+                <button class="header-button theme-toggle" title=move || format!("{} (click for {})", theme.get().label(), theme.get().next().as_str())
+                    aria-label=move || theme.get().label()
+                    on:click=move |_| theme.update(|t| *t = t.next())>{move || theme.get().symbol()}</button>
                 <button class="header-button shortcuts-button" title="Keyboard shortcuts (?)" aria-label="Keyboard shortcuts"
                     on:click=move |_| dialogs.shortcuts_open.set(true)>"?"</button>
             </header>
