@@ -95,3 +95,23 @@ pub async fn serve(cfg: Config) -> std::io::Result<()> {
     };
     axum::serve(listener, app).with_graceful_shutdown(shutdown).await
 }
+
+/// For native tests: starts a dev server on a free loopback port (serving an empty page from a temporary
+/// folder named after `name`, stopping itself after two minutes) and returns its origin
+/// (`http://127.0.0.1:PORT`) once it accepts connections.
+pub async fn start_for_tests(name: &str) -> String {
+    let dist = std::env::temp_dir().join(format!("cowork-{name}-dist-{}", std::process::id()));
+    std::fs::create_dir_all(&dist).expect("a temporary folder");
+    std::fs::write(dist.join("index.html"), "<!doctype html>").expect("a page to serve");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free loopback port");
+    let addr = listener.local_addr().expect("its address");
+    drop(listener);
+    tokio::spawn(serve(Config { dist, addr, lifetime: Some(std::time::Duration::from_secs(120)) }));
+    for _ in 0..200 {
+        if tokio::net::TcpStream::connect(addr).await.is_ok() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    format!("http://{addr}")
+}

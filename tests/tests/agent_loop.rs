@@ -12,27 +12,8 @@ use cowork_core::provider::{ModelSettings, ProviderKind};
 use cowork_core::state::{ExtractionRules, SessionState};
 use cowork_core::store::{NewSession, Store};
 use cowork_core::{Approval, Error, ErrorKind, Role, ToolCall, TurnStatus, WorkspaceSettings};
-use cowork_tests::server::{serve, Config};
 use cowork_tests::transport::HttpTransport;
 use serde_json::{json, Value};
-use std::time::Duration;
-
-async fn start_server() -> String {
-    let dist = std::env::temp_dir().join(format!("cowork-agent-dist-{}", std::process::id()));
-    std::fs::create_dir_all(&dist).unwrap();
-    std::fs::write(dist.join("index.html"), "<!doctype html>").unwrap();
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    drop(listener);
-    tokio::spawn(serve(Config { dist, addr, lifetime: Some(Duration::from_secs(120)) }));
-    for _ in 0..200 {
-        if tokio::net::TcpStream::connect(addr).await.is_ok() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    format!("http://{addr}/v1")
-}
 
 fn settings(base: &str) -> AgentSettings {
     AgentSettings {
@@ -60,7 +41,7 @@ struct Fixture {
 }
 
 async fn fixture() -> Fixture {
-    let base = start_server().await;
+    let base = format!("{}/v1", cowork_tests::server::start_for_tests("agent").await);
     let mut store = Store::open_in_memory().unwrap();
     // The workspace's orchestrator directory must exist on the orchestrator's machine, as Loom requires.
     let directory = std::env::temp_dir().join(format!("cowork-agent-proj-{}", std::process::id()));

@@ -12,27 +12,7 @@ use cowork_core::store::{NewSession, Store};
 use cowork_core::{Role, TurnStatus};
 use cowork_tests::model::thinking::{signature, step, DEEPSEEK_MISSING_REASONING, ROUNDS};
 use cowork_tests::model::LLAMACPP_ERROR;
-use cowork_tests::server::{serve, Config};
 use cowork_tests::transport::HttpTransport;
-use std::time::Duration;
-
-/// Starts a dev server; returns its origin (`http://127.0.0.1:PORT`).
-async fn start_server() -> String {
-    let dist = std::env::temp_dir().join(format!("cowork-reasoning-dist-{}", std::process::id()));
-    std::fs::create_dir_all(&dist).unwrap();
-    std::fs::write(dist.join("index.html"), "<!doctype html>").unwrap();
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    drop(listener);
-    tokio::spawn(serve(Config { dist, addr, lifetime: Some(Duration::from_secs(120)) }));
-    for _ in 0..200 {
-        if tokio::net::TcpStream::connect(addr).await.is_ok() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    format!("http://{addr}")
-}
 
 fn settings(kind: ProviderKind, base_url: String, model: &str) -> AgentSettings {
     AgentSettings {
@@ -55,7 +35,7 @@ struct Run {
 
 impl Run {
     async fn new(kind: ProviderKind, path: &str, model: &str) -> Run {
-        let origin = start_server().await;
+        let origin = cowork_tests::server::start_for_tests("reasoning").await;
         let mut store = Store::open_in_memory().unwrap();
         let session = store.create_session(&NewSession::new("proj")).unwrap().id;
         let settings = settings(kind, format!("{origin}{path}"), model);
