@@ -1,7 +1,7 @@
 #!/usr/bin/env sh
 # Trunk post-build hook: builds the embedding module (web/embed, spec §10) into dist/embed/ — the ES
 # module `cowork.js` (wasm-bindgen --target web) with its wasm and TypeScript declarations
-# (`cowork.d.ts`), next to a copy of the storage worker it starts — and copies the example page to
+# (`cowork.d.ts`), next to a copy of the storage worker it starts and of the code highlighter — and copies the example page to
 # dist/examples/embed/. Same profile as the app build.
 set -eu
 : "${TRUNK_STAGING_DIR:?run by Trunk as a post_build hook}"
@@ -16,6 +16,8 @@ wasm-bindgen --target web --weak-refs --out-dir "$out" --out-name cowork \
   "target/wasm32-unknown-unknown/$profile/cowork_embed.wasm"
 cp "$TRUNK_STAGING_DIR/storage-worker_loader.js" "$TRUNK_STAGING_DIR/storage-worker.js" \
   "$TRUNK_STAGING_DIR/storage-worker_bg.wasm" "$out/"
+# The code highlighter (scripts/highlight.sh ran first), under a fixed name the module finds.
+cp "$TRUNK_STAGING_DIR"/highlight-*.js "$out/highlight.js"
 cp web/embed/README.md "$out/README.md"
 mkdir -p "$TRUNK_STAGING_DIR/examples/embed"
 cp web/embed/example/index.html web/embed/example/example.js "$TRUNK_STAGING_DIR/examples/embed/"

@@ -6,8 +6,14 @@ set -eu
 template="$(pwd)/web/pwa/sw.js"
 cd "$TRUNK_STAGING_DIR"
 # The app's files only: the embedding module and its example (embed/, examples/) are for other pages.
-files=$(find . -type f ! -name sw.js ! -path './embed/*' ! -path './examples/*' | sed 's|^\./||' | LC_ALL=C sort)
+# The highlighter (highlight-<hash>.js) is not fetched at install: it is kept once the app first asks
+# for it (the LAZY list), so the first visit does not download it.
+files=$(find . -type f ! -name sw.js ! -path './embed/*' ! -path './examples/*' ! -name 'highlight-*.js' \
+  | sed 's|^\./||' | LC_ALL=C sort)
+lazy=$(find . -maxdepth 1 -type f -name 'highlight-*.js' | sed 's|^\./||' | LC_ALL=C sort)
 # shellcheck disable=SC2086 # file names come from the build and have no spaces
-version=$(cat $files | sha256sum | cut -c1-16)
+version=$(cat $files $lazy | sha256sum | cut -c1-16)
 list=$(printf "'./%s', " $files)
-sed -e "s|__VERSION__|$version|" -e "s|__FILES__|$list|" "$template" > sw.js
+lazy_list=""
+[ -n "$lazy" ] && lazy_list=$(printf "'./%s', " $lazy)
+sed -e "s|__VERSION__|$version|" -e "s|__FILES__|$list|" -e "s|__LAZY__|$lazy_list|" "$template" > sw.js

@@ -130,5 +130,14 @@ if [ -f "$ROOT/tests/e2e/package-lock.json" ]; then
   fi
 fi
 
+# --- npm packages of the code highlighter (pinned by web/highlight/package-lock.json) -----------------
+# highlight.js and esbuild, which scripts/highlight.sh bundles into the app's dist/ at each build.
+stamp="$ROOT/web/highlight/node_modules/.installed-lock.json"
+if ! cmp -s "$ROOT/web/highlight/package-lock.json" "$stamp" 2>/dev/null; then
+  say "installing the code highlighter's packages"
+  (cd "$ROOT/web/highlight" && npm ci --silent --no-audit --no-fund >/dev/null)
+  cp "$ROOT/web/highlight/package-lock.json" "$stamp"
+fi
+
 export CHROMEDRIVER=/usr/bin/chromedriver
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner

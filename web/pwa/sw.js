@@ -5,6 +5,11 @@
 const VERSION = '__VERSION__';
 const FILES = [__FILES__];
 const CACHE = `cowork-shell-${VERSION}`;
+// Files the app loads only when needed (the code highlighter): not fetched at install, kept once the app
+// has asked for one, in a cache that outlives versions (their names carry their content's hash) and
+// keeps only this build's.
+const LAZY = [__LAZY__].map((f) => new URL(f, self.location).href);
+const LAZY_CACHE = 'cowork-lazy';
 
 self.addEventListener('install', (event) => {
   event.waitUntil(
@@ -20,6 +25,8 @@ self.addEventListener('activate', (event) => {
     caches
       .keys()
       .then((keys) => Promise.all(keys.filter((k) => k.startsWith('cowork-shell-') && k !== CACHE).map((k) => caches.delete(k))))
+      .then(() => caches.open(LAZY_CACHE))
+      .then((lazy) => lazy.keys().then((old) => Promise.all(old.filter((r) => !LAZY.includes(r.url)).map((r) => lazy.delete(r)))))
       .then(() => self.clients.claim()),
   );
 });
@@ -27,6 +34,21 @@ self.addEventListener('activate', (event) => {
 self.addEventListener('fetch', (event) => {
   const request = event.request;
   if (request.method !== 'GET' || new URL(request.url).origin !== self.location.origin) return;
+  if (LAZY.includes(request.url)) {
+    event.respondWith(
+      caches.open(LAZY_CACHE).then((lazy) =>
+        lazy.match(request.url, { ignoreVary: true }).then(
+          (hit) =>
+            hit ??
+            fetch(request).then((response) => {
+              if (response.ok) lazy.put(request.url, response.clone());
+              return response;
+            }),
+        ),
+      ),
+    );
+    return;
+  }
   // Content-hashed files never change: the cached copy is the right one. Everything else (the page,
   // the storage worker's files, whose names carry no hash) comes from the network while there is one,
   // so a new build never runs with an old worker; the cache answers when the network is gone.
