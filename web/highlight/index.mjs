@@ -34,8 +34,9 @@ const LANGUAGES = {
   bash, c, cpp, csharp, css, diff, dockerfile, go, ini, java, javascript, json, kotlin, makefile, markdown,
   php, plaintext, python, ruby, rust, shell, sql, swift, typescript, xml, yaml,
 };
+// TOML is highlighted as INI (highlight.js has no TOML of its own; `toml` is one of ini's aliases), and
+// `sh`, `py`, `js`, `ts`, `html`, `yml`, … are the languages' own aliases.
 for (const [name, language] of Object.entries(LANGUAGES)) hljs.registerLanguage(name, language);
-// TOML reads well as INI (highlight.js has no TOML of its own; `toml` is one of ini's aliases).
 hljs.registerAliases(['jsonc', 'json5'], { languageName: 'json' });
 
 /**

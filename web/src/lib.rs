@@ -5,6 +5,7 @@
 //! - [`worker`]: the storage worker, the only place that opens the database (wasm, `worker` feature).
 //! - [`app`]: the Leptos components.
 //! - [`backup`]: the automatic backup's policy (when, names, pruning, the warning); pure.
+//! - [`highlight`]: code blocks coloured by a highlighter loaded on first use.
 
 pub mod app;
 pub mod backup;
@@ -14,6 +15,7 @@ pub mod client;
 pub mod dom;
 #[cfg(all(target_arch = "wasm32", feature = "worker"))]
 pub mod fetch;
+pub mod highlight;
 pub mod markdown;
 pub mod protocol;
 pub mod settings;

@@ -7,7 +7,7 @@
 //! A reply being streamed is rendered block by block ([`blocks`]): its complete blocks render alone to
 //! the same HTML as inside the whole text, so only the open last block is rendered again per frame.
 
-use pulldown_cmark::{html, CowStr, Event, LinkType, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{html, CodeBlockKind, CowStr, Event, LinkType, Options, Parser, Tag, TagEnd};
 
 pub mod blocks;
 
@@ -17,9 +17,10 @@ const OPTIONS: Options = Options::ENABLE_TABLES.union(Options::ENABLE_STRIKETHRO
 /// Renders `text` to safe HTML for a message bubble.
 pub fn render(text: &str) -> String {
     let events = Parser::new_ext(text, OPTIONS).flat_map(|event| match event {
-        // A code block gets a Copy button (our own constant markup; the chat wires its click).
+        // A code block gets a head with its language and a Copy button (our own markup; the chat wires
+        // the click, and `crate::highlight` colours the code once the block is on screen).
         Event::Start(Tag::CodeBlock(kind)) => {
-            vec![Event::Html(CowStr::Borrowed(COPY_BUTTON)), Event::Start(Tag::CodeBlock(kind))]
+            vec![Event::Html(CowStr::from(code_head(language(&kind)))), Event::Start(Tag::CodeBlock(kind))]
         }
         Event::End(TagEnd::CodeBlock) => vec![Event::End(TagEnd::CodeBlock), Event::Html(CowStr::Borrowed("</div>\n"))],
         other => vec![safe(other)],
@@ -29,8 +30,62 @@ pub fn render(text: &str) -> String {
     out
 }
 
-/// Opens the wrapper of a code block, with its Copy button.
-const COPY_BUTTON: &str = "<div class=\"code-block\"><button type=\"button\" class=\"copy-code\">Copy</button>";
+/// The words of a message as a screen reader should hear them: its text and code, without Markdown's
+/// marks, a line per block or line break, nothing interpreted as markup.
+pub fn plain_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for event in Parser::new_ext(text, OPTIONS) {
+        match event {
+            Event::Text(t) | Event::Code(t) | Event::Html(t) | Event::InlineHtml(t) => out.push_str(&t),
+            Event::SoftBreak => out.push(' '),
+            Event::HardBreak
+            | Event::Rule
+            | Event::End(TagEnd::Paragraph | TagEnd::Heading(_) | TagEnd::Item)
+            | Event::End(TagEnd::CodeBlock | TagEnd::TableRow | TagEnd::TableHead)
+                if !out.ends_with('\n') =>
+            {
+                out.push('\n')
+            }
+            Event::End(TagEnd::TableCell) => out.push(' '),
+            _ => {}
+        }
+    }
+    out.trim().to_owned()
+}
+
+/// The language a fenced code block names (the first word of its info string), if any.
+pub fn language<'a>(kind: &'a CodeBlockKind<'_>) -> Option<&'a str> {
+    match kind {
+        CodeBlockKind::Fenced(info) => info.split_whitespace().next().filter(|l| !l.is_empty()),
+        CodeBlockKind::Indented => None,
+    }
+}
+
+/// Opens the wrapper of a code block: its head, with the language (escaped: the model wrote it) and Copy.
+fn code_head(language: Option<&str>) -> String {
+    let mut out = String::from("<div class=\"code-block\"><div class=\"code-head\">");
+    if let Some(language) = language {
+        out.push_str("<span class=\"code-lang\">");
+        escape_into(&mut out, language);
+        out.push_str("</span>");
+    }
+    out.push_str("<button type=\"button\" class=\"copy-code\">Copy</button></div>");
+    out
+}
+
+/// Appends `text` with the characters that could make markup (or end an attribute) escaped.
+fn escape_into(out: &mut String, text: &str) {
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+}
 
 /// One event of the message made harmless.
 fn safe(event: Event<'_>) -> Event<'_> {

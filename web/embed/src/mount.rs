@@ -129,6 +129,8 @@ fn render(
             .map_err(|e| error(what, format!("this element cannot hold the UI (no shadow root): {e:?}")))?,
     };
     adopt_styles(&document, &shadow).map_err(|e| error(what, format!("the UI's styles could not be added: {e:?}")))?;
+    // The code highlighter, loaded when a code block first shows: the copy beside this module.
+    cowork_web::highlight::set_module_url(&crate::api::highlighter_url());
     let root: web_sys::HtmlElement =
         document.create_element("div").map_err(|e| error(what, format!("{e:?}")))?.unchecked_into();
     root.set_class_name("cowork-root");

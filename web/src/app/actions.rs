@@ -9,7 +9,9 @@ pub use native::*;
 #[cfg(target_arch = "wasm32")]
 mod browser {
     use crate::app::Client;
-    use crate::chat::{load_turns_op, turns_of, ChatState, DialogState, ModelList, Notice, Providers, SessionAction};
+    use crate::chat::{
+        announcement, load_turns_op, turns_of, ChatState, DialogState, ModelList, Notice, Providers, SessionAction,
+    };
     use crate::client::StorageClient;
     use crate::protocol::{Op, Reply, SendOutcome};
     use leptos::prelude::*;
@@ -212,6 +214,9 @@ mod browser {
             refresh_sessions(&client, chat).await;
             if let Some(id) = chat.current.get_untracked() {
                 load_session(&client, chat, &id, None).await;
+            }
+            if matches!(result, Ok(Reply::Sent { outcome: SendOutcome::Done, .. })) {
+                chat.announced.set(chat.turns.with_untracked(|t| announcement(t)).unwrap_or_default());
             }
             refresh_usage(chat).await;
             chat.streaming.set(None);

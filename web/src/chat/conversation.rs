@@ -101,7 +101,15 @@ fn TurnView(turn: Turn, on_action: Callback<SessionAction>) -> impl IntoView {
             true => view! { <StreamText turn_number=n /> }.into_any(),
             false => {
                 let text = text.clone();
-                view! { <div class="turn-text markdown" inner_html=move || crate::markdown::render(&text())></div> }
+                // Its code blocks are coloured once they are in the page (and again after "Show all").
+                let el = NodeRef::<leptos::html::Div>::new();
+                Effect::new(move |_| {
+                    expanded.track();
+                    if let Some(el) = el.get() {
+                        crate::highlight::highlight_within(&el);
+                    }
+                });
+                view! { <div class="turn-text markdown" node_ref=el inner_html=move || crate::markdown::render(&text())></div> }
                     .into_any()
             }
         };
@@ -204,7 +212,9 @@ pub fn Conversation(
     };
     view! {
         <main class="conversation">
-            <div class="turns" class:streaming=move || streaming.active() aria-live="polite" node_ref=list on:scroll=on_scroll on:click=copy_code>
+            // Not a live region: opening a session, paging, a streamed delta or a coloured code block
+            // would be read out. The status below says each finished reply once.
+            <div class="turns" class:streaming=move || streaming.active() node_ref=list on:scroll=on_scroll on:click=copy_code>
                 <Show when=move || state.turns.get().is_empty()>
                     <div class="welcome">
                         <h2>"A workspace that never forgets"</h2>
@@ -216,6 +226,9 @@ pub fn Conversation(
                     key=|t| (t.id, t.status, t.content.len())
                     children=move |t: Turn| view! { <TurnView turn=t on_action=on_action /> }
                 />
+            </div>
+            <div class="visually-hidden reply-announcer" role="status" aria-live="polite" aria-atomic="true">
+                {move || state.announced.get()}
             </div>
             <TaskCards on_cancel=on_cancel_task on_answer=on_answer_step />
             <Show when=can_retry>
@@ -248,7 +261,7 @@ fn copy_message_button(content: String) -> impl IntoView {
     view! { <button class="turn-action copy-message" title="Copy this message's text" on:click=copy>{move || label.get()}</button> }
 }
 
-/// A click on a code block's Copy button copies the block's text.
+/// A click on a code block's Copy button copies the block's text, exactly.
 fn copy_code(ev: web_sys::MouseEvent) {
     #[cfg(target_arch = "wasm32")]
     {
@@ -257,7 +270,9 @@ fn copy_code(ev: web_sys::MouseEvent) {
         if !button.class_list().contains("copy-code") {
             return;
         }
-        let code = button.next_element_sibling().and_then(|pre| pre.text_content()).unwrap_or_default();
+        // The block's text as written (coloured or not: the highlighter's spans hold the same text).
+        let pre = button.closest(".code-block").ok().flatten().and_then(|b| b.query_selector("pre").ok().flatten());
+        let code = pre.and_then(|pre| pre.text_content()).unwrap_or_default();
         let copied = window().navigator().clipboard().write_text(&code);
         leptos::task::spawn_local(async move {
             let done = wasm_bindgen_futures::JsFuture::from(copied).await.is_ok();

@@ -20,6 +20,22 @@ pub fn clip_for_display(text: &str, limit: usize) -> &str {
     &text[..end]
 }
 
+/// How much of a finished reply the screen reader's live region says (the rest is in the conversation).
+pub const ANNOUNCED_CHARS: usize = 2_000;
+
+/// What the live region says when a reply of this tab has finished: the last turn, when it is a
+/// complete reply, as plain words ("Reply: …"), at most [`ANNOUNCED_CHARS`] of them.
+pub fn announcement(turns: &[cowork_core::Turn]) -> Option<String> {
+    let last = turns.last().filter(|t| t.role == cowork_core::Role::Assistant)?;
+    if last.status != cowork_core::TurnStatus::Complete || last.content.trim().is_empty() {
+        return None;
+    }
+    let words = crate::markdown::plain_text(&last.content);
+    let clipped: String = words.chars().take(ANNOUNCED_CHARS).collect();
+    let more = if clipped.len() < words.len() { "…" } else { "" };
+    Some(format!("Reply: {clipped}{more}"))
+}
+
 /// 40 → "40 ms", 1_250 → "1.2 s", 95_000 → "1 min 35 s".
 pub fn duration_text(ms: i64) -> String {
     match ms.max(0) {

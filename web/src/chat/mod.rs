@@ -42,8 +42,9 @@ pub use conversation::{Conversation, TaskCards};
 pub use dialogs::{ApprovalDialog, DeleteDialog, SearchDialog};
 pub(crate) use format::utc_date;
 pub use format::{
-    clip_for_display, compact, context_meter, duration_text, fix_for, full_time, highlight_pieces, human_bytes,
-    relative_time, session_matches, when, workspace_order, workspaces, Fix, Meter, When, DISPLAY_CHARS,
+    announcement, clip_for_display, compact, context_meter, duration_text, fix_for, full_time, highlight_pieces,
+    human_bytes, relative_time, session_matches, when, workspace_order, workspaces, Fix, Meter, When, ANNOUNCED_CHARS,
+    DISPLAY_CHARS,
 };
 pub use panel::SessionPanel;
 pub use providers::{follow_session, ModelList, ModelPicker, Providers};

@@ -356,6 +356,9 @@ pub struct ChatState {
     pub workspace: RwSignal<String>,
     /// The open session as last read, and the manifest of its last model request.
     pub details: RwSignal<Option<(Session, Option<cowork_core::ContextManifest>)>>,
+    /// What the screen reader's live region says: this tab's last finished reply, set once when it
+    /// is saved (never per delta; see `format::announcement`).
+    pub announced: RwSignal<String>,
 }
 
 impl ChatState {
@@ -384,6 +387,7 @@ impl ChatState {
             loading_more: RwSignal::new(false),
             workspace: RwSignal::new(DEFAULT_WORKSPACE.to_owned()),
             details: RwSignal::new(None),
+            announced: RwSignal::new(String::new()),
         }
     }
 

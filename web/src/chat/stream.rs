@@ -4,10 +4,12 @@
 //! ([`crate::markdown::blocks`]): complete blocks are rendered once and kept as DOM, only the open last
 //! block is rendered again, so a frame costs what the new text costs, not the reply or the session.
 //! When the turn is saved complete, the conversation shows it as any other (rendered whole, once).
+//! Code blocks are coloured ([`crate::highlight`]) once complete, never while still being written.
 
 use super::state::ChatState;
 use crate::markdown::blocks::Blocks;
 use leptos::prelude::*;
+use wasm_bindgen::JsCast;
 
 /// Which turn is being streamed, if any: a memo of [`ChatState::streaming`]'s turn number, provided by
 /// the conversation, so that turns re-render when a stream starts or ends and never per delta.
@@ -103,6 +105,12 @@ fn draw_blocks(el: &web_sys::HtmlDivElement, text: &str, d: &mut Drawn) {
     // The HTML is sanitised (crate::markdown::render): nothing from the message becomes markup.
     for block in step.complete {
         let _ = el.insert_adjacent_html("beforeend", &crate::markdown::render(&text[block]));
+    }
+    // Code in the blocks just completed is coloured; the open block's code is still being written.
+    for i in d.kept..nodes.length() {
+        if let Some(node) = nodes.item(i).and_then(|n| n.dyn_into::<web_sys::Element>().ok()) {
+            crate::highlight::highlight_within(&node);
+        }
     }
     d.kept = nodes.length();
     let _ = el.insert_adjacent_html("beforeend", &crate::markdown::render(&text[step.open]));

@@ -73,6 +73,11 @@ pub(crate) fn default_worker_url() -> String {
         .unwrap_or_else(|_| "./storage-worker_loader.js".into())
 }
 
+/// The code highlighter, copied next to this module by the build (`scripts/embed.sh`).
+pub(crate) fn highlighter_url() -> String {
+    web_sys::Url::new_with_base("../../highlight.js", &module_url()).map(|u| u.href()).unwrap_or_default()
+}
+
 /// The demo model and orchestrator of the dev server on this page's origin.
 pub(crate) fn page_default_settings() -> ModelSettings {
     let origin = web_sys::window().and_then(|w| w.location().origin().ok()).unwrap_or_default();

@@ -193,3 +193,23 @@ fn forks_are_listed_under_the_session_they_came_from() {
     assert_eq!(nested, want.map(|(id, d)| (id.to_owned(), d)), "a session keeps its place by its own last activity");
     assert_eq!(nest_forks(&list).len(), list.len(), "nothing dropped");
 }
+
+#[test]
+fn the_live_region_says_a_finished_reply_once_in_plain_words() {
+    use crate::chat::test_data::turn;
+    use cowork_core::{Role, TurnStatus};
+    let mut reply = turn(2);
+    reply.role = Role::Assistant;
+    reply.content = "Use **`def`**:\n\n```python\ndef f(): pass\n```".into();
+    let turns = vec![turn(1), reply.clone()];
+    assert_eq!(announcement(&turns).as_deref(), Some("Reply: Use def:\ndef f(): pass"));
+    // Nothing for a reply cut short, or when the last turn is not a reply.
+    let mut cut = reply.clone();
+    cut.status = TurnStatus::Interrupted;
+    assert_eq!(announcement(&[turn(1), cut]), None);
+    assert_eq!(announcement(&[reply.clone(), turn(3)]), None);
+    // A long reply is said up to a limit.
+    reply.content = "word ".repeat(1_000);
+    let said = announcement(&[reply]).unwrap();
+    assert!(said.ends_with('…') && said.chars().count() <= ANNOUNCED_CHARS + "Reply: …".len(), "{}", said.len());
+}
