@@ -2,7 +2,8 @@
 //! answers, calls tools when the conversation asks for them, and fails on request for tests.
 //!
 //! Rules, applied to the last message of the request:
-//! - a tool result → a short answer quoting what the tool returned;
+//! - a tool result → a short answer quoting what the tool returned (a result of several lines as a
+//!   block of text, so its lines stay lines);
 //! - a user message that refers back ("earlier", "we discussed", "remember", "as before", "recall") →
 //!   a `conversation_recall` search for its key words, over the session (over the workspace when the
 //!   message says "workspace");
@@ -28,7 +29,8 @@
 //! `[[reasoning]]` (the reply streams `delta.reasoning_content` first, "Let me think about …", then
 //! its text), `[[refusal]]` (the reply streams `delta.refusal`, "I can't help with that.", and no
 //! content) and `[[bench:markdown]]` (the benchmark's 12 KB Markdown reply in 1,500 deltas, 4 ms
-//! apart: [`crate::bench_reply`]). `[[tool-rounds]]` makes it a DeepSeek-style thinking model that
+//! apart: [`crate::bench_reply`]), `[[code:LANG]]` (the rest of the message, as written, sent back as a
+//! fenced code block in LANG between two sentences: `[[code:python]] def f(): …`). `[[tool-rounds]]` makes it a DeepSeek-style thinking model that
 //! calls tools for three rounds and refuses a request that drops their reasoning (`thinking.rs`,
 //! which also holds the Anthropic-style model at `/anthropic/v1/messages`).
 
@@ -124,13 +126,17 @@ fn plan_answer(messages: &[Value], tools: &[String]) -> Plan {
             .find_map(|c| c["function"]["name"].as_str())
             .or(last["name"].as_str())
             .unwrap_or("the tool");
-        let excerpt: String = text.chars().take(300).collect();
-        return Plan::Text(format!("Here is what {name} returned: {excerpt}"));
+        return Plan::Text(quote_result(name, &text));
     }
     let lower = text.to_lowercase();
     let clean = strip_faults(&text);
     if last["role"] == "user" && text.contains(REFUSAL) {
         return Plan::Refusal("I can't help with that.".into());
+    }
+    if let Some((language, code)) = code_switch(&text).filter(|_| last["role"] == "user") {
+        return Plan::Text(format!(
+            "Here it is as {language}:\n\n```{language}\n{code}\n```\n\nThat is the whole block."
+        ));
     }
     if last["role"] == "user" && text.contains(REASONING) {
         let text = echo(&clean);
@@ -171,6 +177,42 @@ fn plan_answer(messages: &[Value], tools: &[String]) -> Plan {
         };
     }
     Plan::Text(echo(&clean))
+}
+
+/// The answer quoting a tool's result: a one-line result inline, a longer one (a delegated task's
+/// checklist, a file) as a block of text that keeps its lines, up to about 600 characters.
+fn quote_result(name: &str, text: &str) -> String {
+    if !text.trim().contains('\n') {
+        let excerpt: String = text.chars().take(300).collect();
+        return format!("Here is what {name} returned: {excerpt}");
+    }
+    let mut excerpt = String::new();
+    for line in text.trim().lines() {
+        if !excerpt.is_empty() && excerpt.len() + line.len() > 600 {
+            excerpt.push_str("…\n");
+            break;
+        }
+        excerpt.push_str(line);
+        excerpt.push('\n');
+    }
+    // A fence longer than any run of backticks in the text.
+    let fence = "`".repeat(3.max(excerpt.split(|c| c != '`').map(str::len).max().unwrap_or(0) + 1));
+    format!("Here is what {name} returned:\n\n{fence}text\n{excerpt}{fence}")
+}
+
+/// The switch asking for a code block: `[[code:LANG]]`.
+const CODE: &str = "[[code:";
+
+/// `[[code:LANG]]` in `text`: the language and the rest of the text (its code, switches removed, blank
+/// lines around it trimmed).
+fn code_switch(text: &str) -> Option<(String, String)> {
+    let start = text.find(CODE)?;
+    let len = text[start..].find("]]")?;
+    let language = text[start + CODE.len()..start + len].trim().to_owned();
+    let rest = format!("{}{}", &text[..start], &text[start + len + 2..]);
+    let code = strip_faults(&rest);
+    let code = code.trim_matches('\n').trim_start_matches(' ').trim_end();
+    (!language.is_empty()).then(|| (language, code.to_owned()))
 }
 
 /// The switch asking for a reply that reasons first.
@@ -573,6 +615,34 @@ mod tests {
         assert_eq!(message.reasoning_field.as_deref(), Some("reasoning_content"));
         assert_eq!(&message.content, text);
         assert!(!message.refusal);
+    }
+
+    #[test]
+    fn a_long_tool_result_is_quoted_with_its_lines() {
+        let result = "Task t-1 completed.\nSubtasks:\n  [x] plan\n  [x] write ```code```\nFiles changed:\n  - src/a.rs";
+        let answer = quote_result("delegate_task", result);
+        assert_eq!(answer, format!("Here is what delegate_task returned:\n\n````text\n{result}\n````"));
+        let long = "line of the result\n".repeat(100);
+        let answer = quote_result("read_file", &long);
+        assert!(answer.len() < 700 && answer.ends_with("…\n```"), "{answer}");
+    }
+
+    #[test]
+    fn a_code_switch_answers_with_the_message_as_a_fenced_block() {
+        let answer = plan(&[user("[[code:python]]\ndef greet(name):\n    return f\"hi {name}\"\n")], &tools());
+        assert_eq!(
+            answer,
+            Plan::Text(
+                "Here it is as python:\n\n```python\ndef greet(name):\n    return f\"hi {name}\"\n```\n\nThat is the whole block."
+                    .into()
+            )
+        );
+        // Faults still apply, and are not part of the code.
+        let answer = plan(&[user("[[code:html]] <script>alert(1)</script> [[fault:slow]]")], &tools());
+        assert!(
+            matches!(&answer, Plan::Text(t) if t.contains("```html\n<script>alert(1)</script>\n```")),
+            "{answer:?}"
+        );
     }
 
     #[test]

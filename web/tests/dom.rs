@@ -278,3 +278,49 @@ async fn an_error_notice_offers_the_place_that_fixes_it_by_its_kind() {
     let fix = el.query_selector(".notice-fix").unwrap().expect("a fix");
     assert_eq!(fix.text_content().as_deref(), Some("Open Storage"));
 }
+
+#[wasm_bindgen_test]
+async fn a_streamed_code_block_is_coloured_once_complete_and_never_again() {
+    use cowork_web::chat::{ChatState, StreamText};
+    // A stand-in for the highlighter: wraps the code in one span and counts its calls.
+    let stand_in = "globalThis.__highlights = 0; export function highlight(code, language) { \
+        globalThis.__highlights++; return '<span class=\"hljs-stand-in\">' + language + ':' \
+        + code.replace(/&/g, '&amp;').replace(/</g, '&lt;') + '</span>'; }";
+    let url = format!("data:text/javascript,{}", String::from(js_sys::encode_uri_component(stand_in)));
+    cowork_web::highlight::set_module_url(&url);
+    let calls = || js_sys::Reflect::get(&js_sys::global(), &"__highlights".into()).unwrap().as_f64().unwrap_or(0.0);
+
+    let el = host();
+    let chat = ChatState::new();
+    chat.streaming.set(Some((1, String::new())));
+    let _mounted = leptos::mount::mount_to(el.clone(), move || {
+        provide_context(chat);
+        view! { <StreamText turn_number=1 /> }
+    });
+    // The block is still being written: drawn, not coloured, not even waiting to be.
+    chat.streaming.set(Some((1, "Intro\n\n```python\ndef f():\n".into())));
+    eventually(&el, 2000, "the open block drawn", |el| el.query_selector("code.language-python").unwrap().is_some())
+        .await;
+    sleep(100).await;
+    let code = el.query_selector("code.language-python").unwrap().unwrap();
+    assert_eq!(code.get_attribute("data-highlight"), None, "the open block is left alone");
+    assert_eq!(calls(), 0.0);
+
+    // The next block has started: the code block is complete, and coloured once.
+    chat.streaming.set(Some((1, "Intro\n\n```python\ndef f():\n    return 1 < 2\n```\n\nAfter\n".into())));
+    eventually(&el, 3000, "the complete block coloured", |el| {
+        el.query_selector("code.language-python[data-highlight=\"done\"] .hljs-stand-in").unwrap().is_some()
+    })
+    .await;
+    let code = el.query_selector("code.language-python").unwrap().unwrap();
+    assert_eq!(code.text_content().unwrap(), "python:def f():\n    return 1 < 2\n");
+    assert_eq!(calls(), 1.0);
+
+    // More text: the complete block is kept as it is, and not coloured again.
+    chat.streaming
+        .set(Some((1, "Intro\n\n```python\ndef f():\n    return 1 < 2\n```\n\nAfter that, more words\n".into())));
+    sleep(100).await;
+    assert!(el.query_selector("code.language-python[data-highlight=\"done\"] .hljs-stand-in").unwrap().is_some());
+    assert_eq!(calls(), 1.0, "a block is coloured once");
+    assert!(text(&el).contains("more words"));
+}

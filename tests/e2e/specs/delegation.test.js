@@ -81,6 +81,11 @@ test('a workspace without an orchestrator directory sends nothing and offers the
   assert.match(result, /Files changed:[\s\S]*src\/auth\.py/);
   assert.match(result, /tests\/test_auth\.py/);
   await replyDone(page);
+  // The result keeps its lines and list structure, in the tool card and in the answer quoting it.
+  assert.match(result, /\n\s+\[x\] [^\n]+\n\s+\[x\] /);
+  const quoted = page.locator('.turn[data-role="assistant"]', { hasText: 'Here is what delegate_task returned' }).last();
+  const quotedLines = (await quoted.locator('pre').innerText()).split('\n');
+  assert.ok(quotedLines.length >= 6 && quotedLines[0].startsWith('Task completed:'), `several lines: ${quotedLines}`);
   const tasks = await submitted();
   assert.equal(tasks.length, before + 1, 'one task submitted');
   assert.equal(tasks.at(-1).goal, goal);

@@ -52,6 +52,7 @@ pub use settings_dialog::SettingsDialog;
 pub use shortcuts::{shortcut_for, Press, Shortcut, ShortcutsDialog, SHEET};
 pub use sidebar::{ExportFormat, SessionAction, Sidebar};
 pub use state::{reduce, Approval, Change, ChatState, ChatView, DialogState, LiveTask, Notice};
+pub use stream::StreamText;
 pub use thinking::ThinkingLive;
 pub use turn_model::{turn_model, TurnModel};
 pub use window::{load_turns_op, merge_page, page_op, show_turn, turns_of};
