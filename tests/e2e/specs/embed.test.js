@@ -271,6 +271,15 @@ test('mount() puts the whole UI into a host element of a page with `* { all: uns
   await message.fill('hello from a hostile page');
   await message.press('Enter');
   await page.locator('#panel .turn[data-role="assistant"]', { hasText: 'hello from a hostile page' }).waitFor({ timeout: 20_000 });
+  // A code block is coloured there too, by the highlighter the module serves beside itself.
+  await page.locator('#panel').getByRole('button', { name: 'Stop' }).waitFor({ state: 'detached', timeout: 20_000 });
+  await message.fill('[[code:rust]]\nfn main() {}');
+  await message.press('Enter');
+  const keyword = page.locator('#panel code.language-rust[data-highlight="done"] .hljs-keyword', { hasText: 'fn' });
+  await keyword.waitFor({ timeout: 20_000 });
+  const plain = await page.locator('#panel code.language-rust').evaluate((c) => getComputedStyle(c.closest('pre')).color);
+  assert.notEqual(await keyword.evaluate((k) => getComputedStyle(k).color), plain, 'the token colours apply in the shadow root');
+  await page.locator('#panel').getByRole('button', { name: 'Stop' }).waitFor({ state: 'detached', timeout: 20_000 });
   await page.locator('#panel').getByRole('button', { name: 'Settings' }).click();
   const dialog = await page.locator('#panel .dialog').boundingBox();
   const panel = await page.locator('#panel').boundingBox();
