@@ -371,8 +371,23 @@ mod glue {
         spawn_local(async move { back_up(c, state, None, ask).await });
     }
 
-    /// Writes a snapshot and prunes the old ones.
+    thread_local! {
+        /// A snapshot is being written: another one asked for meanwhile (the minute's check, a
+        /// change's, "Back up now") is left out rather than written beside it, where each would prune
+        /// the file the other is writing; the change it was for is caught by the next check.
+        static RUNNING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    /// Writes a snapshot and prunes the old ones, unless one is being written already.
     async fn back_up(c: Client, state: BackupState, handle: Option<DirHandle>, ask: bool) {
+        if RUNNING.with(|r| r.replace(true)) {
+            return;
+        }
+        back_up_once(c, state, handle, ask).await;
+        RUNNING.with(|r| r.set(false));
+    }
+
+    async fn back_up_once(c: Client, state: BackupState, handle: Option<DirHandle>, ask: bool) {
         let Some(client) = client(c) else { return };
         let handle = match handle {
             Some(h) => h,
