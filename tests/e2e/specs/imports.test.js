@@ -242,7 +242,10 @@ test('backing up to a folder writes snapshots, keeps the last K, and a snapshot 
   const listBackups = (page) => page.evaluate(async () => {
     const folder = await (await navigator.storage.getDirectory()).getDirectoryHandle('backups', { create: true });
     const out = {};
-    for await (const [name, handle] of folder.entries()) out[name] = await (await handle.getFile()).text();
+    // Only snapshots: a write in progress has a swap file beside them (Chromium's `.crswap`).
+    for await (const [name, handle] of folder.entries()) {
+      if (name.endsWith('.jsonl')) out[name] = await (await handle.getFile()).text();
+    }
     return out;
   });
   const source = await launchBrowser();
@@ -271,7 +274,7 @@ test('backing up to a folder writes snapshots, keeps the last K, and a snapshot 
     await page.waitForFunction(async (old) => {
       const folder = await (await navigator.storage.getDirectory()).getDirectoryHandle('backups');
       const names = [];
-      for await (const name of folder.keys()) names.push(name);
+      for await (const name of folder.keys()) if (name.endsWith('.jsonl')) names.push(name);
       return names.length === 1 && names[0] !== old;
     }, first[0], { timeout: 20_000 });
     files = await listBackups(page);
