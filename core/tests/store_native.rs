@@ -191,6 +191,34 @@ fn write_v3_fixture() {
 }
 
 #[test]
+fn a_version_3_archive_gains_attachments_and_loses_nothing() {
+    let db = TempDb::new("migrate-v3");
+    std::fs::copy(fixture("archive-v3.db"), &db.0).unwrap();
+    let mut store = Store::open(db.path()).unwrap();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    let texts = |store: &Store, sid: &str| -> Vec<String> {
+        store.get_turns(sid, 0, 10).unwrap().into_iter().map(|t| t.content).collect()
+    };
+    assert_eq!(texts(&store, "v3-session"), ["Where is the quokka config?", "In settings.toml"]);
+    assert_eq!(
+        texts(&store, "v3-fork"),
+        ["Where is the quokka config?", "Maybe in config.yaml"],
+        "the fork reads through"
+    );
+    let settings = store.workspace_settings("my-project").unwrap();
+    assert_eq!((settings.directory(), settings.manual_approvals), (Some("/src/app"), true));
+    assert_eq!(store.search(&SearchQuery::new("quokka", SearchScope::All)).unwrap().len(), 1);
+    // Attachments work on the upgraded archive, and the old turns have none.
+    assert!(store.get_turns("v3-session", 0, 10).unwrap().iter().all(|t| t.attachments.is_empty()));
+    let file = cowork_core::NewAttachment::new("notes.md", "text/markdown", b"# wombat".to_vec());
+    let t = store.append_turn_with_attachments("v3-fork", &NewTurn::user("see notes"), &[file]).unwrap();
+    assert_eq!(t.turn_number, 3);
+    assert_eq!(store.stats().unwrap().blobs, 1);
+    assert_eq!(store.search(&SearchQuery::new("wombat", SearchScope::All)).unwrap()[0].turn_number, 3);
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+}
+
+#[test]
 fn a_version_2_archive_gains_workspace_settings() {
     let db = TempDb::new("migrate-v2");
     std::fs::copy(fixture("archive-v2.db"), &db.0).unwrap();
