@@ -161,6 +161,7 @@ pub(super) async fn test_connection(mut config: ModelSettings) -> Result<Reply, 
         tool_call_id: None,
         name: None,
         reasoning: None,
+        images: Vec::new(),
     };
     let request = build_request(&config, &[ping], &[]);
     let transport = FetchTransport::default();
