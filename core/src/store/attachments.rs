@@ -96,16 +96,20 @@ pub(super) fn save(conn: &Connection, turn_id: i64, attachments: &[NewAttachment
 pub(super) fn search_text(attachments: &[NewAttachment]) -> String {
     let mut out = String::new();
     for a in attachments {
-        out.push(' ');
-        out.push_str(&a.name);
         let (kind, _, _) = crate::attachment::classify(&a.name, &a.mime, &a.bytes);
-        if kind == crate::AttachmentKind::Text {
-            let bytes = &a.bytes[..a.bytes.len().min(TEXT_INDEX_MAX_BYTES)];
-            out.push('\n');
-            out.push_str(&text_of(bytes));
-        }
+        index_one(&mut out, &a.name, kind, &a.bytes);
     }
     out
+}
+
+/// Adds one attachment's name (and, for a text-like file, its text) to the indexed text.
+pub(super) fn index_one(out: &mut String, name: &str, kind: crate::AttachmentKind, bytes: &[u8]) {
+    out.push(' ');
+    out.push_str(name);
+    if kind == crate::AttachmentKind::Text {
+        out.push('\n');
+        out.push_str(&text_of(&bytes[..bytes.len().min(TEXT_INDEX_MAX_BYTES)]));
+    }
 }
 
 /// Deletes the blobs no attachment references any more (after turns were deleted).

@@ -139,3 +139,72 @@ pub fn too_large_corrupt_and_svg_attachments(store: &mut Store) {
     assert_eq!(kinds, [(AttachmentKind::File, None), (AttachmentKind::File, None)], "neither is shown as an image");
     assert_eq!(turn.attachments[1].mime, "image/svg+xml");
 }
+
+pub fn attachments_export_and_import_byte_for_byte(store: &mut Store) {
+    let image = png(64, 48, 5000);
+    let script = b"def quokka():\n    return 'marsupial'\n".to_vec();
+    let a = session(store);
+    attach(
+        store,
+        &a,
+        "first",
+        &[
+            NewAttachment::new("shot.png", "image/png", image.clone()),
+            NewAttachment::new("dir/quokka.py", "", script.clone()),
+        ],
+    );
+    let b = session(store);
+    attach(store, &b, "same image", &[NewAttachment::new("again.png", "", image.clone())]);
+    let jsonl = store.export_jsonl(None).unwrap();
+    assert!(jsonl.starts_with(r#"{"type":"header","format":"cowork-archive","version":3}"#), "{}", &jsonl[..80]);
+    let blob_lines = jsonl.lines().filter(|l| l.starts_with(r#"{"type":"blob""#)).count();
+    assert_eq!(blob_lines, 2, "a content two turns carry is exported once");
+
+    let mut fresh = Store::open_in_memory().unwrap();
+    let summary = fresh.import_jsonl(&jsonl).unwrap();
+    assert_eq!((summary.sessions_added, summary.turns_added), (2, 2));
+    for sid in [&a, &b] {
+        let before = store.get_turns(sid, 0, 10).unwrap();
+        let after = fresh.get_turns(sid, 0, 10).unwrap();
+        assert_eq!(before[0].attachments, after[0].attachments, "names, types, sizes and hashes");
+        for att in &after[0].attachments {
+            let bytes = fresh.attachment_bytes(&att.sha256).unwrap();
+            assert_eq!(sha256_hex(&bytes), att.sha256, "{}: identical bytes", att.name);
+        }
+    }
+    assert_eq!(fresh.attachment_bytes(&sha256_hex(&script)).unwrap(), script);
+    let stats = fresh.stats().unwrap();
+    assert_eq!((stats.blobs, stats.blob_bytes), (2, (image.len() + script.len()) as i64));
+    let hits = fresh.search(&SearchQuery::new("marsupial", SearchScope::All)).unwrap();
+    assert_eq!(hits.len(), 1, "the imported text file is searchable");
+    assert_eq!(fresh.export_jsonl(None).unwrap(), jsonl, "export → import → export is stable");
+    assert_eq!(fresh.import_jsonl(&jsonl).unwrap().sessions_added, 0, "importing again adds nothing");
+    assert_eq!(fresh.stats().unwrap().blobs, 2);
+
+    // A damaged content is refused, naming the line, and nothing is added.
+    let damaged: String = jsonl
+        .lines()
+        .map(|l| {
+            if l.starts_with(r#"{"type":"blob""#) {
+                l.replacen("\"data\":\"", "\"data\":\"AAAA", 1)
+            } else {
+                l.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut other = Store::open_in_memory().unwrap();
+    let err = other.import_jsonl(&damaged).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Import);
+    assert!(err.to_string().contains("line 3"), "{err}");
+    assert_eq!(other.stats().unwrap().sessions, 0);
+    // A turn whose content is missing is refused too.
+    let missing: String = jsonl.lines().filter(|l| !l.starts_with(r#"{"type":"blob""#)).collect::<Vec<_>>().join("\n");
+    let err = other.import_jsonl(&missing).unwrap_err();
+    assert!(err.to_string().contains("whose content is not in the file"), "{err}");
+
+    let md = store.export_markdown(&a).unwrap();
+    let link =
+        format!("- Attachment: [quokka.py](attachments/{}-quokka.py) (text, 37 B, text/plain)", sha256_hex(&script));
+    assert!(md.contains(&link), "{md}");
+}

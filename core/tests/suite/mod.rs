@@ -43,7 +43,8 @@ macro_rules! store_cases {
             attachments_are_kept_with_their_turn_and_stored_once,
             deleting_a_session_keeps_blobs_other_turns_carry,
             search_finds_words_inside_text_attachments_and_their_names,
-            too_large_corrupt_and_svg_attachments
+            too_large_corrupt_and_svg_attachments,
+            attachments_export_and_import_byte_for_byte
         );
     };
 }
