@@ -386,6 +386,19 @@ pub fn format_size(bytes: i64) -> String {
     }
 }
 
+/// Standard base64 with padding (data URLs, Anthropic's image sources, the JSONL export, the worker's
+/// `ReadAttachment` reply).
+pub fn to_base64(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// The bytes of standard base64 text; an error says what is wrong with it.
+pub fn from_base64(text: &str) -> std::result::Result<Vec<u8>, String> {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.decode(text.as_bytes()).map_err(|e| e.to_string())
+}
+
 /// A text-like attachment's text (UTF-8, a leading byte-order mark dropped; invalid bytes replaced).
 pub fn text_of(bytes: &[u8]) -> String {
     let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);

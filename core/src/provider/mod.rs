@@ -198,8 +198,7 @@ impl fmt::Debug for HttpRequest {
 /// ignored, and a base that already ends with `path` is used as it is.
 /// Standard base64 (with padding), as data URLs and Anthropic's image sources take it.
 pub(crate) fn base64(bytes: &[u8]) -> String {
-    use base64::Engine;
-    base64::engine::general_purpose::STANDARD.encode(bytes)
+    crate::attachment::to_base64(bytes)
 }
 
 pub(crate) fn join_url(base: &str, path: &str) -> String {

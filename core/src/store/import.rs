@@ -415,10 +415,8 @@ pub(super) fn write(conn: &mut Connection, plan: ImportPlan) -> Result<ImportSum
 
 /// A blob line's bytes, checked: valid base64, the announced size, and the SHA-256 it is filed under.
 fn checked_blob(n: usize, b: &BlobLine) -> Result<Vec<u8>> {
-    use base64::Engine;
     super::attachments::valid_sha256(&b.sha256).map_err(|e| err(n, e.to_string()))?;
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(b.data.as_bytes())
+    let bytes = crate::attachment::from_base64(&b.data)
         .map_err(|e| err(n, format!("the attachment {} is not valid base64: {e}", b.sha256)))?;
     if bytes.len() as i64 != b.size {
         return Err(err(

@@ -3,7 +3,8 @@ use crate::protocol::Request;
 
 #[test]
 fn a_files_bytes_never_travel_in_the_json() {
-    let file = FilePayload { name: "conversations.json".into(), size: 3, bytes: b"[1]".to_vec() };
+    let file =
+        FilePayload { name: "conversations.json".into(), size: 3, bytes: b"[1]".to_vec(), ..FilePayload::default() };
     let req = Request { id: 4, op: Op::ImportFiles { files: vec![file] } };
     let json = req.to_json();
     assert_eq!(
