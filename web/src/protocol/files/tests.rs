@@ -16,6 +16,30 @@ fn a_files_bytes_never_travel_in_the_json() {
     assert_eq!(Op::Stats.files(), None);
 }
 
+#[test]
+fn a_messages_attachments_travel_beside_the_json_with_their_type() {
+    let mut shot = FilePayload::attachment("shot.png", "image/png", 4);
+    shot.bytes = b"\x89PNG".to_vec();
+    let op = Op::AppendTurn {
+        session_id: "s".into(),
+        turn: cowork_core::NewTurn::user("look"),
+        attachments: vec![shot.clone()],
+    };
+    let json = Request { id: 5, op }.to_json();
+    assert!(json.contains(r#""attachments":[{"name":"shot.png","mime":"image/png","size":4}]"#), "{json}");
+    let mut back: Request = serde_json::from_str(&json).unwrap();
+    back.op.files_mut().unwrap()[0].bytes = shot.bytes.clone();
+    let saved = back.op.files().unwrap()[0].clone().into_attachment();
+    assert_eq!(
+        (saved.name.as_str(), saved.mime.as_str(), saved.bytes.as_slice()),
+        ("shot.png", "image/png", &b"\x89PNG"[..])
+    );
+    // A message without attachments keeps its old JSON (older workers and pages read it as before).
+    let plain =
+        Op::AppendTurn { session_id: "s".into(), turn: cowork_core::NewTurn::user("x"), attachments: Vec::new() };
+    assert!(!serde_json::to_string(&plain).unwrap().contains("attachments"));
+}
+
 fn check_preview(report: ImportReport, expect: &str) {
     assert_eq!(report.describe_preview(), expect, "{report:?}");
 }
