@@ -31,7 +31,7 @@ use crate::sse::SseParser;
 use crate::state::{apply_turn, ExtractionRules, SessionState};
 use crate::store::{NewToolExecution, SessionTurns, Store};
 use crate::tokens::Calibration;
-use crate::{Approval, Error, NewTurn, Result, ToolCall, TurnStatus};
+use crate::{Approval, Error, NewAttachment, NewTurn, Result, ToolCall, TurnStatus};
 use serde_json::{json, Value};
 use std::ops::ControlFlow;
 
@@ -61,7 +61,33 @@ pub async fn send_turn<T: Transport, H: ToolHost>(
     turn: &NewTurn,
     on_event: &mut dyn FnMut(AgentEvent),
 ) -> Result<Outcome> {
-    let user = store.append_turn(session_id, turn)?;
+    let message = UserMessage { turn, attachments: &[] };
+    send_user_message(store, transport, tools, settings, session_id, message, on_event).await
+}
+
+/// A user's message: the turn, and the images and files it carries.
+#[derive(Debug, Clone, Copy)]
+pub struct UserMessage<'a> {
+    /// The turn (its text and metadata, such as a client key).
+    pub turn: &'a NewTurn,
+    /// Its attachments, saved with it (each at most `settings.provider.max_attachment_bytes`).
+    pub attachments: &'a [NewAttachment],
+}
+
+/// [`send_turn`] for a message with attachments: the turn and its attachments are committed together
+/// first (an attachment over the limit refuses the message before anything is saved), then the loop
+/// runs. The attachments go to the model with the message (see [`crate::context`] and `provider`).
+pub async fn send_user_message<T: Transport, H: ToolHost>(
+    store: &mut Store,
+    transport: &T,
+    tools: &H,
+    settings: &AgentSettings,
+    session_id: &str,
+    message: UserMessage<'_>,
+    on_event: &mut dyn FnMut(AgentEvent),
+) -> Result<Outcome> {
+    store.set_attachment_limit(settings.provider.attachment_limit());
+    let user = store.append_turn_with_attachments(session_id, message.turn, message.attachments)?;
     on_event(AgentEvent::TurnAppended { turn: user.clone() });
     update_state(store, settings, session_id, &user)?;
     continue_session(store, transport, tools, settings, session_id, on_event).await
@@ -102,6 +128,8 @@ struct Prepared {
     request: HttpRequest,
     manifest_id: i64,
     prompt_chars: usize,
+    /// The images the request carries (their names), to name them if the model refuses them.
+    images: Vec<String>,
 }
 
 impl<T: Transport, H: ToolHost> Run<'_, T, H> {
@@ -123,7 +151,7 @@ impl<T: Transport, H: ToolHost> Run<'_, T, H> {
         let mut resume = resume::resumable(self.store, self.session_id)?;
         for _ in 0..self.settings.max_iterations.max(1) {
             let prepared = self.assemble_request(&system, calibration.ratio(), &definitions, &mut resume)?;
-            let response = self.call_model(&prepared.request).await?;
+            let response = self.call_model(&prepared).await?;
             let (n, message) = match self.stream_reply(response, resume.take()).await? {
                 ControlFlow::Continue(reply) => reply,
                 ControlFlow::Break(outcome) => return Ok(outcome),
@@ -165,11 +193,13 @@ impl<T: Transport, H: ToolHost> Run<'_, T, H> {
         let manifest_id = self.store.record_manifest(&manifest)?;
         let prompt_chars = assembled.messages.iter().map(|m| m.content.chars().count()).sum();
         let request = build_request(&self.settings.provider, &assembled.messages, definitions);
-        Ok(Prepared { request, manifest_id, prompt_chars })
+        let images = assembled.messages.iter().flat_map(|m| &m.images).map(|i| i.attachment.display_name()).collect();
+        Ok(Prepared { request, manifest_id, prompt_chars, images })
     }
 
     /// Calls the model, retrying what is worth retrying.
-    async fn call_model(&mut self, request: &HttpRequest) -> Result<HttpResponse<T::Body>> {
+    async fn call_model(&mut self, prepared: &Prepared) -> Result<HttpResponse<T::Body>> {
+        let request = &prepared.request;
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -184,7 +214,9 @@ impl<T: Transport, H: ToolHost> Run<'_, T, H> {
                             break;
                         }
                     }
-                    classify_http_error(resp.status, retry_after.as_deref(), &String::from_utf8_lossy(&body))
+                    let body = String::from_utf8_lossy(&body);
+                    let err = classify_http_error(resp.status, retry_after.as_deref(), &body);
+                    crate::provider::name_refused_images(err, &body, &prepared.images)
                 }
                 Err(TransportError::Aborted) => {
                     return Err(Error::Invalid("stopped by the user before the model answered".into()))
@@ -436,7 +468,11 @@ fn assemble(
 ) -> Result<AssembledContext> {
     let session = store.get_session(session_id)?;
     let state = SessionState::from_json(&session.state);
-    let context = ContextSettings { chars_per_token, ..settings.context };
+    let image_tokens = match settings.provider.kind {
+        crate::provider::ProviderKind::OpenAi => crate::context::ImageTokens::OpenAi,
+        crate::provider::ProviderKind::Anthropic => crate::context::ImageTokens::Anthropic,
+    };
+    let context = ContextSettings { chars_per_token, image_tokens, ..settings.context };
     let source = SessionTurns::new(store, session_id)?;
     assemble_context(&context, system, &state, &source)
 }

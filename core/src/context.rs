@@ -39,6 +39,12 @@
 //!    shown here but are in the archive; …", and with the dangling-reference hint when the newest user
 //!    message refers back ([`crate::hints`]).
 //!
+//! 7. **Attachments**: a text-like file is sent inline as a fenced block headed by its name (part of
+//!    the turn's content, so shortened like it), another file as a line naming it. Images go with user
+//!    messages, counted by the provider's formula ([`ImageTokens`]); outside the protection window (or
+//!    when a unit does not fit whole) an image is a placeholder "[image: name, turn N — in the archive]"
+//!    and the turn is listed as shortened. Only the images finally sent are read ([`load_images`]).
+//!
 //! Tokens are estimated at `chars_per_token` per message (content, tool calls, ids) plus
 //! [`MESSAGE_OVERHEAD_TOKENS`]; the estimate of the returned messages never exceeds the budget.
 
@@ -49,8 +55,12 @@ use crate::state::{render_yaml, SessionState};
 use crate::tokens::{estimate_with_ratio, DEFAULT_CHARS_PER_TOKEN};
 use crate::{ContextManifest, Error, Result, Role, ToolCall, Turn};
 
+mod attachments;
 mod units;
 
+pub use attachments::{
+    fenced, file_line, image_placeholder, load_images, ImagePart, ImageTokens, UNKNOWN_IMAGE_TOKENS,
+};
 use units::{render_unit, Reader, Unit};
 
 /// The context window assumed when settings give none, in tokens.
@@ -85,6 +95,8 @@ pub struct ContextSettings {
     pub protection_fraction: f64,
     /// The calibrated ratio for this model ([`crate::tokens::Calibration`]).
     pub chars_per_token: f64,
+    /// How the provider counts an image's tokens.
+    pub image_tokens: ImageTokens,
 }
 
 impl Default for ContextSettings {
@@ -94,6 +106,7 @@ impl Default for ContextSettings {
             output_reserve: DEFAULT_OUTPUT_RESERVE,
             protection_fraction: DEFAULT_PROTECTION_FRACTION,
             chars_per_token: DEFAULT_CHARS_PER_TOKEN,
+            image_tokens: ImageTokens::OpenAi,
         }
     }
 }
@@ -138,6 +151,10 @@ pub struct ContextMessage {
     /// metadata; the wire formats send it only with tool calls).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<ReasoningReplay>,
+    /// For a user message: the images sent with it (text files are in `content`; images outside the
+    /// protection window are placeholders in `content` instead).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<ImagePart>,
 }
 
 impl ContextMessage {
@@ -149,6 +166,7 @@ impl ContextMessage {
             tool_call_id: None,
             name: None,
             reasoning: None,
+            images: Vec::new(),
         }
     }
 }
@@ -224,6 +242,12 @@ pub trait TurnSource {
     fn turns_before(&self, before_turn_number: Option<i64>, limit: usize) -> Result<Vec<Turn>>;
     /// How many turns the session has.
     fn turn_count(&self) -> i64;
+    /// The bytes of an attachment ([`crate::Attachment::sha256`]); `None` when this source has none
+    /// (then a text file is named instead of inlined, and an image is not sent).
+    fn attachment_bytes(&self, sha256: &str) -> Result<Option<Vec<u8>>> {
+        let _ = sha256;
+        Ok(None)
+    }
 }
 
 impl TurnSource for [Turn] {
@@ -254,6 +278,7 @@ pub fn estimate_message(message: &ContextMessage, chars_per_token: f64) -> i64 {
         + message.tool_call_id.as_deref().map_or(0, est)
         + message.name.as_deref().map_or(0, est)
         + message.reasoning.as_ref().map_or(0, |r| est(&r.chars()))
+        + message.images.iter().map(|i| i.tokens).sum::<i64>()
 }
 
 /// Estimated tokens of a message list.
@@ -297,7 +322,11 @@ pub fn assemble_context<S: TurnSource + ?Sized>(
     let others_exist = !tail.is_empty() || user_turn.as_ref().is_none_or(|u| u.turn_number > 1 || !reader.exhausted);
 
     // Pre-flight: system prompt + register + (note, when something may be left out) + newest user message.
-    let user_message = user_turn.as_ref().map(|t| ContextMessage::new(Role::User, t.content.clone()));
+    // The newest user message is sent whole, with its images.
+    let user_message = user_turn.as_ref().map(|t| ContextMessage {
+        images: attachments::images_of(t, settings.image_tokens),
+        ..ContextMessage::new(Role::User, t.content.clone())
+    });
     let user_tokens = user_message.as_ref().map_or(0, |m| cost(std::slice::from_ref(m)));
     let worst_note = others_exist.then(|| archive_note(Some(max_turn), Some((max_turn, max_turn.saturating_add(1)))));
     let system_cost = |hint: Option<&str>| {
@@ -321,6 +350,7 @@ pub fn assemble_context<S: TurnSource + ?Sized>(
         placed_turns: 0,
         placed_turn_tokens: 0,
         keep_reasoning: true,
+        image_tokens: settings.image_tokens,
     };
 
     // Phase 2: the current exchange, newest first; then the user message; then older turns.
@@ -387,6 +417,8 @@ pub fn assemble_context<S: TurnSource + ?Sized>(
     }
     let mut trimmed_turns = placer.trimmed;
     trimmed_turns.sort_unstable();
+    // Only now, with the window chosen, are the images to send read.
+    load_images(&mut messages, source)?;
     let estimated_tokens = cost(&messages);
     debug_assert!(estimated_tokens <= budget, "assembly overran its budget: {estimated_tokens} > {budget}");
     Ok(AssembledContext {
@@ -460,6 +492,8 @@ struct Placer {
     placed_turn_tokens: i64,
     /// Whether units placed now keep their reasoning (the current exchange) or drop it (older turns).
     keep_reasoning: bool,
+    /// How the provider counts images.
+    image_tokens: ImageTokens,
 }
 
 impl Placer {
@@ -479,7 +513,7 @@ impl Placer {
     fn place(&mut self, unit: &Unit) -> Option<Placed> {
         let protected = self.placed_full < self.protection;
         let render = |shorten: bool| {
-            let (mut messages, trimmed) = render_unit(unit, shorten);
+            let (mut messages, trimmed) = render_unit(unit, shorten, self.image_tokens);
             if !self.keep_reasoning {
                 messages.iter_mut().for_each(|m| m.reasoning = None);
             }

@@ -117,6 +117,9 @@ pub struct Turn {
     pub created_at: i64,
     /// Provider usage, finish reason, model… (a JSON object; `null` when there is none).
     pub metadata: serde_json::Value,
+    /// The images and files the turn carries (a user's), in order, without their bytes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<crate::Attachment>,
 }
 
 /// What a caller supplies to append a turn; the store assigns id, number, tokens and time.
@@ -576,23 +579,4 @@ pub struct ContextManifest {
     pub usage: serde_json::Value,
     /// When the request was recorded, in milliseconds since the Unix epoch.
     pub created_at: i64,
-}
-
-/// Sizes of the archive, for the storage panel.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct StorageStats {
-    /// Sessions, archived ones included.
-    pub sessions: i64,
-    /// Turns stored (a turn a fork inherits is stored, and counted, once).
-    pub turns: i64,
-    /// Tool execution records.
-    pub tool_executions: i64,
-    /// Delegated tasks.
-    pub tasks: i64,
-    /// Context manifests: one per model request.
-    pub manifests: i64,
-    /// Database file size (page_count × page_size).
-    pub bytes: i64,
-    /// The archive's schema version (`PRAGMA user_version`).
-    pub schema_version: i64,
 }

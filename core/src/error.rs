@@ -58,6 +58,15 @@ pub enum Error {
         /// The negative version found.
         found: i64,
     },
+    /// An attachment is larger than the configured limit; nothing was saved.
+    AttachmentTooLarge {
+        /// The file's name (as shown, see [`crate::attachment::display_name`]).
+        name: String,
+        /// Its size in bytes.
+        size: u64,
+        /// The limit in bytes.
+        limit: u64,
+    },
 }
 
 /// What kind of failure an [`Error`] is, for callers that choose a remedy (the UI offers Settings for
@@ -98,6 +107,8 @@ pub enum ErrorKind {
     Import,
     /// Stored or received JSON was not what it should be.
     Internal,
+    /// An attachment is larger than the configured limit.
+    AttachmentTooLarge,
 }
 
 /// The SQLite error type of the build (rusqlite's), or a unit when the store is compiled out.
@@ -123,6 +134,7 @@ impl Error {
             Error::Json { .. } => ErrorKind::Internal,
             Error::ContextOverflow { .. } => ErrorKind::ContextOverflow,
             Error::Model(e) => e.kind(),
+            Error::AttachmentTooLarge { .. } => ErrorKind::AttachmentTooLarge,
         }
     }
 
@@ -169,6 +181,13 @@ impl fmt::Display for Error {
                  changed"
             ),
             Error::Model(e) => write!(f, "{e}"),
+            Error::AttachmentTooLarge { name, size, limit } => write!(
+                f,
+                "{name} is {} and cannot be attached: the limit is {} per file (Settings can change it); \
+                 nothing was sent",
+                crate::attachment::format_size(*size as i64),
+                crate::attachment::format_size(*limit as i64)
+            ),
         }
     }
 }

@@ -26,6 +26,7 @@ mod error;
 
 #[cfg(feature = "store")]
 pub mod agent;
+pub mod attachment;
 pub mod constraints;
 pub mod context;
 #[cfg(feature = "store")]
@@ -38,6 +39,7 @@ pub mod provider;
 pub mod recall;
 pub mod sse;
 pub mod state;
+mod stats;
 #[cfg(test)]
 mod test_support;
 pub mod tokens;
@@ -45,5 +47,7 @@ pub mod tokens;
 #[cfg(feature = "store")]
 pub mod store;
 
+pub use attachment::{Attachment, AttachmentKind, NewAttachment};
 pub use domain::*;
 pub use error::{Context, Error, ErrorKind, Result};
+pub use stats::StorageStats;

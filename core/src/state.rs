@@ -115,6 +115,8 @@ pub enum FileAction {
     Edit,
     /// Deleted.
     Delete,
+    /// Attached to a message by the user (the path is the attachment's name as shown).
+    Attach,
 }
 
 impl FileAction {
@@ -126,6 +128,7 @@ impl FileAction {
             FileAction::Write => "write",
             FileAction::Edit => "edit",
             FileAction::Delete => "delete",
+            FileAction::Attach => "attach",
         }
     }
 }
@@ -397,6 +400,9 @@ fn apply_user(state: &mut SessionState, turn: &Turn) {
     }
     for constraint in detect_constraints(&turn.content) {
         state.decide(&constraint, turn.turn_number);
+    }
+    for a in &turn.attachments {
+        state.touch(&a.display_name(), FileAction::Attach, turn.turn_number);
     }
 }
 

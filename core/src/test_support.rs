@@ -29,6 +29,7 @@ impl Convo {
             status: TurnStatus::Complete,
             created_at: 1_700_000_000_000 + n * 1000,
             metadata: serde_json::Value::Null,
+            attachments: Vec::new(),
         });
         self.turns.last_mut().expect("just pushed")
     }

@@ -161,6 +161,63 @@ fn write_v2_fixture() {
     assert_eq!(rusqlite_version_of(&path), 2, "the committed fixture is a schema-v2 archive");
 }
 
+/// Regenerates the schema-v3 fixture (as `write_v1_fixture`): a session and its fork, with workspace
+/// settings, made by the code of schema 3 (before attachments).
+#[test]
+fn write_v3_fixture() {
+    let path = fixture("archive-v3.db");
+    if std::env::var_os("COWORK_WRITE_FIXTURES").is_some() {
+        let _ = std::fs::remove_file(&path);
+        let store = Store::open_at_version(path.to_str().unwrap(), 3).unwrap();
+        store
+            .connection()
+            .execute_batch(
+                "INSERT INTO sessions (id, workspace, title, created_at, last_active_at, turn_count)
+                     VALUES ('v3-session', 'my-project', 'From version three', 1760000000000, 1760000000002, 2);
+                 INSERT INTO sessions (id, workspace, title, created_at, last_active_at, turn_count,
+                         parent_session_id, fork_turn)
+                     VALUES ('v3-fork', 'my-project', 'Its fork', 1760000000003, 1760000000004, 2, 'v3-session', 1);
+                 INSERT INTO turns (session_id, turn_number, role, content, token_count, status, created_at)
+                     VALUES ('v3-session', 1, 'user', 'Where is the quokka config?', 7, 'complete', 1760000000000),
+                            ('v3-session', 2, 'assistant', 'In settings.toml', 4, 'complete', 1760000000001),
+                            ('v3-fork', 2, 'assistant', 'Maybe in config.yaml', 5, 'complete', 1760000000004);
+                 INSERT INTO workspace_settings (workspace, orchestrator_dir, manual_approvals, updated_at)
+                     VALUES ('my-project', '/src/app', 1, 1760000000000);
+                 PRAGMA journal_mode = DELETE;",
+            )
+            .unwrap();
+    }
+    assert_eq!(rusqlite_version_of(&path), 3, "the committed fixture is a schema-v3 archive");
+}
+
+#[test]
+fn a_version_3_archive_gains_attachments_and_loses_nothing() {
+    let db = TempDb::new("migrate-v3");
+    std::fs::copy(fixture("archive-v3.db"), &db.0).unwrap();
+    let mut store = Store::open(db.path()).unwrap();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    let texts = |store: &Store, sid: &str| -> Vec<String> {
+        store.get_turns(sid, 0, 10).unwrap().into_iter().map(|t| t.content).collect()
+    };
+    assert_eq!(texts(&store, "v3-session"), ["Where is the quokka config?", "In settings.toml"]);
+    assert_eq!(
+        texts(&store, "v3-fork"),
+        ["Where is the quokka config?", "Maybe in config.yaml"],
+        "the fork reads through"
+    );
+    let settings = store.workspace_settings("my-project").unwrap();
+    assert_eq!((settings.directory(), settings.manual_approvals), (Some("/src/app"), true));
+    assert_eq!(store.search(&SearchQuery::new("quokka", SearchScope::All)).unwrap().len(), 1);
+    // Attachments work on the upgraded archive, and the old turns have none.
+    assert!(store.get_turns("v3-session", 0, 10).unwrap().iter().all(|t| t.attachments.is_empty()));
+    let file = cowork_core::NewAttachment::new("notes.md", "text/markdown", b"# wombat".to_vec());
+    let t = store.append_turn_with_attachments("v3-fork", &NewTurn::user("see notes"), &[file]).unwrap();
+    assert_eq!(t.turn_number, 3);
+    assert_eq!(store.stats().unwrap().blobs, 1);
+    assert_eq!(store.search(&SearchQuery::new("wombat", SearchScope::All)).unwrap()[0].turn_number, 3);
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+}
+
 #[test]
 fn a_version_2_archive_gains_workspace_settings() {
     let db = TempDb::new("migrate-v2");

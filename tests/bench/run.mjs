@@ -116,6 +116,7 @@ async function browserPhases() {
       return r;
     };
     const append = await run('append', QUICK ? { iterations: 20, sizes: [200, 1000] } : { iterations: 200, sizes: [1000, 10000] });
+    const attach = await run('attach', QUICK ? { turns: 100 } : {}); // 40 appends of 1 MB either way
     const search = await run('search', {
       queries: QUERIES,
       windows: [32768, 200000],
@@ -123,7 +124,7 @@ async function browserPhases() {
     });
     const resume = await run('resume', QUICK ? { reps: 3, pages: 2 } : {});
     await run('cleanup', {});
-    return { version, userAgent: await page.evaluate(() => navigator.userAgent), append, search, resume };
+    return { version, userAgent: await page.evaluate(() => navigator.userAgent), append, attach, search, resume };
   } finally {
     await close();
     await new Promise((ok) => server.close(ok));
@@ -272,6 +273,13 @@ function storeRows(b, add, within, atLeast) {
   }
   const flat = p50(b.append.sizes[large].store) / p50(b.append.sizes[small].store);
   add('append', `append flat: p50 at ${large} / p50 at ${small}`, times(flat), '', within(flat, 1.25, 'flat (≤ 1.25×)'));
+
+  if (b.attach) {
+    const mb = (b.attach.bytes / (1024 * 1024)).toFixed(0);
+    const s = p50(b.attach.store), f = p50(b.attach.floor);
+    add('append', `append a turn with a ${mb} MB attachment p50 / p99`, `${ms(s)} / ${ms(p99(b.attach.store))}`,
+      `raw OPFS write+flush of the same bytes ${ms(f)} / ${ms(p99(b.attach.floor))}`, { goal: '(shown)', ratio: s / f, met: null, note: '× floor' });
+  }
 
   for (const label of Object.keys(b.search.at)) {
     const at = b.search.at[label];

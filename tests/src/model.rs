@@ -34,6 +34,7 @@
 //! calls tools for three rounds and refuses a request that drops their reasoning (`thinking.rs`,
 //! which also holds the Anthropic-style model at `/anthropic/v1/messages`).
 
+pub mod attachments;
 pub mod thinking;
 
 use axum::body::Body;
@@ -142,6 +143,12 @@ fn plan_answer(messages: &[Value], tools: &[String]) -> Plan {
         let text = echo(&clean);
         let reasoning = format!("Let me think about {}. The user wants a short answer.", clean.trim());
         return Plan::Reasoned { reasoning, text };
+    }
+    if last["role"] == "user" {
+        if let Some(received) = attachments::describe(last) {
+            let said = attachments::words_before_files(&clean);
+            return Plan::Text(format!("{received} You said: \"{said}\". (Demo model: nothing real looked at them.)"));
+        }
     }
     let has = |t: &str| tools.iter().any(|x| x == t);
     if let Some(goal) = after_word(&clean, "delegate") {
@@ -344,6 +351,10 @@ pub async fn chat_completions(State(state): State<Arc<ModelState>>, headers: Hea
         };
     }
     let mut fault = fault_of(&headers, &messages);
+    if fault.as_deref() == Some("noimages") && body.contains("\"image_url\"") {
+        // A text-only model, in OpenAI's words.
+        return error(StatusCode::BAD_REQUEST, "Invalid content type. image_url is only supported by certain models.");
+    }
     if let Some(f) = fault.clone() {
         let (kind, times) = match f.split_once('x') {
             Some((k, n)) => (k.to_owned(), n.parse::<u32>().unwrap_or(1)),

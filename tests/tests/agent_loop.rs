@@ -2,8 +2,8 @@
 //! scripted model, every failure mode of spec §7.
 
 use cowork_core::agent::{
-    continue_session, next_context, send_message, tool_definitions, AgentEvent, AgentSettings, NoTools, Outcome,
-    ToolHost, ToolOutcome,
+    continue_session, next_context, send_message, send_user_message, tool_definitions, AgentEvent, AgentSettings,
+    NoTools, Outcome, ToolHost, ToolOutcome, UserMessage,
 };
 use cowork_core::context::ContextSettings;
 use cowork_core::delegate::deliver_pending_tasks;
@@ -11,7 +11,7 @@ use cowork_core::prompt::{ApprovalPolicy, PromptOptions};
 use cowork_core::provider::{ModelSettings, ProviderKind};
 use cowork_core::state::{ExtractionRules, SessionState};
 use cowork_core::store::{NewSession, Store};
-use cowork_core::{Approval, Error, ErrorKind, Role, ToolCall, TurnStatus, WorkspaceSettings};
+use cowork_core::{Approval, Error, ErrorKind, NewAttachment, NewTurn, Role, ToolCall, TurnStatus, WorkspaceSettings};
 use cowork_tests::transport::HttpTransport;
 use serde_json::{json, Value};
 
@@ -455,4 +455,68 @@ async fn an_unreachable_endpoint_is_retried_with_backoff_then_reported() {
     assert_eq!(waits, [1000, 2000, 4000], "bounded exponential backoff");
     assert!(matches!(err, Error::Model(_)), "{err}");
     assert_eq!(f.roles_and_status(), [(Role::User, TurnStatus::Complete)], "the message is saved");
+}
+
+/// A PNG header for a `w`×`h` image, padded to `len` bytes.
+fn png(w: u32, h: u32, len: usize) -> Vec<u8> {
+    let mut b = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+    b.extend_from_slice(&w.to_be_bytes());
+    b.extend_from_slice(&h.to_be_bytes());
+    b.resize(len, 7);
+    b
+}
+
+impl Fixture {
+    async fn send_with(&mut self, text: &str, attachments: &[NewAttachment]) -> cowork_core::Result<Outcome> {
+        let events = &mut self.events;
+        let turn = NewTurn::user(text);
+        let message = UserMessage { turn: &turn, attachments };
+        send_user_message(
+            &mut self.store,
+            &self.transport,
+            &NoTools,
+            &self.settings,
+            &self.session,
+            message,
+            &mut |e| events.push(e),
+        )
+        .await
+    }
+}
+
+#[tokio::test]
+async fn the_demo_model_describes_the_image_and_file_it_received() {
+    let mut f = fixture().await;
+    let files = [
+        NewAttachment::new("shot.png", "image/png", png(64, 48, 1229)),
+        NewAttachment::new("script.py", "text/x-python", b"print('quokka')\n".to_vec()),
+    ];
+    let out = f.send_with("what are these?", &files).await.unwrap();
+    assert_eq!(out, Outcome::Done { assistant_turn: 2 });
+    let turns = f.store.get_turns(&f.session, 0, 10).unwrap();
+    assert_eq!(turns[0].attachments.len(), 2, "the user turn keeps its attachments");
+    assert!(
+        turns[1].content.starts_with("I received 1 image (64×48, 1.2 KB) and 1 file: script.py (16 B)."),
+        "{}",
+        turns[1].content
+    );
+    assert!(turns[1].content.contains("You said: \"what are these?\""), "{}", turns[1].content);
+}
+
+#[tokio::test]
+async fn a_model_that_refuses_images_names_them_and_the_message_stays_saved() {
+    let mut f = fixture().await;
+    let files = [NewAttachment::new("diagram.png", "", png(10, 10, 100))];
+    let err = f.send_with("[[fault:noimages]] explain", &files).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::BadRequest);
+    let msg = err.to_string();
+    assert!(msg.contains("diagram.png") && msg.contains("Your message is saved"), "{msg}");
+    let turns = f.store.get_turns(&f.session, 0, 10).unwrap();
+    assert_eq!(turns.len(), 1, "the user's turn is saved");
+    assert_eq!(turns[0].attachments[0].name, "diagram.png");
+    // An attachment over the limit is refused before anything is saved.
+    f.settings.provider.max_attachment_bytes = Some(50);
+    let err = f.send_with("again", &files).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::AttachmentTooLarge);
+    assert_eq!(f.store.turn_count(&f.session).unwrap(), 1);
 }

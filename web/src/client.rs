@@ -228,6 +228,55 @@ impl StorageClient {
         }
         rx.await.unwrap_or_else(|_| Err(StorageError::worker("the storage worker went away")))
     }
+
+    /// Performs an operation that carries attachments ([`Op::SendMessage`], [`Op::EditMessage`],
+    /// [`Op::AppendTurn`]): `files` are the browser's `Blob`s/`File`s in the op's order, each read into an
+    /// `ArrayBuffer` and transferred beside the request (one copy, into the worker's memory). The op's
+    /// `attachments` are filled from them (name from `File.name`, else "attachment"; type from
+    /// `Blob.type`).
+    pub async fn call_with_attachments(&self, mut op: Op, files: &[web_sys::Blob]) -> Result<Reply, StorageError> {
+        let mut buffers = Vec::with_capacity(files.len());
+        let mut payloads = Vec::with_capacity(files.len());
+        for blob in files {
+            let read = wasm_bindgen_futures::JsFuture::from(blob.array_buffer()).await;
+            let buffer: js_sys::ArrayBuffer = read
+                .ok()
+                .and_then(|b| b.dyn_into().ok())
+                .ok_or_else(|| StorageError::Failed(Problem::new(ErrorKind::Invalid, "a file could not be read")))?;
+            let name = blob.dyn_ref::<web_sys::File>().map(web_sys::File::name).unwrap_or_else(|| "attachment".into());
+            payloads.push(crate::protocol::FilePayload::attachment(
+                name,
+                blob.type_(),
+                u64::from(buffer.byte_length()),
+            ));
+            buffers.push(buffer);
+        }
+        match op.files_mut() {
+            Some(attachments) => *attachments = payloads,
+            None if files.is_empty() => {}
+            None => {
+                return Err(StorageError::Failed(Problem::new(ErrorKind::Invalid, "this operation takes no files")))
+            }
+        }
+        self.call_with_files(op, buffers).await
+    }
+
+    /// The exact bytes of an attachment ([`Op::ReadAttachment`]) and how a turn describes it.
+    pub async fn read_attachment(
+        &self,
+        sha256: &str,
+    ) -> Result<(Option<cowork_core::Attachment>, Vec<u8>), StorageError> {
+        match self.call(Op::ReadAttachment { sha256: sha256.to_owned() }).await? {
+            Reply::Attachment { attachment, data } => {
+                cowork_core::attachment::from_base64(&data).map(|bytes| (attachment, bytes)).map_err(|e| {
+                    StorageError::Failed(Problem::new(ErrorKind::Internal, format!("the attachment's bytes: {e}")))
+                })
+            }
+            other => {
+                Err(StorageError::Failed(Problem::new(ErrorKind::Internal, format!("unexpected reply {other:?}"))))
+            }
+        }
+    }
 }
 
 impl Drop for Inner {

@@ -151,6 +151,14 @@ pub enum Reply {
         /// Row counts and the database's size.
         stats: StorageStats,
     },
+    /// An attachment's bytes ([`Op::ReadAttachment`]), in base64 (`cowork_core::attachment::from_base64`;
+    /// `StorageClient::read_attachment` decodes it), and how a turn that carries it describes it.
+    Attachment {
+        /// Its name, type and size where a turn carries it (`None` if no turn does any more).
+        attachment: Option<cowork_core::Attachment>,
+        /// The exact bytes, standard base64.
+        data: String,
+    },
     /// The sessions listed ([`Op::ListSessions`]).
     Sessions {
         /// Most recently active first.
@@ -344,8 +352,12 @@ mod tests {
 
     #[test]
     fn messages_round_trip_as_json() {
-        let req =
-            Request { id: 7, op: Op::AppendTurn { session_id: "s".into(), turn: NewTurn::user("hi \u{0} 🎉") } };
+        let req = Request {
+            id: 7,
+            op: Op::AppendTurn {
+                session_id: "s".into(), turn: NewTurn::user("hi \u{0} 🎉"), attachments: Vec::new()
+            },
+        };
         assert_eq!(serde_json::from_str::<Request>(&req.to_json()).unwrap(), req);
         let ready = WorkerMessage::Ready(ReadyInfo {
             backend: Backend::Memory { reason: "no OPFS".into() },

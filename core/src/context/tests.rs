@@ -674,7 +674,7 @@ proptest! {
         ratio in 1.0f64..6.0,
     ) {
         let turns = build(&steps);
-        let s = ContextSettings { context_window: window, output_reserve: reserve, protection_fraction: protection, chars_per_token: ratio };
+        let s = ContextSettings { context_window: window, output_reserve: reserve, protection_fraction: protection, chars_per_token: ratio, ..ContextSettings::default() };
         let state = state_for(&turns);
         let source = CountingSource::new(turns.clone());
         match assemble_context(&s, PROMPT, &state, &source) {

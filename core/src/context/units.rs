@@ -3,6 +3,7 @@
 
 use std::collections::VecDeque;
 
+use super::attachments::{expand_content, image_placeholder, images_of, ImageTokens};
 use super::{
     ContextMessage, ReasoningReplay, TurnSource, MAX_PAGE_SIZE, PAGE_SIZE, TRIM_HEAD_CHARS, TRIM_TAIL_CHARS,
     TRIM_THRESHOLD_CHARS,
@@ -74,6 +75,11 @@ impl<'a, S: TurnSource + ?Sized> Reader<'a, S> {
             page.into_iter().filter(|t| self.oldest_read.is_none_or(|o| t.turn_number < o)).collect();
         page.sort_by_key(|t| t.turn_number);
         page.dedup_by_key(|t| t.turn_number);
+        // Text files are part of what the turn says: inlined here, so they are counted and shortened
+        // like its text.
+        for turn in page.iter_mut().filter(|t| t.attachments.iter().any(|a| !a.is_image())) {
+            turn.content = expand_content(turn, self.source)?;
+        }
         let Some(first) = page.first() else {
             self.exhausted = true;
             return Ok(false);
@@ -141,7 +147,7 @@ fn split_results(assistant: &Turn, run: Vec<Turn>) -> (Vec<Turn>, Vec<Turn>) {
 const NO_RESULT: &str = "[No result was recorded for this call: it was interrupted or never ran. Call the tool again if you still need its result.]";
 
 /// The messages of a unit, and the turns whose content was shortened (only when `shorten`).
-pub(super) fn render_unit(unit: &Unit, shorten: bool) -> (Vec<ContextMessage>, Vec<i64>) {
+pub(super) fn render_unit(unit: &Unit, shorten: bool, image_tokens: ImageTokens) -> (Vec<ContextMessage>, Vec<i64>) {
     let mut trimmed = Vec::new();
     let mut text = |turn: &Turn| -> String {
         if shorten && turn.content.len() > TRIM_THRESHOLD_CHARS && turn.content.chars().count() > TRIM_THRESHOLD_CHARS {
@@ -154,11 +160,26 @@ pub(super) fn render_unit(unit: &Unit, shorten: bool) -> (Vec<ContextMessage>, V
     let mut out = Vec::new();
     match unit {
         Unit::Single(turn) => {
-            let content = text(turn);
-            out.push(match turn.role {
+            let mut content = text(turn);
+            let has_images = turn.attachments.iter().any(|a| a.is_image());
+            let send_images = has_images && !shorten && turn.role == Role::User;
+            if has_images && !send_images {
+                for a in turn.attachments.iter().filter(|a| a.is_image()) {
+                    content.push('\n');
+                    content.push_str(&image_placeholder(a, turn.turn_number));
+                }
+                if !trimmed.contains(&turn.turn_number) {
+                    trimmed.push(turn.turn_number);
+                }
+            }
+            let mut message = match turn.role {
                 Role::Assistant => ContextMessage::new(Role::Assistant, with_status_note(content, turn.status)),
                 role => ContextMessage::new(role, content),
-            });
+            };
+            if send_images {
+                message.images = images_of(turn, image_tokens);
+            }
+            out.push(message);
         }
         Unit::Orphan(turn) => {
             let content = text(turn);

@@ -60,9 +60,21 @@ enum AnBlock {
         #[serde(skip_serializing_if = "String::is_empty")]
         content: String,
     },
+    /// An image of a user message, its bytes in base64.
+    Image {
+        source: AnImageSource,
+    },
     /// A block sent back exactly as it was received (`thinking`, `redacted_thinking`).
     #[serde(untagged)]
     Verbatim(Value),
+}
+
+#[derive(Serialize, Debug)]
+struct AnImageSource {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    media_type: String,
+    data: String,
 }
 
 #[derive(Serialize)]
@@ -138,7 +150,21 @@ fn anthropic_messages(messages: &[ContextMessage]) -> (String, Vec<AnMessage>) {
                 }
             }
             Role::User => {
-                if let Some(block) = text(&m.content) {
+                // Images first, then the text (Anthropic's advice); an image not read is named instead.
+                let mut said = m.content.clone();
+                for image in &m.images {
+                    if image.data.is_empty() {
+                        said.push_str(&format!("\n[image: {} — not available]", image.attachment.display_name()));
+                        continue;
+                    }
+                    let source = AnImageSource {
+                        kind: "base64",
+                        media_type: image.attachment.mime.clone(),
+                        data: super::base64(&image.data),
+                    };
+                    push_block(&mut out, "user", AnBlock::Image { source });
+                }
+                if let Some(block) = text(&said) {
                     push_block(&mut out, "user", block);
                 }
             }

@@ -356,3 +356,26 @@ pub fn retry_plan(err: &ModelError, attempt: u32) -> Option<Duration> {
         | ModelError::BadReply { .. } => None,
     }
 }
+
+/// A refusal of a request that carried images (`images`: their names), when the endpoint's answer
+/// (`body`) mentions images or content types, names them: the model most likely does not take
+/// images. The message is saved either way. Other errors are returned as they are.
+pub fn name_refused_images(err: ModelError, body: &str, images: &[String]) -> ModelError {
+    let lower = body.to_ascii_lowercase();
+    let about_images = ["image", "vision", "content type", "content_type", "multimodal", "image_url"]
+        .iter()
+        .any(|w| lower.contains(w));
+    match err {
+        ModelError::BadRequest { status, message } if about_images && !images.is_empty() => ModelError::BadRequest {
+            status,
+            message: format!(
+                "the model refused the image{} {} (it may not accept images; pick a model that does, or send \
+                 the message again without {}). Your message is saved. The endpoint said: {message}",
+                if images.len() == 1 { "" } else { "s" },
+                images.join(", "),
+                if images.len() == 1 { "it" } else { "them" }
+            ),
+        },
+        other => other,
+    }
+}

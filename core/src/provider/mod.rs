@@ -26,8 +26,8 @@ mod stream;
 mod tests;
 
 pub use http::{
-    classify_fetch_failure, classify_http_error, classify_http_error_at, cors_error, network_error, parse_retry_after,
-    retry_plan, ModelError,
+    classify_fetch_failure, classify_http_error, classify_http_error_at, cors_error, name_refused_images,
+    network_error, parse_retry_after, retry_plan, ModelError,
 };
 pub use models::{models_request, parse_models, ListedModel};
 pub use stream::{decode_body, AssistantMessage, FailureKind, StreamDecoder, StreamEvent, StreamFailure, TokenUsage};
@@ -108,6 +108,10 @@ pub struct ModelSettings {
     /// when `None`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_output_tokens: Option<u32>,
+    /// The largest attachment a message may carry, in bytes (`None`:
+    /// [`crate::attachment::DEFAULT_MAX_ATTACHMENT_BYTES`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_attachment_bytes: Option<u64>,
 }
 
 impl Default for ModelSettings {
@@ -121,7 +125,15 @@ impl Default for ModelSettings {
             output_reserve: 4_096,
             orchestrator_url: String::new(),
             max_output_tokens: None,
+            max_attachment_bytes: None,
         }
+    }
+}
+
+impl ModelSettings {
+    /// The largest attachment a message may carry, in bytes.
+    pub fn attachment_limit(&self) -> u64 {
+        self.max_attachment_bytes.filter(|b| *b > 0).unwrap_or(crate::attachment::DEFAULT_MAX_ATTACHMENT_BYTES)
     }
 }
 
@@ -136,6 +148,7 @@ impl fmt::Debug for ModelSettings {
             .field("output_reserve", &self.output_reserve)
             .field("orchestrator_url", &self.orchestrator_url)
             .field("max_output_tokens", &self.max_output_tokens)
+            .field("max_attachment_bytes", &self.max_attachment_bytes)
             .finish()
     }
 }
@@ -183,6 +196,11 @@ impl fmt::Debug for HttpRequest {
 
 /// `base` joined with `path` (which starts with `/`): trailing slashes and surrounding spaces are
 /// ignored, and a base that already ends with `path` is used as it is.
+/// Standard base64 (with padding), as data URLs and Anthropic's image sources take it.
+pub(crate) fn base64(bytes: &[u8]) -> String {
+    crate::attachment::to_base64(bytes)
+}
+
 pub(crate) fn join_url(base: &str, path: &str) -> String {
     let base = base.trim().trim_end_matches('/');
     if base.ends_with(path) {

@@ -8,6 +8,9 @@
 //! require it back). The reply limit goes as `max_completion_tokens` to OpenAI's reasoning models
 //! ([`takes_max_completion_tokens`]), as `max_tokens` to everything else.
 //!
+//! A user message with images is a list of parts: its text, then each image as an `image_url` part with a
+//! `data:` URL (the attachment's MIME type and its bytes in base64).
+//!
 //! Stream deltas: `content` is a string or (Mistral's magistral models) an array of typed parts, `text`
 //! parts being text and `thinking` parts reasoning; `reasoning_content` or `reasoning` is reasoning;
 //! `refusal` is a refusal's text, kept as the content.
@@ -43,7 +46,7 @@ struct OaStreamOptions {
 #[derive(Serialize)]
 struct OaMessage<'a> {
     role: &'static str,
-    content: String,
+    content: OaContent,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tool_calls: Vec<OaToolCall<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -51,6 +54,47 @@ struct OaMessage<'a> {
     /// The reasoning of an assistant message with tool calls, for endpoints that want it back.
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning_content: Option<&'a str>,
+}
+
+/// A message's content: text, or (a user message with images) a list of typed parts.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum OaContent {
+    Text(String),
+    Parts(Vec<OaPart>),
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum OaPart {
+    Text { text: String },
+    ImageUrl { image_url: OaImageUrl },
+}
+
+#[derive(Serialize)]
+struct OaImageUrl {
+    /// `data:<mime>;base64,<bytes>`.
+    url: String,
+}
+
+/// A user message's content: its text, then each image as a data URL (an image whose bytes were not
+/// read is named instead).
+fn user_content(m: &ContextMessage) -> OaContent {
+    if m.images.is_empty() {
+        return OaContent::Text(m.content.clone());
+    }
+    let mut text = m.content.clone();
+    let mut parts = Vec::new();
+    for image in &m.images {
+        if image.data.is_empty() {
+            text.push_str(&format!("\n[image: {} — not available]", image.attachment.display_name()));
+        } else {
+            let url = format!("data:{};base64,{}", image.attachment.mime, super::base64(&image.data));
+            parts.push(OaPart::ImageUrl { image_url: OaImageUrl { url } });
+        }
+    }
+    parts.insert(0, OaPart::Text { text });
+    OaContent::Parts(parts)
 }
 
 #[derive(Serialize)]
@@ -77,21 +121,21 @@ pub(super) fn body(cfg: &ModelSettings, messages: &[ContextMessage], tools: &[Va
     for m in messages {
         let plain = |role, content: String| OaMessage {
             role,
-            content,
+            content: OaContent::Text(content),
             tool_calls: Vec::new(),
             tool_call_id: None,
             reasoning_content: None,
         };
         match m.role {
-            Role::System if leading_system => match out.last_mut() {
-                Some(first) => {
-                    first.content.push_str("\n\n");
-                    first.content.push_str(&m.content);
+            Role::System if leading_system => match out.last_mut().map(|first| &mut first.content) {
+                Some(OaContent::Text(first)) => {
+                    first.push_str("\n\n");
+                    first.push_str(&m.content);
                 }
-                None => out.push(plain("system", m.content.clone())),
+                _ => out.push(plain("system", m.content.clone())),
             },
             Role::System => out.push(plain("system", m.content.clone())),
-            Role::User => out.push(plain("user", m.content.clone())),
+            Role::User => out.push(OaMessage { content: user_content(m), ..plain("user", String::new()) }),
             Role::Assistant => out.push(OaMessage {
                 tool_calls: m
                     .tool_calls

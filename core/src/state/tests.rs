@@ -420,3 +420,14 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn attached_files_are_files_touched() {
+    let mut c = Convo::new();
+    let turn = c.push(Role::User, "see the attached script");
+    turn.attachments.push(crate::NewAttachment::new("C:\\work\\etl.py", "", b"x = 1".to_vec()).examine());
+    let state = replay(&c.turns, &ExtractionRules::default());
+    let files: Vec<(&str, FileAction, i64)> =
+        state.files_touched.iter().map(|f| (f.path.as_str(), f.action, f.turn)).collect();
+    assert_eq!(files, [("etl.py", FileAction::Attach, 1)]);
+}

@@ -1,7 +1,7 @@
 //! Export: the lossless JSON Lines archive (see `jsonl`) of some or all sessions, with their forks'
 //! parents, and a readable Markdown rendering of one session.
 
-use super::jsonl::{line_json, Line, FORMAT_NAME, FORMAT_VERSION};
+use super::jsonl::{line_json, BlobLine, Line, FORMAT_NAME, FORMAT_VERSION};
 use super::rows::{tool_execution_from_row, turn_from_row, TOOL_EXECUTION_COLS, TURN_COLS};
 use super::{SessionFilter, Store};
 use crate::error::{Context, Result};
@@ -62,11 +62,20 @@ impl Store {
             }
         }
         let mut turn_total = 0;
+        let mut blobs_written: HashSet<String> = HashSet::new();
         for s in &ordered {
             push(Line::Session((*s).clone()));
             let own = self.own_turns(&s.id)?;
             turn_total += own.len();
             for t in own {
+                // Each content once, before the first turn that carries it.
+                for a in &t.attachments {
+                    if blobs_written.insert(a.sha256.clone()) {
+                        let bytes = self.attachment_bytes(&a.sha256)?;
+                        let data = crate::provider::base64(&bytes);
+                        push(Line::Blob(BlobLine { sha256: a.sha256.clone(), size: bytes.len() as i64, data }));
+                    }
+                }
                 push(Line::Turn(t.into()));
             }
             for e in self.own_tool_executions(&s.id)? {
@@ -87,13 +96,16 @@ impl Store {
 
     /// Turns stored under this session id itself (not inherited from a fork parent).
     pub(super) fn own_turns(&self, session_id: &str) -> Result<Vec<Turn>> {
-        self.conn
+        let mut turns: Vec<Turn> = self
+            .conn
             .prepare_cached(&format!(
                 "SELECT {} FROM turns t WHERE t.session_id = ?1 ORDER BY t.turn_number",
                 TURN_COLS
             ))
             .and_then(|mut s| s.query_map([session_id], turn_from_row)?.collect())
-            .context(format!("exporting the turns of session {session_id}"))
+            .context(format!("exporting the turns of session {session_id}"))?;
+        self.fill_attachments(&mut turns)?;
+        Ok(turns)
     }
 
     fn own_tool_executions(&self, session_id: &str) -> Result<Vec<ToolExecution>> {
@@ -143,11 +155,39 @@ impl Store {
                     out.push_str(&format!("\n**Tool call** `{}`\n\n", c.name));
                     out.push_str(&fenced(&c.arguments));
                 }
+                if !t.attachments.is_empty() {
+                    out.push('\n');
+                }
+                for a in &t.attachments {
+                    out.push_str(&format!("- Attachment: {}\n", attachment_link(a)));
+                }
             }
             start = end + 1;
         }
         Ok(out)
     }
+}
+
+/// `[shot.png](attachments/<sha256>-shot.png) (image, 64×48, 1.2 KB, image/png)`: a link to where
+/// the file would sit beside the Markdown file (the Markdown export is one file; the bytes are in the
+/// JSONL export, under the same SHA-256). The name is the display name with Markdown's brackets and
+/// the link's spaces escaped.
+fn attachment_link(a: &crate::Attachment) -> String {
+    let name = a.display_name();
+    let text: String = name.chars().map(|c| if matches!(c, '[' | ']' | '\\') { '_' } else { c }).collect();
+    let target: String =
+        name.chars().map(|c| if c.is_whitespace() || matches!(c, '(' | ')' | '<' | '>') { '_' } else { c }).collect();
+    let size = match (a.width, a.height) {
+        (Some(w), Some(h)) => format!("{w}×{h}, "),
+        _ => String::new(),
+    };
+    format!(
+        "[{text}](attachments/{}-{target}) ({}, {size}{}, {})",
+        a.sha256,
+        a.kind.as_str(),
+        crate::attachment::format_size(a.size),
+        a.mime
+    )
 }
 
 /// A fenced code block long enough not to be closed by backticks inside `text`.

@@ -236,5 +236,6 @@ fn stored_turn(c: &Conversation, i: usize, session_id: &str, number: i64, time: 
         status: new.status,
         created_at: time,
         metadata: new.metadata,
+        attachments: Vec::new(),
     }
 }

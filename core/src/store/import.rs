@@ -5,7 +5,7 @@
 //! A JSONL import is all-or-nothing and names the first bad line; sessions already in the archive
 //! (same id) are skipped, not duplicated.
 
-use super::jsonl::{Line, TurnLine, FORMAT_NAME, FORMAT_VERSION, OLDEST_FORMAT_VERSION};
+use super::jsonl::{BlobLine, Line, TurnLine, FORMAT_NAME, FORMAT_VERSION, OLDEST_FORMAT_VERSION};
 use super::rows::{self, IfTaskExists, ToolExecutionRow, TurnRow};
 use super::sessions::new_session_row;
 use super::turns::{insert_turn, search_extra};
@@ -50,6 +50,12 @@ enum PlannedRow {
     Manifest(ContextManifest),
     /// Settings of a workspace that has none in the archive yet (the archive's own are kept).
     Workspace(WorkspaceSettings),
+    /// An attachment's content, checked against its SHA-256 (stored once; kept only if a turn added
+    /// by the import carries it).
+    Blob {
+        sha256: String,
+        bytes: Vec<u8>,
+    },
 }
 
 /// SQLite's words for the unique keys a file can repeat; [`validate`] finds the repeats first and
@@ -153,8 +159,16 @@ pub(super) fn validate(conn: &Connection, text: &str) -> Result<ImportPlan> {
     let mut planned_tasks: HashSet<String> = HashSet::new();
     let mut planned_events: HashSet<(String, i64)> = HashSet::new();
     let mut planned_workspaces: HashSet<String> = HashSet::new();
+    let mut planned_blobs: HashSet<String> = HashSet::new();
     for (n, line) in lines {
         let row = match line {
+            Line::Blob(b) => {
+                let bytes = checked_blob(n, &b)?;
+                if !planned_blobs.insert(b.sha256.clone()) {
+                    continue;
+                }
+                PlannedRow::Blob { sha256: b.sha256, bytes }
+            }
             Line::Header { .. } | Line::End { .. } => continue,
             Line::Workspace(w) => {
                 let known = super::workspaces::get(conn, &w.workspace)?.is_some();
@@ -224,6 +238,18 @@ pub(super) fn validate(conn: &Connection, text: &str) -> Result<ImportPlan> {
                 }
                 if skip(&t.session_id) {
                     continue;
+                }
+                for a in &t.attachments {
+                    let known = planned_blobs.contains(&a.sha256)
+                        || blob_exists(conn, &a.sha256).context("checking which attachments are in the archive")?;
+                    if !known {
+                        let (number, sid, name) = (t.turn_number, &t.session_id, a.display_name());
+                        let why = format!(
+                            "turn {number} of session {sid} carries the attachment {name} (SHA-256 {}), whose content is not in the file",
+                            a.sha256
+                        );
+                        return Err(err(n, why));
+                    }
                 }
                 if !planned_turns.insert((t.session_id.clone(), t.turn_number)) {
                     let (number, sid) = (t.turn_number, &t.session_id);
@@ -299,14 +325,32 @@ pub(super) fn write(conn: &mut Connection, plan: ImportPlan) -> Result<ImportSum
     let tx = conn.transaction().context("starting the import")?;
     // Ids of the turns added, for their tool executions.
     let mut turn_ids: HashMap<(String, i64), i64> = HashMap::new();
+    // The contents of the file, for the search text of the text-like attachments.
+    let mut blobs: HashMap<&str, &[u8]> = HashMap::new();
     for (n, row) in &plan.rows {
         let n = *n;
         match row {
             PlannedRow::Session(s) => {
                 rows::insert_session(&tx, s).map_err(|e| err(n, format!("cannot add session {}: {e}", s.id)))?;
             }
+            PlannedRow::Blob { sha256, bytes } => {
+                rows::insert_blob(&tx, sha256, bytes).map_err(|e| err(n, format!("cannot add an attachment: {e}")))?;
+                blobs.insert(sha256, bytes);
+            }
             PlannedRow::Turn(t) => {
-                let extra = search_extra(t.tool_name.as_deref(), &t.tool_calls, &t.metadata);
+                let mut extra = search_extra(t.tool_name.as_deref(), &t.tool_calls, &t.metadata);
+                for a in &t.attachments {
+                    let stored;
+                    let bytes = match blobs.get(a.sha256.as_str()) {
+                        Some(b) => *b,
+                        None => {
+                            stored = read_blob(&tx, &a.sha256)
+                                .map_err(|e| err(n, format!("cannot read an attachment: {e}")))?;
+                            &stored
+                        }
+                    };
+                    super::attachments::index_one(&mut extra, &a.name, a.kind, bytes);
+                }
                 let row = TurnRow {
                     session_id: &t.session_id,
                     turn_number: t.turn_number,
@@ -325,6 +369,11 @@ pub(super) fn write(conn: &mut Connection, plan: ImportPlan) -> Result<ImportSum
                     err(n, format!("cannot add turn {} of session {}: {e}", t.turn_number, t.session_id))
                 })?;
                 turn_ids.insert((t.session_id.clone(), t.turn_number), id);
+                for (position, a) in t.attachments.iter().enumerate() {
+                    rows::insert_attachment(&tx, id, position, a).map_err(|e| {
+                        err(n, format!("cannot add the attachment {} of turn {}: {e}", a.display_name(), t.turn_number))
+                    })?;
+                }
             }
             PlannedRow::ToolExecution(e) => {
                 let turn_id = *turn_ids.get(&(e.session_id.clone(), e.turn_number)).ok_or_else(|| not_in_file(n, e))?;
@@ -358,8 +407,42 @@ pub(super) fn write(conn: &mut Connection, plan: ImportPlan) -> Result<ImportSum
             }
         }
     }
+    // Contents only skipped sessions' turns carried are not kept.
+    super::attachments::delete_orphan_blobs(&tx)?;
     tx.commit().context("committing the import")?;
     Ok(plan.summary)
+}
+
+/// A blob line's bytes, checked: valid base64, the announced size, and the SHA-256 it is filed under.
+fn checked_blob(n: usize, b: &BlobLine) -> Result<Vec<u8>> {
+    super::attachments::valid_sha256(&b.sha256).map_err(|e| err(n, e.to_string()))?;
+    let bytes = crate::attachment::from_base64(&b.data)
+        .map_err(|e| err(n, format!("the attachment {} is not valid base64: {e}", b.sha256)))?;
+    if bytes.len() as i64 != b.size {
+        return Err(err(
+            n,
+            format!("the attachment {} has {} bytes, not the {} announced", b.sha256, bytes.len(), b.size),
+        ));
+    }
+    let actual = crate::attachment::sha256_hex(&bytes);
+    if actual != b.sha256 {
+        return Err(err(
+            n,
+            format!(
+                "the attachment {}'s content does not match its SHA-256 (it hashes to {actual}): the file is damaged",
+                b.sha256
+            ),
+        ));
+    }
+    Ok(bytes)
+}
+
+fn blob_exists(conn: &Connection, sha256: &str) -> rusqlite::Result<bool> {
+    Ok(conn.query_row("SELECT 1 FROM blobs WHERE sha256 = ?1", [sha256], |_| Ok(())).optional()?.is_some())
+}
+
+fn read_blob(conn: &Connection, sha256: &str) -> rusqlite::Result<Vec<u8>> {
+    conn.query_row("SELECT data FROM blobs WHERE sha256 = ?1", [sha256], |r| r.get(0))
 }
 
 fn not_in_file(line: usize, e: &ToolExecution) -> Error {

@@ -1,10 +1,15 @@
 //! The JSON Lines archive format: its header values and one wire type per line kind, converted by
 //! hand from the domain types. `export` writes it, `import` reads it.
 //!
-//! A header line `{"type":"header","format":"cowork-archive","version":2}`, then the `workspace` settings of the
+//! A header line `{"type":"header","format":"cowork-archive","version":3}`, then the `workspace` settings of the
 //! exported sessions' workspaces (version 2 on), then per session its
 //! `session`, `turn`, `tool_execution`, `task`, `task_event` and `manifest` lines (a fork's parent
 //! always comes before it), then an `end` line with counts, so a truncated file is detected.
+//!
+//! Version 3 adds attachments: a `turn` line lists its `attachments` (name, type, size, pixel size,
+//! SHA-256), and each content is one `blob` line (`sha256`, `size`, `data` in base64) before the first
+//! turn that carries it, so a content several turns share is written once. Versions 1 and 2 still
+//! import (they have neither).
 
 use crate::{
     ContextManifest, Role, Session, TaskEvent, TaskRecord, ToolCall, ToolExecution, Turn, TurnStatus, WorkspaceSettings,
@@ -24,7 +29,7 @@ pub fn is_cowork_archive(bytes: &[u8]) -> bool {
 }
 
 /// The JSONL format version this build writes and reads.
-pub const FORMAT_VERSION: i64 = 2;
+pub const FORMAT_VERSION: i64 = 3;
 /// The oldest JSONL format version this build still reads (version 1 had no `workspace` lines).
 pub(super) const OLDEST_FORMAT_VERSION: i64 = 1;
 pub(super) const FORMAT_NAME: &str = "cowork-archive";
@@ -40,6 +45,7 @@ pub(super) enum Line {
     /// Version 2 on: the settings of a workspace the file's sessions belong to, after the header.
     Workspace(WorkspaceSettings),
     Session(Session),
+    Blob(BlobLine),
     Turn(TurnLine),
     ToolExecution(ToolExecution),
     Task(TaskRecord),
@@ -65,6 +71,18 @@ pub(super) struct TurnLine {
     pub status: TurnStatus,
     pub created_at: i64,
     pub metadata: serde_json::Value,
+    /// The turn's attachments, without their bytes (those are `blob` lines). Format 3 on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<crate::Attachment>,
+}
+
+/// One attachment content, once per file: its hash, its size and its bytes in standard base64.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct BlobLine {
+    pub sha256: String,
+    pub size: i64,
+    pub data: String,
 }
 
 impl From<Turn> for TurnLine {
@@ -81,6 +99,7 @@ impl From<Turn> for TurnLine {
             status: t.status,
             created_at: t.created_at,
             metadata: t.metadata,
+            attachments: t.attachments,
         }
     }
 }

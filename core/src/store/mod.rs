@@ -7,11 +7,12 @@
 //! Where things are: `Store` and opening an archive here; `sessions` (create, list, rename, archive,
 //! fork, delete, resume, state and usage), `branches` (where edits and regenerations diverge), `turns` (append, checkpoint, finalise, read, tool
 //! executions), `search`, `tasks` (delegated tasks and their events, manifests, calibration,
-//! statistics), `workspaces` (per-workspace settings); `rows` holds every table's columns, its one
+//! statistics), `workspaces` (per-workspace settings), `attachments` (files kept as blobs by their SHA-256); `rows` holds every table's columns, its one
 //! `INSERT` and its row mapping; `export` and `import` the file formats (`jsonl` the archive format's
 //! lines); `foreign` imports other tools' exports (read by [`crate::import`]) and `export_chatgpt`
 //! writes ChatGPT's format; `schema` the migrations.
 
+mod attachments;
 mod branches;
 mod export;
 mod export_chatgpt;
@@ -31,6 +32,7 @@ mod turns;
 mod workspaces;
 
 pub use crate::BranchPoint;
+pub use attachments::valid_sha256;
 pub use foreign::{ForeignImportSummary, ImportCounts, ImportPreview, ImportProgress};
 pub use import::ImportSummary;
 pub use jsonl::{is_cowork_archive, FORMAT_VERSION};
@@ -50,6 +52,8 @@ pub struct Store {
     conn: Connection,
     /// Last timestamp handed out: times from one store strictly increase, so "most recent" is exact.
     last_ms: std::cell::Cell<i64>,
+    /// The size limit for one attachment, in bytes (`Store::set_attachment_limit`).
+    attachment_limit: std::cell::Cell<u64>,
 }
 
 impl Store {
@@ -74,7 +78,15 @@ impl Store {
         schema::check_version(schema::user_version(&conn)?)?;
         configure(&conn)?;
         schema::migrate(&mut conn, schema::LATEST)?;
-        Ok(Store { conn, last_ms: std::cell::Cell::new(0) })
+        Ok(Store::with(conn))
+    }
+
+    fn with(conn: Connection) -> Store {
+        Store {
+            conn,
+            last_ms: std::cell::Cell::new(0),
+            attachment_limit: std::cell::Cell::new(crate::attachment::DEFAULT_MAX_ATTACHMENT_BYTES),
+        }
     }
 
     /// A timestamp (ms) later than any this store handed out before.
@@ -92,7 +104,7 @@ impl Store {
         schema::check_version(schema::user_version(&conn)?)?;
         configure(&conn)?;
         schema::migrate(&mut conn, version)?;
-        Ok(Store { conn, last_ms: std::cell::Cell::new(0) })
+        Ok(Store::with(conn))
     }
 
     /// The archive's schema version (`PRAGMA user_version`): [`SCHEMA_VERSION`] once opened with [`Store::open`].

@@ -6,7 +6,8 @@
 //! return rusqlite's error: the caller says what it was doing.
 
 use crate::{
-    Approval, ContextManifest, Role, Session, TaskEvent, TaskRecord, ToolCall, ToolExecution, Turn, TurnStatus,
+    Approval, Attachment, AttachmentKind, ContextManifest, Role, Session, TaskEvent, TaskRecord, ToolCall,
+    ToolExecution, Turn, TurnStatus,
 };
 use rusqlite::{params, Connection, Row};
 
@@ -151,7 +152,75 @@ pub(super) fn turn_from_row(r: &Row) -> rusqlite::Result<Turn> {
         status: TurnStatus::parse(&status).unwrap_or(TurnStatus::Error),
         created_at: r.get(10)?,
         metadata: parse_json(r.get(11)?),
+        attachments: Vec::new(),
     })
+}
+
+// --- attachments and their blobs ------------------------------------------------------------------
+
+/// The columns [`attachment_from_row`] maps, in order, after the turn id (table aliased `a`).
+pub(super) const ATTACHMENT_COLS: &str = "a.turn_id, a.sha256, a.name, a.mime, a.size, a.kind, a.width, a.height";
+
+/// Stores a content once: nothing happens when a blob with this hash is already there.
+pub(super) fn insert_blob(conn: &Connection, sha256: &str, bytes: &[u8]) -> rusqlite::Result<()> {
+    conn.prepare_cached("INSERT INTO blobs (sha256, size, data) VALUES (?1, ?2, ?3) ON CONFLICT(sha256) DO NOTHING")?
+        .execute(params![sha256, bytes.len() as i64, bytes])?;
+    Ok(())
+}
+
+/// Links an attachment (whose blob is stored) to turn `turn_id` at `position`.
+pub(super) fn insert_attachment(
+    conn: &Connection,
+    turn_id: i64,
+    position: usize,
+    a: &Attachment,
+) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO attachments (turn_id, position, sha256, name, mime, size, kind, width, height)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?
+    .execute(params![
+        turn_id,
+        position as i64,
+        a.sha256,
+        a.name,
+        a.mime,
+        a.size,
+        a.kind.as_str(),
+        a.width,
+        a.height
+    ])?;
+    Ok(())
+}
+
+/// The attachments of the turns [`copy_turns`] copied, linked to the copies (the blobs are shared).
+pub(super) fn copy_attachments(conn: &Connection, to: &str, from: &str, lo: i64, hi: i64) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO attachments (turn_id, position, sha256, name, mime, size, kind, width, height)
+         SELECT c.id, a.position, a.sha256, a.name, a.mime, a.size, a.kind, a.width, a.height
+         FROM attachments a JOIN turns p ON p.id = a.turn_id
+         JOIN turns c ON c.session_id = ?1 AND c.turn_number = p.turn_number
+         WHERE p.session_id = ?2 AND p.turn_number > ?3 AND p.turn_number <= ?4",
+        params![to, from, lo, hi],
+    )?;
+    Ok(())
+}
+
+/// A turn's id and one of its attachments.
+pub(super) fn attachment_from_row(r: &Row) -> rusqlite::Result<(i64, Attachment)> {
+    let kind: String = r.get(5)?;
+    Ok((
+        r.get(0)?,
+        Attachment {
+            sha256: r.get(1)?,
+            name: r.get(2)?,
+            mime: r.get(3)?,
+            size: r.get(4)?,
+            kind: AttachmentKind::parse(&kind).unwrap_or(AttachmentKind::File),
+            width: r.get(6)?,
+            height: r.get(7)?,
+        },
+    ))
 }
 
 // --- tool executions -------------------------------------------------------------------------------

@@ -134,8 +134,33 @@ CREATE TABLE workspace_settings (
 );
 "#;
 
+/// Version 4: attachments. Each distinct content is stored once (`blobs`, keyed by its SHA-256), and
+/// linked to the turns that carry it (`attachments`, in order) with its name, type and pixel size.
+/// A blob is deleted only with the last turn that references it (`Store::delete_session`).
+const V4: &str = r#"
+CREATE TABLE blobs (
+    sha256 TEXT PRIMARY KEY NOT NULL,
+    size   INTEGER NOT NULL,
+    data   BLOB NOT NULL
+);
+
+CREATE TABLE attachments (
+    turn_id  INTEGER NOT NULL REFERENCES turns(id),
+    position INTEGER NOT NULL,
+    sha256   TEXT NOT NULL REFERENCES blobs(sha256),
+    name     TEXT NOT NULL,
+    mime     TEXT NOT NULL,
+    size     INTEGER NOT NULL,
+    kind     TEXT NOT NULL CHECK (kind IN ('image', 'text', 'file')),
+    width    INTEGER,
+    height   INTEGER,
+    PRIMARY KEY (turn_id, position)
+) WITHOUT ROWID;
+CREATE INDEX attachments_by_blob ON attachments(sha256);
+"#;
+
 /// Every migration, in order: `MIGRATIONS[i]` upgrades version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
 
 /// The schema version this build writes.
 pub const LATEST: i64 = MIGRATIONS.len() as i64;

@@ -260,6 +260,8 @@ impl Store {
                     .context("copying inherited turns into a fork")?;
                 rows::copy_tool_executions(&tx, child, &seg.session_id, seg.lo, seg.hi)
                     .context("copying inherited tool executions into a fork")?;
+                rows::copy_attachments(&tx, child, &seg.session_id, seg.lo, seg.hi)
+                    .context("linking inherited attachments to a fork")?;
             }
             tx.execute("UPDATE sessions SET parent_session_id = NULL, fork_turn = NULL WHERE id = ?1", [child])
                 .context("detaching a fork")?;
@@ -269,11 +271,14 @@ impl Store {
             "DELETE FROM tasks WHERE session_id = ?1",
             "DELETE FROM context_manifests WHERE session_id = ?1",
             "DELETE FROM tool_executions WHERE turn_id IN (SELECT id FROM turns WHERE session_id = ?1)",
+            "DELETE FROM attachments WHERE turn_id IN (SELECT id FROM turns WHERE session_id = ?1)",
             "DELETE FROM turns WHERE session_id = ?1",
             "DELETE FROM sessions WHERE id = ?1",
         ] {
             tx.execute(sql, [id]).context(format!("deleting session {id}"))?;
         }
+        // A content is kept while any other turn (another session's, a fork's copy) still carries it.
+        super::attachments::delete_orphan_blobs(&tx)?;
         tx.commit().context(format!("deleting session {id}"))
     }
 

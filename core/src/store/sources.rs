@@ -57,6 +57,10 @@ impl TurnSource for SessionTurns<'_> {
         Ok(turns)
     }
 
+    fn attachment_bytes(&self, sha256: &str) -> Result<Option<Vec<u8>>> {
+        self.store.attachment_bytes(sha256).map(Some)
+    }
+
     fn turn_count(&self) -> i64 {
         self.count
     }

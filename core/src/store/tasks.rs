@@ -107,7 +107,13 @@ impl Store {
             .conn
             .query_row("SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()", [], |r| r.get(0))
             .context("measuring the archive")?;
+        let (blobs, blob_bytes): (i64, i64) = self
+            .conn
+            .query_row("SELECT COUNT(*), COALESCE(SUM(size), 0) FROM blobs", [], |r| Ok((r.get(0)?, r.get(1)?)))
+            .context("counting attachments")?;
         Ok(StorageStats {
+            blobs,
+            blob_bytes,
             sessions: count("sessions")?,
             turns: count("turns")?,
             tool_executions: count("tool_executions")?,

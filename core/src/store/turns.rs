@@ -6,7 +6,7 @@ use super::sessions::clip_title;
 use super::Store;
 use crate::error::{Context, Error, Result};
 use crate::tokens::estimate_tokens;
-use crate::{Approval, NewTurn, Role, ToolCall, ToolExecution, Turn};
+use crate::{Approval, NewAttachment, NewTurn, Role, ToolCall, ToolExecution, Turn};
 use rusqlite::{params, OptionalExtension, TransactionBehavior};
 
 /// How many of the newest turns [`Store::find_recent_by_client_key`] looks through.
@@ -31,10 +31,25 @@ impl Store {
     /// Appends a turn and commits before returning (write-through). Returns the stored turn with its
     /// number. The first user message of an untitled session becomes its title.
     pub fn append_turn(&mut self, session_id: &str, turn: &NewTurn) -> Result<Turn> {
+        self.append_turn_with_attachments(session_id, turn, &[])
+    }
+
+    /// [`Store::append_turn`] with the images and files the turn carries, saved in the same
+    /// transaction: each content once (a file attached again is linked, not stored again), text-like
+    /// files indexed for search with their names. An attachment over [`Store::attachment_limit`] is
+    /// refused ([`crate::Error::AttachmentTooLarge`]) and nothing is saved.
+    pub fn append_turn_with_attachments(
+        &mut self,
+        session_id: &str,
+        turn: &NewTurn,
+        attachments: &[NewAttachment],
+    ) -> Result<Turn> {
+        super::attachments::check_sizes(attachments, self.attachment_limit())?;
         let now = self.tick();
         let tx =
             self.conn.transaction_with_behavior(TransactionBehavior::Immediate).context("starting to append a turn")?;
-        let stored = insert_turn(&tx, session_id, turn, now)?;
+        let mut stored = insert_turn_with(&tx, session_id, turn, attachments, now)?;
+        stored.attachments = super::attachments::save(&tx, stored.id, attachments)?;
         tx.commit().context(format!("saving turn {} of session {session_id}", stored.turn_number))?;
         Ok(stored)
     }
@@ -149,11 +164,12 @@ impl Store {
                 "SELECT {TURN_COLS} FROM turns t WHERE t.session_id = ?1 AND t.turn_number BETWEEN ?2 AND ?3
                  ORDER BY t.turn_number"
             );
-            let rows: Vec<Turn> = self
+            let mut rows: Vec<Turn> = self
                 .conn
                 .prepare_cached(&sql)
                 .and_then(|mut s| s.query_map(params![seg.session_id, lo, hi], turn_from_row)?.collect())
                 .context(format!("reading turns {start}..{end} of session {session_id}"))?;
+            self.fill_attachments(&mut rows)?;
             out.extend(rows);
         }
         Ok(out)
@@ -170,10 +186,14 @@ impl Store {
                AND json_valid(t.metadata) AND json_extract(t.metadata, '$.client_key') = ?1
              LIMIT 1"
         );
-        self.conn
+        let found = self
+            .conn
             .prepare_cached(&sql)
             .and_then(|mut s| s.query_row(params![key, CLIENT_KEY_WINDOW], turn_from_row).optional())
-            .context("looking for an earlier attempt of this request")
+            .context("looking for an earlier attempt of this request")?;
+        let mut found: Vec<Turn> = found.into_iter().collect();
+        self.fill_attachments(&mut found)?;
+        Ok(found.pop())
     }
 
     /// `limit` turns starting after `offset` turns, in order.
@@ -247,6 +267,17 @@ impl Store {
 /// Numbers `turn` as the session's next turn (titling an untitled session with a first user message)
 /// and saves it, created at `now`.
 pub(super) fn insert_turn(tx: &rusqlite::Transaction<'_>, session_id: &str, turn: &NewTurn, now: i64) -> Result<Turn> {
+    insert_turn_with(tx, session_id, turn, &[], now)
+}
+
+/// [`insert_turn`] for a turn that carries `attachments` (indexed with it; saved by the caller).
+fn insert_turn_with(
+    tx: &rusqlite::Transaction<'_>,
+    session_id: &str,
+    turn: &NewTurn,
+    attachments: &[NewAttachment],
+    now: i64,
+) -> Result<Turn> {
     let number: i64 = tx
         .prepare_cached(
             "UPDATE sessions SET turn_count = turn_count + 1, last_active_at = ?2 WHERE id = ?1 RETURNING turn_count",
@@ -260,7 +291,8 @@ pub(super) fn insert_turn(tx: &rusqlite::Transaction<'_>, session_id: &str, turn
             .context("titling the session")?;
     }
     let tokens = turn_tokens(turn);
-    let extra = search_extra(turn.tool_name.as_deref(), &turn.tool_calls, &turn.metadata);
+    let mut extra = search_extra(turn.tool_name.as_deref(), &turn.tool_calls, &turn.metadata);
+    extra.push_str(&super::attachments::search_text(attachments));
     let row = TurnRow {
         session_id,
         turn_number: number,
@@ -289,6 +321,7 @@ pub(super) fn insert_turn(tx: &rusqlite::Transaction<'_>, session_id: &str, turn
         status: turn.status,
         created_at: now,
         metadata: turn.metadata.clone(),
+        attachments: Vec::new(),
     })
 }
 

@@ -3,6 +3,9 @@
 
 #![allow(dead_code)]
 
+mod attachments;
+pub use attachments::*;
+
 use cowork_core::store::{BranchPoint, NewSession, NewToolExecution, SessionFilter, Store};
 use cowork_core::{
     Approval, ContextManifest, Error, NewTurn, Role, SearchQuery, SearchScope, TaskRecord, ToolCall, TurnStatus,
@@ -36,7 +39,12 @@ macro_rules! store_cases {
             a_client_key_finds_the_earlier_attempt,
             workspace_settings_are_kept_and_travel_with_an_export,
             edits_and_regenerations_are_branches_of_one_conversation,
-            a_manifest_names_the_turns_whose_reasoning_went_out
+            a_manifest_names_the_turns_whose_reasoning_went_out,
+            attachments_are_kept_with_their_turn_and_stored_once,
+            deleting_a_session_keeps_blobs_other_turns_carry,
+            search_finds_words_inside_text_attachments_and_their_names,
+            too_large_corrupt_and_svg_attachments,
+            attachments_export_and_import_byte_for_byte
         );
     };
 }

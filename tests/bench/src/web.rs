@@ -198,6 +198,21 @@ impl Bench {
         Ok(ms)
     }
 
+    /// Appends a user turn carrying `bytes` as one attachment (`data.bin`, stored as a new blob when
+    /// the bytes are new) to the current session, durably; returns milliseconds (hashing, the blob, the
+    /// turn and its link in one commit).
+    pub fn append_with_attachment(&mut self, bytes: &[u8]) -> Result<f64, JsValue> {
+        let sid = self.current()?;
+        let store = self.store_mut()?;
+        let file = cowork_core::NewAttachment::new("data.bin", "application/octet-stream", bytes.to_vec());
+        let turn = NewTurn::user("here is the file");
+        let t = now();
+        store.append_turn_with_attachments(&sid, &turn, std::slice::from_ref(&file)).map_err(js)?;
+        let ms = now() - t;
+        self.next_index += 1;
+        Ok(ms)
+    }
+
     /// The app's search: `[ms, hits]`.
     pub fn search(&self, text: &str) -> Result<Vec<f64>, JsValue> {
         let store = self.store()?;

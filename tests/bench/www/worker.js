@@ -104,6 +104,27 @@ const PHASES = {
     return out;
   },
 
+  /** A turn with a 1 MB attachment appended durably, beside the raw OPFS write + flush of the same bytes. */
+  async attach({ iterations = 40, bytes = 1024 * 1024, turns = 1000 }) {
+    w.remove_archive('attach.db');
+    const bench = new w.Bench('attach.db', SEED);
+    bench.seed_session(turns);
+    const floor = await openFloor();
+    const data = new Uint8Array(bytes);
+    for (let i = 0; i < bytes; i += 65536) crypto.getRandomValues(data.subarray(i, Math.min(bytes, i + 65536)));
+    const r = { store: [], floor: [], bytes };
+    for (let i = 0; i < iterations; i++) {
+      new DataView(data.buffer).setUint32(0, i); // a new content each time (no deduplication)
+      r.store.push(bench.append_with_attachment(data));
+      r.floor.push(floor.write(data));
+    }
+    floor.close();
+    bench.close();
+    w.remove_archive('attach.db');
+    log('attachment appends done');
+    return r;
+  },
+
   /** Builds the archive: 10 sessions of 10k turns; searches at 10k and 100k; context assembly at 100k. */
   async search({ sessions = 10, perSession = 10000, queries, reps = 15, likeReps = 2, contextReps = 40, windows }) {
     w.remove_archive('archive.db');

@@ -7,6 +7,7 @@ import init, {
   version,
   type Archive,
   type ArchiveEvents,
+  type Attachment,
   type AssembledContext,
   type ErrorKind,
   type HostTool,
@@ -72,12 +73,20 @@ export async function tour(panel: HTMLElement, otherPanel: HTMLElement): Promise
 
   const appended: Turn = await archive.appendTurn(session.id, { role: "user", content: "We use PostgreSQL." });
   const turns: Turn[] = await archive.readTurns(session.id, { offset: 0, limit: 50 });
+  const notes = new File(["PostgreSQL 16, pgvector\n"], "db-notes.md", { type: "text/markdown" });
+  const withFile: Turn = await archive.appendTurn(session.id, { role: "user", content: "Our notes." }, [notes]);
+  const attached: Attachment[] = withFile.attachments ?? [];
+  const copy: Blob = await archive.readAttachment(attached[0].sha256);
+  log.push(`${attached[0].name} (${attached[0].kind}, ${copy.size} bytes, ${copy.type})`);
   const hits: SearchHit[] = await archive.search("postgresql", { session_id: session.id, roles: ["user"], limit: 5 });
   const recalled: string = await archive.recall(session.id, { action: "tool_calls", tool_name: "write_file" });
   const context: AssembledContext = await archive.assembleContext(session.id, { instructions: "Be brief." });
   log.push(`${appended.turn_number} ${turns.length} ${hits.length} ${recalled.length} ${context.manifest.estimated_tokens}`);
 
-  const sent: SendResult = await archive.send(session.id, "write file notes.md: hello", { model: { model: "demo" } });
+  const sent: SendResult = await archive.send(session.id, "write file notes.md: hello", {
+    model: { model: "demo", max_attachment_bytes: 1_000_000 },
+    attachments: [new Blob(["a b c"], { type: "text/plain" })],
+  });
   const continued: SendResult = await archive.continueSession(session.id);
   await archive.stop();
   log.push(`${sent.outcome} / ${continued.outcome}`);

@@ -21,7 +21,8 @@ export type ErrorKind =
   | "not_found"
   | "invalid"
   | "import"
-  | "internal";
+  | "internal"
+  | "attachment_too_large";
 
 /** A model endpoint. Every field is optional: the rest comes from the archive's settings, or the dev
  * server's demo model on this page's origin. The API key is only sent to `base_url`, never stored. */
@@ -38,6 +39,8 @@ export interface ModelSettings {
   output_reserve?: number;
   /** A Loom-compatible orchestrator for `delegate_task`; `""` turns delegation off. */
   orchestrator_url?: string;
+  /** The largest attachment one message may carry, in bytes (default 20 MB). */
+  max_attachment_bytes?: number;
 }
 
 export interface OpenOptions {
@@ -87,6 +90,28 @@ export interface Turn {
   /** Milliseconds since the Unix epoch. */
   created_at: number;
   metadata: unknown;
+  /** The images and files the turn carries (absent when none); read their bytes with
+   * `readAttachment(sha256)`. */
+  attachments?: Attachment[];
+}
+
+/** An image or file a turn carries, without its bytes. */
+export interface Attachment {
+  /** SHA-256 of the bytes, lower-case hex: the key for `readAttachment`. The same content attached
+   * twice is stored once. */
+  sha256: string;
+  /** The file's name, verbatim (it may hold path separators or control characters: show it as text). */
+  name: string;
+  /** For an image, the type its header shows; otherwise as the browser gave it. */
+  mime: string;
+  /** Bytes. */
+  size: number;
+  /** `"image"` (PNG, JPEG, GIF or WebP with a readable header: sent to models as an image), `"text"`
+   * (indexed for search, sent inline) or `"file"` (anything else, SVG included: named, not sent). */
+  kind: "image" | "text" | "file";
+  /** An image's pixel size. */
+  width?: number;
+  height?: number;
 }
 
 /** What `appendTurn` takes: only `role` is required. */
@@ -220,6 +245,8 @@ export interface RequestOptions {
   model?: ModelSettings;
   /** Replaces the archive's extra instructions for this request. */
   instructions?: string;
+  /** `send()` only: images and files to send with the message (`File`s keep their names). */
+  attachments?: Blob[];
 }
 
 export interface ContextMessage {
@@ -264,6 +291,9 @@ export interface StorageStats {
   tool_executions: number;
   tasks: number;
   manifests: number;
+  /** Attachment contents stored (each distinct content once) and their bytes. */
+  blobs: number;
+  blob_bytes: number;
   bytes: number;
   schema_version: number;
 }

@@ -183,12 +183,12 @@ mod browser {
                 (Ask::Send(text), session_id) => {
                     let key = crate::protocol::random_key();
                     let workspace = chat.workspace.get_untracked();
-                    Op::SendMessage { session_id, workspace, text, model, key, host }
+                    Op::SendMessage { session_id, workspace, text, model, key, host, attachments: Vec::new() }
                 }
                 (Ask::Continue, Some(session_id)) => Op::Continue { session_id, model, host },
                 (Ask::Edit { turn_number, text }, Some(session_id)) => {
                     let key = crate::protocol::random_key();
-                    Op::EditMessage { session_id, turn_number, text, model, key, host }
+                    Op::EditMessage { session_id, turn_number, text, model, key, host, attachments: Vec::new() }
                 }
                 (Ask::Regenerate { turn_number }, Some(session_id)) => {
                     Op::Regenerate { session_id, turn_number, model, host }

@@ -34,7 +34,7 @@ mod browser {
                 .await
                 .map_err(|e| format!("{name} could not be read: {e:?}"))?
                 .unchecked_into();
-            payloads.push(FilePayload { name, size: u64::from(buffer.byte_length()), bytes: Vec::new() });
+            payloads.push(FilePayload { name, size: u64::from(buffer.byte_length()), ..FilePayload::default() });
             buffers.push(buffer);
         }
         Ok((payloads, buffers))

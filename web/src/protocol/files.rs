@@ -1,4 +1,5 @@
-//! Files handed to the worker for an import, and what an import found or did, on the wire.
+//! Files handed to the worker (an import's, a message's attachments), and what an import found or did,
+//! on the wire.
 //!
 //! Messages travel as JSON text, which suits everything but a 100 MB export: as JSON a byte array is
 //! a list of numbers (four times the size) and a string must be escaped and parsed again. So a file's
@@ -11,11 +12,15 @@
 use super::Op;
 use serde::{Deserialize, Serialize};
 
-/// One file of an import: name and size in the JSON, the bytes beside it.
+/// One file of an import or one attachment of a message: name, type and size in the JSON, the bytes
+/// beside it.
 #[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FilePayload {
     /// The file's name (or its path inside a chosen folder); errors name it.
     pub name: String,
+    /// Its MIME type as the browser gave it (`Blob.type`; may be empty). Used for attachments.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub mime: String,
     /// Its size in bytes, to check that the bytes that arrived are the whole file.
     pub size: u64,
     /// Its content: never in the JSON, attached on arrival from the buffer sent beside it (empty in
@@ -30,11 +35,26 @@ impl std::fmt::Debug for FilePayload {
     }
 }
 
+impl FilePayload {
+    /// An attachment named `name` of type `mime` whose `size` bytes are posted beside the request.
+    pub fn attachment(name: impl Into<String>, mime: impl Into<String>, size: u64) -> FilePayload {
+        FilePayload { name: name.into(), mime: mime.into(), size, bytes: Vec::new() }
+    }
+
+    /// The attachment to save (the worker side, once the bytes have arrived).
+    pub fn into_attachment(self) -> cowork_core::NewAttachment {
+        cowork_core::NewAttachment { name: self.name, mime: self.mime, bytes: self.bytes }
+    }
+}
+
 impl Op {
     /// The files this operation carries (their bytes travel beside the JSON); `None` for the others.
     pub fn files(&self) -> Option<&[FilePayload]> {
         match self {
             Op::PreviewImport { files } | Op::ImportFiles { files } => Some(files),
+            Op::SendMessage { attachments, .. }
+            | Op::EditMessage { attachments, .. }
+            | Op::AppendTurn { attachments, .. } => Some(attachments),
             _ => None,
         }
     }
@@ -43,6 +63,9 @@ impl Op {
     pub fn files_mut(&mut self) -> Option<&mut Vec<FilePayload>> {
         match self {
             Op::PreviewImport { files } | Op::ImportFiles { files } => Some(files),
+            Op::SendMessage { attachments, .. }
+            | Op::EditMessage { attachments, .. }
+            | Op::AppendTurn { attachments, .. } => Some(attachments),
             _ => None,
         }
     }

@@ -36,6 +36,10 @@ pub enum Op {
         session_id: String,
         /// The turn; its number is the session's next.
         turn: NewTurn,
+        /// Images and files saved with the turn (bytes beside the JSON: [`FilePayload`]; post with
+        /// `StorageClient::call_with_files`, one buffer per attachment in order).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        attachments: Vec<FilePayload>,
     },
     /// A page of a session's turns, in order; answered with `Reply::Turns`.
     GetTurns {
@@ -73,6 +77,19 @@ pub enum Op {
         /// The page's tools and instructions for this reply.
         #[serde(default)]
         host: HostOptions,
+        /// Images and files sent with the message (name, MIME type and size in the JSON, the bytes
+        /// beside it: post with `StorageClient::call_with_files`, one buffer per attachment in order).
+        /// Saved with the user's turn before the model is called; one over the model settings'
+        /// `max_attachment_bytes` refuses the message (`ErrorKind::AttachmentTooLarge`, nothing saved).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        attachments: Vec<FilePayload>,
+    },
+    /// The bytes of an attachment, by its SHA-256 ([`cowork_core::Attachment::sha256`] of a turn's
+    /// `attachments`); answered with `Reply::Attachment` (to show an image from a blob URL, or download
+    /// the exact file).
+    ReadAttachment {
+        /// The content's SHA-256, lower-case hex.
+        sha256: String,
     },
     /// Runs the agent loop again from the session's end (Retry/Continue after an interrupted reply).
     Continue {
@@ -200,6 +217,10 @@ pub enum Op {
         /// The page's tools and instructions for this reply.
         #[serde(default)]
         host: HostOptions,
+        /// The new message's images and files (as [`Op::SendMessage`]'s; the edited turn's are not
+        /// carried over by themselves: send them again to keep them).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        attachments: Vec<FilePayload>,
     },
     /// Regenerates assistant turn `turn_number`: the session is forked just before it and the model
     /// answers again there (the old reply stays, as the other branch).

@@ -3,8 +3,10 @@
 
 use super::tools::WorkerTools;
 use crate::fetch::FetchTransport;
-use crate::protocol::{ErrorKind, Event, HostOptions, ModelSettings, Op, Problem, Reply, SendOutcome};
-use cowork_core::agent::{continue_session, send_turn, AgentEvent, AgentSettings, Outcome, Transport};
+use crate::protocol::{ErrorKind, Event, FilePayload, HostOptions, ModelSettings, Op, Problem, Reply, SendOutcome};
+use cowork_core::agent::{
+    continue_session, send_user_message, AgentEvent, AgentSettings, Outcome, Transport, UserMessage,
+};
 use cowork_core::context::ContextSettings;
 use cowork_core::prompt::PromptOptions;
 use cowork_core::state::ExtractionRules;
@@ -53,13 +55,20 @@ pub async fn handle(
                 tools: cowork_core::agent::tool_definitions(tools, &settings),
             })
         }),
-        Op::AppendTurn { session_id, turn } => append_once(store, &session_id, &turn).and_then(|turn| {
-            // The state register follows turns written directly too (the embedding API's appendTurn).
-            let model = store.get_session(&session_id)?.model;
-            cowork_core::agent::record_in_state(store, &ExtractionRules::default(), &model, &session_id, &turn)?;
-            emit(Event::turn_appended(turn.clone()));
-            Ok(Reply::Turn { turn })
+        Op::ReadAttachment { sha256 } => cowork_core::store::valid_sha256(&sha256).and_then(|sha256| {
+            let data = cowork_core::attachment::to_base64(&store.attachment_bytes(sha256)?);
+            Ok(Reply::Attachment { attachment: store.attachment_info(sha256)?, data })
         }),
+        Op::AppendTurn { session_id, turn, attachments } => {
+            let attachments: Vec<_> = attachments.into_iter().map(FilePayload::into_attachment).collect();
+            append_once(store, &session_id, &turn, &attachments).and_then(|turn| {
+                // The state register follows turns written directly too (the embedding API's appendTurn).
+                let model = store.get_session(&session_id)?.model;
+                cowork_core::agent::record_in_state(store, &ExtractionRules::default(), &model, &session_id, &turn)?;
+                emit(Event::turn_appended(turn.clone()));
+                Ok(Reply::Turn { turn })
+            })
+        }
         Op::GetTurns { session_id, offset, limit } => {
             store.get_turns(&session_id, offset, limit).map(|turns| Reply::Turns { turns })
         }
@@ -120,16 +129,19 @@ pub async fn handle(
         | Op::AnswerStep { .. }
         | Op::TestConnection { .. }
         | Op::ListModels { .. } => Ok(Reply::Done),
-        Op::SendMessage { session_id, workspace, text, model, key, host } => {
-            let message = Some((text, serde_json::json!({ "client_key": key })));
+        Op::SendMessage { session_id, workspace, text, model, key, host, attachments } => {
+            let attachments = attachments.into_iter().map(FilePayload::into_attachment).collect();
+            let message = Some((text, serde_json::json!({ "client_key": key }), attachments));
             return send(store, transport, tools, emit, session_id, workspace, message, model, host).await;
         }
         Op::Branches { session_id } => store.branch_points(&session_id).map(|points| Reply::Branches { points }),
-        Op::EditMessage { session_id, turn_number, text, model, key, host } => {
+        Op::EditMessage { session_id, turn_number, text, model, key, host, attachments } => {
+            let attachments = attachments.into_iter().map(FilePayload::into_attachment).collect();
             let fork = branch_before(store, emit, &session_id, turn_number, "edited")?;
             // The edit says what it replaces (and the UI leaves the composer's draft alone for it).
             let edited_from = serde_json::json!({ "session_id": session_id, "turn_number": turn_number });
-            let message = Some((text, serde_json::json!({ "client_key": key, "edited_from": edited_from })));
+            let message =
+                Some((text, serde_json::json!({ "client_key": key, "edited_from": edited_from }), attachments));
             return send(store, transport, tools, emit, Some(fork), String::new(), message, model, host).await;
         }
         Op::Regenerate { session_id, turn_number, model, host } => {
@@ -161,6 +173,7 @@ pub(super) async fn test_connection(mut config: ModelSettings) -> Result<Reply, 
         tool_call_id: None,
         name: None,
         reasoning: None,
+        images: Vec::new(),
     };
     let request = build_request(&config, &[ping], &[]);
     let transport = FetchTransport::default();
@@ -220,13 +233,18 @@ pub(super) async fn list_models(config: ModelSettings) -> Result<Reply, Problem>
 }
 
 /// Appends a turn, unless a turn with the same client key was saved already (a request sent twice).
-fn append_once(store: &mut Store, session_id: &str, turn: &NewTurn) -> cowork_core::Result<cowork_core::Turn> {
+fn append_once(
+    store: &mut Store,
+    session_id: &str,
+    turn: &NewTurn,
+    attachments: &[cowork_core::NewAttachment],
+) -> cowork_core::Result<cowork_core::Turn> {
     if let Some(key) = turn.metadata.get("client_key").and_then(|k| k.as_str()) {
         if let Some(earlier) = store.find_recent_by_client_key(key)? {
             return Ok(earlier);
         }
     }
-    store.append_turn(session_id, turn)
+    store.append_turn_with_attachments(session_id, turn, attachments)
 }
 
 #[allow(clippy::too_many_arguments)] // one request's fields, passed straight through
@@ -239,14 +257,14 @@ async fn send(
     workspace: String,
     // The message and its metadata (its client key, and what it edits if it does); `None`: continue
     // from the session's end without a new message.
-    message: Option<(String, serde_json::Value)>,
+    message: Option<(String, serde_json::Value, Vec<cowork_core::NewAttachment>)>,
     model: ModelSettings,
     host: HostOptions,
 ) -> Result<Reply, Problem> {
     // Sent before, to an owner that closed before answering: the message is saved, and the reply the
     // old owner was streaming is continued here (in place, from its saved words), never run twice.
     let (mut session_id, mut message) = (session_id, message);
-    let earlier = match message.as_ref().and_then(|(_, m)| m["client_key"].as_str()) {
+    let earlier = match message.as_ref().and_then(|(_, m, _)| m["client_key"].as_str()) {
         Some(key) => store.find_recent_by_client_key(key)?,
         None => None,
     };
@@ -278,9 +296,10 @@ async fn send(
             .await;
     }
     let ran = match message {
-        Some((text, metadata)) => {
+        Some((text, metadata, attachments)) => {
             let turn = NewTurn { metadata, ..NewTurn::user(text) };
-            send_turn(store, transport, tools, &settings, &session_id, &turn, &mut on_event).await
+            let message = UserMessage { turn: &turn, attachments: &attachments };
+            send_user_message(store, transport, tools, &settings, &session_id, message, &mut on_event).await
         }
         None => continue_session(store, transport, tools, &settings, &session_id, &mut on_event).await,
     };

@@ -19,6 +19,7 @@ fn message(role: Role, content: &str) -> ContextMessage {
         tool_call_id: None,
         name: None,
         reasoning: None,
+        images: Vec::new(),
     }
 }
 

@@ -17,6 +17,7 @@ fn msg(role: Role, content: &str) -> ContextMessage {
         tool_call_id: None,
         name: None,
         reasoning: None,
+        images: Vec::new(),
     }
 }
 

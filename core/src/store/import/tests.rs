@@ -185,3 +185,21 @@ fn repeated_keys_are_named_as_sqlite_names_them() {
         assert_eq!(store.stats().unwrap(), before, "nothing imported from\n{file}");
     }
 }
+
+#[test]
+fn formats_1_and_2_still_import_and_4_is_refused() {
+    for version in [1, 2, 3] {
+        let text = file(&[session_line("s", None, None, "{}"), turn_line("s", 1, "null")]).replacen(
+            r#""version":1"#,
+            &format!(r#""version":{version}"#),
+            1,
+        );
+        let mut store = Store::open_in_memory().unwrap();
+        let summary = store.import_jsonl(&text).unwrap_or_else(|e| panic!("format {version}: {e}"));
+        assert_eq!(summary.turns_added, 1, "format {version}");
+        assert!(store.get_turns("s", 0, 1).unwrap()[0].attachments.is_empty());
+    }
+    let text = file(&[]).replacen(r#""version":1"#, r#""version":4"#, 1);
+    let err = Store::open_in_memory().unwrap().import_jsonl(&text).unwrap_err();
+    assert!(err.to_string().contains("reads 1 to 3"), "{err}");
+}

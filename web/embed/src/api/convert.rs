@@ -6,6 +6,7 @@ use cowork_web::protocol::Reply;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
 pub(crate) fn error(what: &str, message: impl std::fmt::Display) -> JsValue {
     js_sys::Error::new(&format!("{what}: {message}")).into()
@@ -86,4 +87,44 @@ pub(crate) fn required(what: &str, name: &str, v: &str) -> Result<(), JsValue> {
     } else {
         Ok(())
     }
+}
+
+/// The page's attachments: an array of `Blob`s (`File`s are `Blob`s); `undefined` or `null` for none.
+pub(crate) fn blobs(what: &str, v: Option<JsValue>) -> Result<Vec<web_sys::Blob>, JsValue> {
+    let Some(v) = v.filter(|v| !v.is_undefined() && !v.is_null()) else { return Ok(Vec::new()) };
+    let array: js_sys::Array =
+        v.dyn_into().map_err(|_| error(what, "attachments: expected an array of Blob or File objects"))?;
+    array
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            item.dyn_into::<web_sys::Blob>()
+                .map_err(|_| error(what, format!("attachments[{i}]: expected a Blob or File")))
+        })
+        .collect()
+}
+
+/// `options.attachments` taken out of a request's options (the rest is read as `RequestOptions`).
+pub(crate) fn split_attachments(
+    what: &str,
+    options: Option<super::RequestOptionsArg>,
+) -> Result<(Option<super::RequestOptionsArg>, Vec<web_sys::Blob>), JsValue> {
+    let Some(o) = options.map(JsValue::from).filter(|o| o.is_object()) else {
+        return Ok((None, Vec::new()));
+    };
+    let key = JsValue::from_str("attachments");
+    let files = blobs(what, js_sys::Reflect::get(&o, &key).ok())?;
+    let rest = js_sys::Object::assign(&js_sys::Object::new(), o.unchecked_ref());
+    let _ = js_sys::Reflect::delete_property(&rest, &key);
+    Ok((Some(JsValue::from(rest).unchecked_into()), files))
+}
+
+/// `Reply::Attachment` as a `Blob` of the attachment's type.
+pub(crate) fn attachment_blob(r: Reply) -> Result<JsValue, String> {
+    let Reply::Attachment { attachment, data } = r else { return unexpected(r) };
+    let bytes = cowork_core::attachment::from_base64(&data).map_err(|e| format!("the attachment's bytes: {e}"))?;
+    let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(bytes.as_slice()));
+    let props = web_sys::BlobPropertyBag::new();
+    props.set_type(&attachment.map(|a| a.mime).unwrap_or_else(|| "application/octet-stream".into()));
+    web_sys::Blob::new_with_u8_array_sequence_and_options(&parts, &props).map(JsValue::from).map_err(|e| message_of(&e))
 }

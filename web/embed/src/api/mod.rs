@@ -58,6 +58,8 @@ extern "C" {
     pub type SearchOptionsArg;
     #[wasm_bindgen(typescript_type = "RequestOptions")]
     pub type RequestOptionsArg;
+    #[wasm_bindgen(typescript_type = "Blob[]")]
+    pub type BlobsArg;
 }
 
 /// Runs when the module is initialised: a panic (a bug) shows its message on the console.
@@ -159,6 +161,28 @@ impl Archive {
                 return Err(error(what, BUSY_IN_TOOL));
             }
             let reply = client.call(op).await.map_err(|e| error(what, e))?;
+            then(reply).map_err(|e| error(what, e))
+        })
+    }
+
+    /// [`Archive::request`] for an operation that carries attachments: the page's `Blob`s / `File`s,
+    /// read and transferred to the worker beside the request (`StorageClient::call_with_attachments`).
+    fn request_with_files(
+        &self,
+        what: &'static str,
+        op: Result<(Op, Vec<web_sys::Blob>), JsValue>,
+        then: impl FnOnce(Reply) -> Result<JsValue, String> + 'static,
+    ) -> Promise {
+        let (client, shared, closed) = (self.client.clone(), self.shared.clone(), self.closed.get());
+        future_to_promise(async move {
+            if closed {
+                return Err(error(what, "the archive is closed; open it again with openArchive()"));
+            }
+            let (op, files) = op?;
+            if shared.running_tools.get() > 0 && !op.is_out_of_turn() {
+                return Err(error(what, BUSY_IN_TOOL));
+            }
+            let reply = client.call_with_attachments(op, &files).await.map_err(|e| error(what, e))?;
             then(reply).map_err(|e| error(what, e))
         })
     }
@@ -272,20 +296,24 @@ impl Archive {
     }
 
     /// Appends one turn, committed before the promise resolves. Only `role` is required.
+    /// `attachments` (`Blob`s or `File`s: the name from `File.name`, the type from `Blob.type`) are
+    /// saved with it, each content once.
     #[wasm_bindgen(js_name = appendTurn, unchecked_return_type = "Promise<Turn>")]
     pub fn append_turn(
         &self,
         session_id: String,
         #[wasm_bindgen(unchecked_param_type = "NewTurn")] turn: JsValue,
+        attachments: Option<BlobsArg>,
     ) -> Promise {
         const WHAT: &str = "appendTurn";
         let op = required(WHAT, "session_id", &session_id).and_then(|()| {
             let init: TurnInit =
                 serde_wasm_bindgen::from_value(turn).map_err(|e| error(WHAT, format!("turn: {}", swb(e))))?;
             let turn = init.into_new_turn().map_err(|e| error(WHAT, e))?;
-            Ok(Op::AppendTurn { session_id, turn })
+            let files = convert::blobs(WHAT, attachments.map(JsValue::from))?;
+            Ok((Op::AppendTurn { session_id, turn, attachments: Vec::new() }, files))
         });
-        self.request(WHAT, op, |r| match r {
+        self.request_with_files(WHAT, op, |r| match r {
             Reply::Turn { turn } => to_js(&turn),
             other => unexpected(other),
         })
@@ -364,21 +392,33 @@ impl Archive {
     /// committed. Resolves when the reply ends (`outcome` is "done", "interrupted: …" or "stopped
     /// after N model calls"); rejects with the reason when the model cannot be used (the message
     /// stays saved). Progress arrives as events (`on("delta", …)`, `on("tool", …)`, …).
+    ///
+    /// `options.attachments` (`Blob`s or `File`s) go with the message: saved with it, images sent to
+    /// the model as images, text files inline; one over the size limit (`model.max_attachment_bytes`,
+    /// default 20 MB) rejects with kind `attachment_too_large` and nothing is saved.
     #[wasm_bindgen(unchecked_return_type = "Promise<SendResult>")]
     pub fn send(&self, session_id: String, text: String, options: Option<RequestOptionsArg>) -> Promise {
         const WHAT: &str = "send";
         let op = required(WHAT, "session_id", &session_id)
             .and_then(|()| required(WHAT, "text", &text))
-            .and_then(|()| self.request_parts(WHAT, options))
-            .map(|(model, host)| Op::SendMessage {
-                session_id: Some(session_id),
-                workspace: String::new(),
-                text,
-                model,
-                key: cowork_web::protocol::random_key(),
-                host,
+            .and_then(|()| convert::split_attachments(WHAT, options))
+            .and_then(|(options, files)| {
+                let (model, host) = self.request_parts(WHAT, options)?;
+                let key = cowork_web::protocol::random_key();
+                let session_id = Some(session_id);
+                let (workspace, attachments) = (String::new(), Vec::new());
+                Ok((Op::SendMessage { session_id, workspace, text, model, key, host, attachments }, files))
             });
-        self.request(WHAT, op, sent_reply)
+        self.request_with_files(WHAT, op, sent_reply)
+    }
+
+    /// The exact bytes of an attachment, by the `sha256` of a turn's `attachments`, as a `Blob` of its
+    /// type (for an `<img>` through `URL.createObjectURL`, or a download).
+    #[wasm_bindgen(js_name = readAttachment, unchecked_return_type = "Promise<Blob>")]
+    pub fn read_attachment(&self, sha256: String) -> Promise {
+        const WHAT: &str = "readAttachment";
+        let op = required(WHAT, "sha256", &sha256).map(|()| Op::ReadAttachment { sha256 });
+        self.request(WHAT, op, convert::attachment_blob)
     }
 
     /// Runs the agent loop again from the session's end (after an interrupted or failed reply).

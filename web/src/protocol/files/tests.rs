@@ -3,7 +3,8 @@ use crate::protocol::Request;
 
 #[test]
 fn a_files_bytes_never_travel_in_the_json() {
-    let file = FilePayload { name: "conversations.json".into(), size: 3, bytes: b"[1]".to_vec() };
+    let file =
+        FilePayload { name: "conversations.json".into(), size: 3, bytes: b"[1]".to_vec(), ..FilePayload::default() };
     let req = Request { id: 4, op: Op::ImportFiles { files: vec![file] } };
     let json = req.to_json();
     assert_eq!(
@@ -13,6 +14,30 @@ fn a_files_bytes_never_travel_in_the_json() {
     let back: Request = serde_json::from_str(&json).unwrap();
     assert_eq!(back.op.files().unwrap()[0].bytes, b"", "attached on arrival, from the buffer beside it");
     assert_eq!(Op::Stats.files(), None);
+}
+
+#[test]
+fn a_messages_attachments_travel_beside_the_json_with_their_type() {
+    let mut shot = FilePayload::attachment("shot.png", "image/png", 4);
+    shot.bytes = b"\x89PNG".to_vec();
+    let op = Op::AppendTurn {
+        session_id: "s".into(),
+        turn: cowork_core::NewTurn::user("look"),
+        attachments: vec![shot.clone()],
+    };
+    let json = Request { id: 5, op }.to_json();
+    assert!(json.contains(r#""attachments":[{"name":"shot.png","mime":"image/png","size":4}]"#), "{json}");
+    let mut back: Request = serde_json::from_str(&json).unwrap();
+    back.op.files_mut().unwrap()[0].bytes = shot.bytes.clone();
+    let saved = back.op.files().unwrap()[0].clone().into_attachment();
+    assert_eq!(
+        (saved.name.as_str(), saved.mime.as_str(), saved.bytes.as_slice()),
+        ("shot.png", "image/png", &b"\x89PNG"[..])
+    );
+    // A message without attachments keeps its old JSON (older workers and pages read it as before).
+    let plain =
+        Op::AppendTurn { session_id: "s".into(), turn: cowork_core::NewTurn::user("x"), attachments: Vec::new() };
+    assert!(!serde_json::to_string(&plain).unwrap().contains("attachments"));
 }
 
 fn check_preview(report: ImportReport, expect: &str) {

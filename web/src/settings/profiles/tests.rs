@@ -38,6 +38,7 @@ fn the_single_saved_settings_become_the_first_profile_without_loss() {
         output_reserve: 8_000,
         orchestrator_url: "http://localhost:7000".into(),
         max_output_tokens: Some(2_000),
+        max_attachment_bytes: Some(5_000_000),
     };
     let json = serde_json::to_string(&old).unwrap();
     let p = Profiles::load(None, Some(&json), demo(ORIGIN), ORIGIN);
