@@ -139,5 +139,16 @@ if ! cmp -s "$ROOT/web/highlight/package-lock.json" "$stamp" 2>/dev/null; then
   cp "$ROOT/web/highlight/package-lock.json" "$stamp"
 fi
 
+# --- wasm-opt for release builds: binaryen from npm (pinned by scripts/wasm-opt/package-lock.json) ------
+# Debian's binaryen is too old for current Rust output. scripts/wasm-opt/bin/wasm-opt runs it with the
+# wasm features rustc emits and keeps its results, so an unchanged rebuild does not optimise again.
+stamp="$ROOT/scripts/wasm-opt/node_modules/.installed-lock.json"
+if ! cmp -s "$ROOT/scripts/wasm-opt/package-lock.json" "$stamp" 2>/dev/null; then
+  say "installing wasm-opt (binaryen)"
+  (cd "$ROOT/scripts/wasm-opt" && npm ci --silent --no-audit --no-fund >/dev/null)
+  cp "$ROOT/scripts/wasm-opt/package-lock.json" "$stamp"
+fi
+export PATH="$ROOT/scripts/wasm-opt/bin:$PATH"
+
 export CHROMEDRIVER=/usr/bin/chromedriver
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner

@@ -37,18 +37,69 @@ async function metrics(cdp) {
   return Object.fromEntries(metrics.map((m) => [m.name, m.value]));
 }
 
+// Trace categories of the main thread's work (layout, paint, style, script, scrolling, observers).
+const TRACE_CATEGORIES = ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'blink', 'cc', 'v8.execute',
+  'blink.user_timing', 'loading'];
+
+/** When tracing (`--trace DIR`), where the next measured stream's trace goes, and its summary. */
+let traceTo = null;
+
 /** Runs `go` (which starts the stream) and measures until the reply is drawn and settled. */
 async function measure(page, cdp, go) {
+  const tracing = traceTo && (await startTrace(cdp));
   const before = await metrics(cdp);
   await go();
   await page.waitForFunction(() => window.__bench?.drawn, null, { timeout: 60_000, polling: 100 });
   await page.waitForTimeout(SETTLE_MS);
   const after = await metrics(cdp);
+  if (tracing) await stopTrace(cdp, tracing);
   const b = await page.evaluate(() => window.__bench);
   const d = (k) => (after[k] - before[k]) * 1000;
   const all = Object.fromEntries(Object.keys(after).map((k) => [k, after[k] - before[k]]));
   return { all, task_ms: d('TaskDuration'), script_ms: d('ScriptDuration'), layout_ms: d('LayoutDuration'),
     style_ms: d('RecalcStyleDuration'), drawn_after_end_ms: b.drawn - b.end, seen_after_end_ms: b.seen - b.end };
+}
+
+async function startTrace(cdp) {
+  const chunks = [];
+  cdp.on('Tracing.dataCollected', (e) => chunks.push(...e.value));
+  const done = new Promise((ok) => cdp.once('Tracing.tracingComplete', ok));
+  await cdp.send('Tracing.start', { traceConfig: { includedCategories: TRACE_CATEGORIES }, transferMode: 'ReportEvents' });
+  return { chunks, done, file: traceTo };
+}
+
+async function stopTrace(cdp, { chunks, done, file }) {
+  await cdp.send('Tracing.end');
+  await done;
+  const { writeFileSync } = await import('node:fs');
+  writeFileSync(`${file}.json`, JSON.stringify({ traceEvents: chunks }));
+  const summary = summarizeTrace(chunks);
+  writeFileSync(`${file}.txt`, summary);
+  console.error(`  trace: ${file}.json\n${summary}`);
+}
+
+/** Self time per event name on the page's main thread (complete events, nested by time), the top 40. */
+function summarizeTrace(events) {
+  const main = events.find((e) => e.name === 'thread_name' && e.args?.name === 'CrRendererMain' &&
+    events.some((x) => x.pid === e.pid && x.name === 'Layout'));
+  const on = events.filter((e) => main && e.pid === main.pid && e.tid === main.tid && e.ph === 'X' && e.dur !== undefined)
+    .sort((a, b) => a.ts - b.ts || b.dur - a.dur);
+  const self = new Map();
+  const count = new Map();
+  const stack = [];
+  let top = 0;
+  for (const e of on) {
+    while (stack.length && stack.at(-1).ts + stack.at(-1).dur <= e.ts) stack.pop();
+    const parent = stack.at(-1);
+    if (!parent) top += e.dur;
+    if (parent) self.set(parent.name, (self.get(parent.name) ?? 0) - e.dur);
+    self.set(e.name, (self.get(e.name) ?? 0) + e.dur);
+    count.set(e.name, (count.get(e.name) ?? 0) + 1);
+    stack.push(e);
+  }
+  const rows = [...self].sort((a, b) => b[1] - a[1]).slice(0, 40)
+    .map(([n, us]) => `    ${(us / 1000).toFixed(1).padStart(8)} ms  ${String(count.get(n)).padStart(6)}×  ${n}`);
+  return `  main-thread self time by event (${on.length} events, ${(top / 1000).toFixed(0)} ms in top-level ones):\n${rows.join('\n')}\n`;
 }
 
 async function openPage(context, url) {
@@ -147,10 +198,13 @@ async function fullRun(launch, devUrl) {
     await box.press('Enter');
     await replyDone(page);
     const archive = archiveOf(await exportArchive(page), TURNS_IN_VIEW);
+    // The Storage panel's import (as tests/e2e/harness.js importFile): preview, then Import.
     await page.locator('.storage-usage').click();
-    await page.getByLabel('Import an exported archive (JSON Lines)')
+    await page.getByLabel('Import files')
       .setInputFiles({ name: 'bench.jsonl', mimeType: 'application/x-ndjson', buffer: Buffer.from(archive) });
-    await page.locator('.import-result', { hasText: `with ${TURNS_IN_VIEW} turns` }).waitFor({ timeout: 60_000 });
+    await page.locator('.import-result', { hasText: '→ 1 session' }).waitFor({ timeout: 60_000 });
+    await page.getByRole('button', { name: 'Import', exact: true }).click();
+    await page.locator('.import-result', { hasText: 'Imported 1 session' }).waitFor({ timeout: 60_000 });
     await page.getByRole('button', { name: 'Close' }).click();
     await page.locator('.session', { hasText: `Bench session of ${TURNS_IN_VIEW} turns` }).click();
     await page.locator(`.turn[data-turn="${TURNS_IN_VIEW}"]`).waitFor();
@@ -170,14 +224,24 @@ async function fullRun(launch, devUrl) {
   }
 }
 
-/** Runs floor, fresh session and 200 turns `reps` times, interleaved; resolves to every run's figures. */
-export async function streamBench({ launch, floorUrl, devUrl, reps }) {
+/**
+ * Runs floor, fresh session and 200 turns (those of `only`) `reps` times, interleaved; resolves to every
+ * run's figures. With `trace` (a directory), each measured stream is traced there (see `summarizeTrace`).
+ */
+export async function streamBench({ launch, floorUrl, devUrl, reps, only = ['floor', 'fresh', 'full'], trace = null }) {
   const out = { floor: [], fresh: [], full: [] };
+  const runs = { floor: () => floorRun(launch, floorUrl, devUrl), fresh: () => freshRun(launch, devUrl), full: () => fullRun(launch, devUrl) };
+  if (trace) (await import('node:fs')).mkdirSync(trace, { recursive: true });
   for (let i = 0; i < reps; i++) {
     console.error(`bench: streaming, round ${i + 1} of ${reps} …`);
-    out.floor.push(await floorRun(launch, floorUrl, devUrl));
-    out.fresh.push(await freshRun(launch, devUrl));
-    out.full.push(await fullRun(launch, devUrl));
+    for (const kind of Object.keys(runs).filter((k) => only.includes(k))) {
+      traceTo = trace && `${trace}/${kind}-${i + 1}`;
+      const r = await runs[kind]();
+      console.error(`  ${kind}: busy ${r.task_ms.toFixed(0)} ms (script ${r.script_ms.toFixed(0)}, layout ${r.layout_ms.toFixed(0)}, ` +
+        `style ${r.style_ms.toFixed(0)}), drawn ${r.drawn_after_end_ms.toFixed(0)} ms after the end`);
+      out[kind].push(r);
+    }
   }
+  traceTo = null;
   return out;
 }

@@ -181,6 +181,30 @@ pub fn Conversation(
     let state = ChatState::get();
     let streaming = StreamingTurn::provide(state);
     let list = NodeRef::<leptos::html::Div>::new();
+    // The reply being written (the last turn, an assistant turn not saved complete) is drawn after the
+    // box of settled turns, not in it: as it grows, frame after frame, the browser lays out the box
+    // from its cache as one piece instead of going through every turn in view (BENCHMARKS.md, #17).
+    let live = Memo::new(move |_| state.turns.with(|t| t.last().filter(|t| is_live(t)).map(turn_key)));
+    let settled = move || {
+        let live = live.get().is_some();
+        state.turns.with(|t| t[..t.len() - usize::from(live)].to_vec())
+    };
+    let live_turn = move || {
+        live.get()?;
+        let turn = state.turns.with_untracked(|t| t.last().cloned())?;
+        Some(view! { <TurnView turn=turn on_action=on_action /> })
+    };
+    // While a reply streams or thinks at the end of a long conversation and the user is there, only the
+    // last few settled turns are drawn (app.css `data-tail`): the earlier ones end more than a screen
+    // above (checked when the reply starts) and stay skipped, at their size, until the user scrolls
+    // away from the end, another session is shown or the reply is saved.
+    let thinking = Memo::new(move |_| state.thinking.with(Option::is_some));
+    let replying = Memo::new(move |_| streaming.active() || thinking.get());
+    let tail = RwSignal::new(None::<usize>);
+    Effect::new(move |_| {
+        let following = replying.get() && live.get().is_some() && state.stick_to_end.get_untracked();
+        tail.set(following.then(|| list.get_untracked().and_then(|l| tail_to_draw(&l))).flatten());
+    });
     // Follow the end while the user is there: new turns stay in view (streamed text follows itself,
     // once per frame: stream.rs).
     Effect::new(move |_| {
@@ -196,6 +220,9 @@ pub fn Conversation(
         let Some(el) = list.get_untracked() else { return };
         let below = el.scroll_height() - el.scroll_top() - el.client_height();
         state.stick_to_end.set(below < 48);
+        if below >= 48 && tail.get_untracked().is_some() {
+            tail.set(None);
+        }
         if el.scroll_top() < 400 {
             on_more.run(true);
         } else if below < 400 {
@@ -214,18 +241,21 @@ pub fn Conversation(
         <main class="conversation">
             // Not a live region: opening a session, paging, a streamed delta or a coloured code block
             // would be read out. The status below says each finished reply once.
-            <div class="turns" class:streaming=move || streaming.active() node_ref=list on:scroll=on_scroll on:click=copy_code>
+            <div class="turns" data-tail=move || tail.get() node_ref=list on:scroll=on_scroll on:click=copy_code>
                 <Show when=move || state.turns.get().is_empty()>
                     <div class="welcome">
                         <h2>"A workspace that never forgets"</h2>
                         <p>"Every message is kept verbatim in this browser and can be searched at any time."</p>
                     </div>
                 </Show>
-                <For
-                    each=move || state.turns.get()
-                    key=|t| (t.id, t.status, t.content.len())
-                    children=move |t: Turn| view! { <TurnView turn=t on_action=on_action /> }
-                />
+                <div class="settled">
+                    <For
+                        each=settled
+                        key=turn_key
+                        children=move |t: Turn| view! { <TurnView turn=t on_action=on_action /> }
+                    />
+                </div>
+                {live_turn}
             </div>
             <div class="visually-hidden reply-announcer" role="status" aria-live="polite" aria-atomic="true">
                 {move || state.announced.get()}
@@ -241,6 +271,30 @@ pub fn Conversation(
             <Composer on_send=on_send on_stop=on_stop />
         </main>
     }
+}
+
+/// How many of the last settled turns may stay drawn while a reply is written at the end: one rule
+/// each in app.css (`.turns[data-tail="8"]` …).
+const TAILS: [usize; 4] = [8, 16, 32, 64];
+
+/// The fewest last settled turns (of [`TAILS`]) such that every turn before them ends more than a
+/// screen above the view; `None` when there is no such count (nothing is skipped then).
+fn tail_to_draw(list: &web_sys::HtmlDivElement) -> Option<usize> {
+    let far_above = list.get_bounding_client_rect().top() - f64::from(list.client_height());
+    TAILS.into_iter().find(|k| {
+        let before = list.query_selector(&format!(".settled > .turn:nth-last-child({})", k + 1)).ok().flatten();
+        before.is_some_and(|t| t.get_bounding_client_rect().bottom() < far_above)
+    })
+}
+
+/// What identifies a turn's view: a turn saved again (finished, checkpointed) is drawn again.
+fn turn_key(t: &Turn) -> (i64, TurnStatus, usize) {
+    (t.id, t.status, t.content.len())
+}
+
+/// Whether a turn is a reply still being written (or left unfinished): drawn apart from the settled turns.
+fn is_live(t: &Turn) -> bool {
+    t.role == Role::Assistant && t.status == TurnStatus::Interrupted
 }
 
 /// "Copy" on a turn: copies the message's text exactly as archived (Markdown source for a reply).
