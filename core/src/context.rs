@@ -158,7 +158,8 @@ pub struct ContextMessage {
 }
 
 impl ContextMessage {
-    fn new(role: Role, content: impl Into<String>) -> ContextMessage {
+    /// A message of `role` saying `content`, with no calls, reasoning or images.
+    pub(crate) fn new(role: Role, content: impl Into<String>) -> ContextMessage {
         ContextMessage {
             role,
             content: content.into(),

@@ -22,15 +22,7 @@ fn messages() -> Vec<ContextMessage> {
     let image = NewAttachment::new("shot.png", "image/png", png.clone()).examine();
     let script = NewAttachment::new("tool.py", "", b"print('hi')\n".to_vec()).examine();
     let text = format!("What do these do?\n\n{}", fenced(&script, "print('hi')\n"));
-    let plain = |role, content: &str| ContextMessage {
-        role,
-        content: content.to_string(),
-        tool_calls: Vec::new(),
-        tool_call_id: None,
-        name: None,
-        reasoning: None,
-        images: Vec::new(),
-    };
+    let plain = |role, content: &str| ContextMessage::new(role, content);
     let tokens = ImageTokens::OpenAi.of(image.width, image.height);
     vec![
         plain(Role::System, "You are Cowork."),

@@ -12,15 +12,7 @@ use crate::provider::*;
 use crate::{Role, ToolCall};
 
 fn message(role: Role, content: &str) -> ContextMessage {
-    ContextMessage {
-        role,
-        content: content.to_string(),
-        tool_calls: Vec::new(),
-        tool_call_id: None,
-        name: None,
-        reasoning: None,
-        images: Vec::new(),
-    }
+    ContextMessage::new(role, content)
 }
 
 /// A step of a tool loop in progress: the user's question, the model's call (with the reasoning its

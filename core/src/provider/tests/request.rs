@@ -10,15 +10,7 @@ use crate::{Role, ToolCall};
 // ---- requests -----------------------------------------------------------------------------------
 
 fn msg(role: Role, content: &str) -> ContextMessage {
-    ContextMessage {
-        role,
-        content: content.to_string(),
-        tool_calls: Vec::new(),
-        tool_call_id: None,
-        name: None,
-        reasoning: None,
-        images: Vec::new(),
-    }
+    ContextMessage::new(role, content)
 }
 
 fn calls(content: &str, calls: &[(&str, &str, &str)]) -> ContextMessage {

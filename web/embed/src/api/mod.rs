@@ -151,18 +151,7 @@ impl Archive {
         op: Result<Op, JsValue>,
         then: impl FnOnce(Reply) -> Result<JsValue, String> + 'static,
     ) -> Promise {
-        let (client, shared, closed) = (self.client.clone(), self.shared.clone(), self.closed.get());
-        future_to_promise(async move {
-            if closed {
-                return Err(error(what, "the archive is closed; open it again with openArchive()"));
-            }
-            let op = op?;
-            if shared.running_tools.get() > 0 && !op.is_out_of_turn() {
-                return Err(error(what, BUSY_IN_TOOL));
-            }
-            let reply = client.call(op).await.map_err(|e| error(what, e))?;
-            then(reply).map_err(|e| error(what, e))
-        })
+        self.request_with_files(what, op.map(|op| (op, Vec::new())), then)
     }
 
     /// [`Archive::request`] for an operation that carries attachments: the page's `Blob`s / `File`s,
@@ -182,7 +171,9 @@ impl Archive {
             if shared.running_tools.get() > 0 && !op.is_out_of_turn() {
                 return Err(error(what, BUSY_IN_TOOL));
             }
-            let reply = client.call_with_attachments(op, &files).await.map_err(|e| error(what, e))?;
+            let reply =
+                if files.is_empty() { client.call(op).await } else { client.call_with_attachments(op, &files).await };
+            let reply = reply.map_err(|e| error(what, e))?;
             then(reply).map_err(|e| error(what, e))
         })
     }
