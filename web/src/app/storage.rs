@@ -258,6 +258,7 @@ fn chosen(ev: leptos::ev::Event, client: Client, import: ImportState, folder: bo
 }
 
 /// "12 sessions · 340 turns · 3 attachments stored once each (1.2 MB) · database 4.0 MB, schema 4".
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 pub fn stats_text(s: &cowork_core::StorageStats) -> String {
     let plural = |n: i64, one: &str| format!("{} {one}{}", thousands(n.max(0) as usize), if n == 1 { "" } else { "s" });
     format!(
