@@ -1,7 +1,7 @@
 // Trunk post-build hook: gives dist/index.html a strict Content-Security-Policy (spec §12). Scripts run
 // only from this origin, plus the one inline module Trunk writes to start the app, allowed by its hash
 // (computed here from this build's page); styles only from this origin's stylesheet; no plugins, no
-// <base>, no form posts. Model and orchestrator endpoints are the user's choice, so `connect-src` is open.
+// <base>, no form posts. Images may come from blob: URLs (attachments, made from their archived bytes). Model and orchestrator endpoints are the user's choice, so `connect-src` is open.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
@@ -17,7 +17,7 @@ const policy = [
   "default-src 'self'",
   `script-src 'self' 'wasm-unsafe-eval' ${inline.join(' ')}`.trim(),
   "style-src 'self'",
-  "img-src 'self' data:",
+  "img-src 'self' data: blob:",
   'connect-src *',
   "worker-src 'self'",
   "object-src 'none'",

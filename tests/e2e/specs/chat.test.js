@@ -246,7 +246,7 @@ test('Export downloads the whole archive as JSON Lines, without the API key', as
   const { readFile } = await import('node:fs/promises');
   const text = await readFile(await download.path(), 'utf8');
   const lines = text.trim().split('\n').map((l) => JSON.parse(l));
-  assert.deepEqual(lines[0], { type: 'header', format: 'cowork-archive', version: 2 });
+  assert.deepEqual(lines[0], { type: 'header', format: 'cowork-archive', version: 3 });
   assert.equal(lines.at(-1).type, 'end');
   assert.ok(lines.some((l) => l.type === 'turn' && l.content === 'remember the okapi_protocol for the export'));
   assert.ok(!text.includes('sk-never-in-the-archive'), 'the API key is never exported');

@@ -101,9 +101,10 @@ mod browser {
         });
     }
 
+    /// Sends the draft and the composer's files (a message may be files alone).
     pub fn send(c: Client, chat: ChatState, providers: Providers) {
         let text = chat.draft.get_untracked();
-        if text.trim().is_empty() {
+        if text.trim().is_empty() && chat.attachments.with_untracked(Vec::is_empty) {
             return;
         }
         run(c, chat, providers, Ask::Send(text));
@@ -175,7 +176,21 @@ mod browser {
         chat.notice.set(None);
         chat.tasks.update(|t| t.retain(|t| !t.is_over()));
         request_persistence();
+        let mut files = match &ask {
+            Ask::Send(_) => crate::app::attach::take_for_send(chat),
+            _ => Vec::new(),
+        };
         spawn_while(chat.current, async move {
+            if let Ask::Edit { turn_number, .. } = &ask {
+                // An edit keeps the files the message carried.
+                match crate::app::attach::files_of_turn(&client, chat, *turn_number).await {
+                    Ok(f) => files = f,
+                    Err(e) => {
+                        chat.tell(Notice::info(format!("The message's attachments could not be read: {e}")));
+                        return chat.busy.set(false);
+                    }
+                }
+            }
             let model = crate::settings::trimmed(&chat.settings.get_untracked());
             let choice = providers.choice.get_untracked();
             let host = client.host_options();
@@ -200,7 +215,8 @@ mod browser {
             };
             // The draft is cleared when the worker reports the user's turn saved (`Change::DraftSaved`), so
             // a failure before that keeps it, and a new draft typed meanwhile is never touched.
-            let result = client.call(op).await;
+            let result = client.call_with_attachments(op, &files).await;
+            crate::app::attach::settle(chat);
             if let Ok(Reply::Sent { session_id, .. }) = &result {
                 crate::settings::remember_choice(session_id, &choice);
             }
@@ -455,7 +471,7 @@ mod browser {
         spawn_while(chat.current, async move {
             match client.call(Op::ExportAll).await {
                 Ok(Reply::Text { text }) => {
-                    if let Err(e) = download("application/x-ndjson", &export_name(), &text) {
+                    if let Err(e) = crate::app::transfer::download("application/x-ndjson", &export_name(), &text) {
                         chat.tell(Notice::info(format!("The export could not be downloaded: {e}")));
                     }
                 }
@@ -466,28 +482,7 @@ mod browser {
     }
 
     fn export_name() -> String {
-        format!("cowork-archive-{}.jsonl", export_name_date())
-    }
-
-    pub(in crate::app) fn export_name_date() -> String {
-        String::from(js_sys::Date::new_0().to_iso_string()).chars().take(10).collect()
-    }
-
-    /// Offers `text` as a file download.
-    pub(in crate::app) fn download(mime: &str, name: &str, text: &str) -> Result<(), String> {
-        use wasm_bindgen::JsCast;
-        let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(text));
-        let opts = web_sys::BlobPropertyBag::new();
-        opts.set_type(mime);
-        let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &opts).map_err(|e| format!("{e:?}"))?;
-        let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(|e| format!("{e:?}"))?;
-        let a: web_sys::HtmlAnchorElement =
-            document().create_element("a").map_err(|e| format!("{e:?}"))?.unchecked_into();
-        a.set_href(&url);
-        a.set_download(name);
-        a.click();
-        let _ = web_sys::Url::revoke_object_url(&url);
-        Ok(())
+        format!("cowork-archive-{}.jsonl", crate::app::transfer::export_name_date())
     }
 
     /// Reads the browser's storage estimate and whether the archive is kept under storage pressure.

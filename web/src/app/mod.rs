@@ -1,8 +1,9 @@
 //! The app shell: header, sidebar and main pane, with the storage worker's state always visible. It
 //! provides the chat state, the dialog state and the storage client as Leptos context, and hands the
-//! components callbacks into `actions.rs` (what the buttons do).
+//! components callbacks into `actions.rs` (what the buttons do) and `attach.rs` (attaching files).
 
 mod actions;
+mod attach;
 mod backup;
 mod storage;
 mod transfer;
@@ -202,7 +203,8 @@ pub fn App(
                 <Conversation on_send=on_send on_stop=on_stop on_retry=on_retry on_action=on_action
                     on_cancel_task=Callback::new(move |id: String| actions::cancel_task(client, chat, id))
                     on_answer_step=Callback::new(move |(task, step, yes): (String, String, bool)| actions::answer_step(client, chat, task, step, yes))
-                    on_more=Callback::new(move |older: bool| actions::load_more(client, chat, older)) />
+                    on_more=Callback::new(move |older: bool| actions::load_more(client, chat, older))
+                    on_files=Callback::new(move |files: Vec<web_sys::File>| attach::add_files(chat, files)) />
                 <SessionPanel />
             </div>
             <ApprovalDialog on_answer=on_answer />

@@ -92,6 +92,27 @@ mod browser {
         });
     }
 
+    pub fn export_name_date() -> String {
+        String::from(js_sys::Date::new_0().to_iso_string()).chars().take(10).collect()
+    }
+
+    /// Offers `text` as a file download.
+    pub fn download(mime: &str, name: &str, text: &str) -> Result<(), String> {
+        use wasm_bindgen::JsCast;
+        let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(text));
+        let opts = web_sys::BlobPropertyBag::new();
+        opts.set_type(mime);
+        let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &opts).map_err(|e| format!("{e:?}"))?;
+        let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(|e| format!("{e:?}"))?;
+        let a: web_sys::HtmlAnchorElement =
+            document().create_element("a").map_err(|e| format!("{e:?}"))?.unchecked_into();
+        a.set_href(&url);
+        a.set_download(name);
+        a.click();
+        let _ = web_sys::Url::revoke_object_url(&url);
+        Ok(())
+    }
+
     /// Follows this tab's import progress into the panel's bar.
     pub fn on_event(import: ImportState, event: &Event) {
         if let Event::ImportProgress { conversations, .. } = event {
@@ -120,9 +141,8 @@ mod browser {
             match client.call(op).await {
                 Ok(Reply::Text { text }) => {
                     let what = if session_id.is_some() { "session" } else { "archive" };
-                    let name =
-                        format!("cowork-{what}-{}{}", super::super::actions::export_name_date(), format.file_suffix());
-                    if let Err(e) = super::super::actions::download(format.mime(), &name, &text) {
+                    let name = format!("cowork-{what}-{}{}", export_name_date(), format.file_suffix());
+                    if let Err(e) = download(format.mime(), &name, &text) {
                         chat.tell(Notice::info(format!("The export could not be downloaded: {e}")));
                     }
                 }

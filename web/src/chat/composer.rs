@@ -1,5 +1,6 @@
 //! The notice line (what is happening, or what went wrong and where to fix it) and the composer.
 
+use super::attachments::PendingChips;
 use super::format::Fix;
 use super::state::{ChatState, DialogState};
 use leptos::prelude::*;
@@ -28,15 +29,41 @@ pub fn NoticeLine() -> impl IntoView {
 }
 
 /// The message box: Enter sends, Shift+Enter starts a new line, ↑ when empty edits the last message;
-/// Stop while a reply runs.
+/// Stop while a reply runs. Files come in by Attach (a file picker), by pasting (a screenshot) or by
+/// dropping them on the conversation; they wait as chips above the box until the message is sent.
 #[component]
 pub fn Composer(
     /// Send the draft.
     on_send: Callback<()>,
     /// Stop the reply.
     on_stop: Callback<()>,
+    /// Attach files (picked, pasted or dropped).
+    on_files: Callback<Vec<web_sys::File>>,
 ) -> impl IntoView {
     let state = ChatState::get();
+    let picker = NodeRef::<leptos::html::Input>::new();
+    let picked = move |ev: leptos::ev::Event| {
+        let Some(input) = picker.get_untracked() else { return };
+        let files = files_of(input.files());
+        input.set_value(""); // picking the same file again attaches it again
+        let _ = ev;
+        if !files.is_empty() {
+            on_files.run(files);
+        }
+    };
+    // A pasted screenshot (or copied files) is attached; text pasted with it still goes into the box.
+    let paste = move |ev: web_sys::ClipboardEvent| {
+        let Some(data) = ev.clipboard_data() else { return };
+        let files = files_of(data.files());
+        if files.is_empty() {
+            return;
+        }
+        if data.get_data("text/plain").unwrap_or_default().is_empty() {
+            ev.prevent_default();
+        }
+        on_files.run(files);
+    };
+    let empty = move || state.draft.with(|d| d.trim().is_empty()) && state.attachments.with(Vec::is_empty);
     let send_on_enter = move |ev: web_sys::KeyboardEvent| {
         if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
             ev.prevent_default();
@@ -54,6 +81,7 @@ pub fn Composer(
     };
     view! {
         <form class="composer" on:submit=move |ev| { ev.prevent_default(); on_send.run(()); }>
+            <PendingChips />
             <label class="visually-hidden" for="composer-input">"Message"</label>
             <textarea
                 id="composer-input"
@@ -62,15 +90,24 @@ pub fn Composer(
                 prop:value=move || state.draft.get()
                 on:input=move |ev| state.draft.set(event_target_value(&ev))
                 on:keydown=send_on_enter
+                on:paste=paste
             ></textarea>
+            <input type="file" multiple class="attach-input" hidden aria-label="Files to attach" node_ref=picker on:change=picked />
+            <button type="button" class="attach" title="Attach images or files (or paste, or drop them on the conversation)"
+                on:click=move |_| if let Some(i) = picker.get_untracked() { i.click() }>"Attach"</button>
             <Show
                 when=move || state.busy.get()
                 fallback=move || view! {
-                    <button type="submit" class="send" disabled=move || state.draft.get().trim().is_empty()>"Send"</button>
+                    <button type="submit" class="send" disabled=empty>"Send"</button>
                 }
             >
                 <button type="button" class="stop" on:click=move |_| on_stop.run(())>"Stop"</button>
             </Show>
         </form>
     }
+}
+
+/// The files of a `FileList` (none when there is no list).
+pub fn files_of(list: Option<web_sys::FileList>) -> Vec<web_sys::File> {
+    list.map(|l| (0..l.length()).filter_map(|i| l.get(i)).collect()).unwrap_or_default()
 }

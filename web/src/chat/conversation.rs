@@ -1,8 +1,10 @@
 //! The conversation pane: the window of turns (text, sanitised Markdown, a reply's collapsed
 //! reasoning and its refusal badge, tool cards, recall look-ups),
 //! following its end while the user is there and paging as they scroll; delegated tasks as live
-//! checklists; the Retry bar; then the notice line and the composer (`composer.rs`).
+//! checklists; the Retry bar; then the notice line and the composer (`composer.rs`). A user turn's
+//! attachments (`attachments.rs`) show below its text; files dropped on the pane are attached.
 
+use super::attachments::{BlobUrls, Lightbox, TurnAttachments};
 use super::branches::{BranchButton, BranchSwitch, EditBox};
 use super::composer::{Composer, NoticeLine};
 use super::format::{
@@ -120,7 +122,9 @@ fn TurnView(turn: Turn, on_action: Callback<SessionAction>) -> impl IntoView {
         }
         .into_any()
     } else {
-        view! { <div class="turn-text">{text}</div> {show_all} }.into_any()
+        let attached =
+            (!turn.attachments.is_empty()).then(|| view! { <TurnAttachments attachments=turn.attachments.clone() /> });
+        view! { <div class="turn-text">{text}</div> {show_all} {attached} }.into_any()
     };
     let badge = match status {
         TurnStatus::Complete => None,
@@ -177,9 +181,43 @@ pub fn Conversation(
     on_answer_step: Callback<(String, String, bool)>,
     /// Load the page of turns before (`true`) or after the window.
     on_more: Callback<bool>,
+    /// Attach files to the draft (picked, pasted or dropped on the conversation).
+    on_files: Callback<Vec<web_sys::File>>,
 ) -> impl IntoView {
     let state = ChatState::get();
     let streaming = StreamingTurn::provide(state);
+    BlobUrls::provide(state);
+    // Files dragged over the conversation: a drop target is shown (and announced) until they are
+    // dropped or leave.
+    let dragging = RwSignal::new(false);
+    let carries_files = |ev: &web_sys::DragEvent| {
+        ev.data_transfer().is_some_and(|d| d.types().iter().any(|t| t.as_string().as_deref() == Some("Files")))
+    };
+    let drag_over = move |ev: web_sys::DragEvent| {
+        if carries_files(&ev) {
+            ev.prevent_default();
+            dragging.set(true);
+        }
+    };
+    let drag_leave = move |ev: web_sys::DragEvent| {
+        // Leaving for a child of the conversation is not leaving it.
+        let inside = ev
+            .related_target()
+            .and_then(|t| wasm_bindgen::JsCast::dyn_into::<web_sys::Node>(t).ok())
+            .zip(ev.current_target().and_then(|t| wasm_bindgen::JsCast::dyn_into::<web_sys::Node>(t).ok()))
+            .is_some_and(|(to, main)| main.contains(Some(&to)));
+        if !inside {
+            dragging.set(false);
+        }
+    };
+    let drop = move |ev: web_sys::DragEvent| {
+        dragging.set(false);
+        let files = super::composer::files_of(ev.data_transfer().and_then(|d| d.files()));
+        if !files.is_empty() {
+            ev.prevent_default();
+            on_files.run(files);
+        }
+    };
     let list = NodeRef::<leptos::html::Div>::new();
     // The reply being written (the last turn, an assistant turn not saved complete) is drawn after the
     // box of settled turns, not in it: as it grows, frame after frame, the browser lays out the box
@@ -238,7 +276,11 @@ pub fn Conversation(
             })
     };
     view! {
-        <main class="conversation">
+        <main class="conversation" class:dragging=move || dragging.get() on:dragenter=drag_over on:dragover=drag_over
+            on:dragleave=drag_leave on:drop=drop>
+            <div class="drop-zone" role="status" aria-live="polite">
+                {move || dragging.get().then_some("Drop the files to attach them to your message")}
+            </div>
             // Not a live region: opening a session, paging, a streamed delta or a coloured code block
             // would be read out. The status below says each finished reply once.
             <div class="turns" data-tail=move || tail.get() node_ref=list on:scroll=on_scroll on:click=copy_code>
@@ -268,7 +310,8 @@ pub fn Conversation(
                 </div>
             </Show>
             <NoticeLine />
-            <Composer on_send=on_send on_stop=on_stop />
+            <Composer on_send=on_send on_stop=on_stop on_files=on_files />
+            <Lightbox />
         </main>
     }
 }

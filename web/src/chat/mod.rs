@@ -14,8 +14,10 @@
 //!   model's label on a reply.
 //! - `sidebar.rs`, `conversation.rs`, `composer.rs`, `panel.rs`, `dialogs.rs`, `workspace.rs`,
 //!   `shortcuts.rs` (the keys and their sheet), `branches.rs` (edit, regenerate, and switching between
-//!   the versions they make): the components.
+//!   the versions they make), `attachments.rs` (files in the composer, images and files on turns):
+//!   the components.
 
+mod attachments;
 mod branches;
 mod composer;
 mod conversation;
@@ -36,6 +38,7 @@ mod workspace;
 #[cfg(test)]
 mod test_data;
 
+pub use attachments::{drop_pending, previewable, refusal, PendingFile};
 pub use branches::{BranchActions, BranchButton, BranchSwitch, EditBox};
 pub use composer::{Composer, NoticeLine};
 pub use conversation::{Conversation, TaskCards};

@@ -328,6 +328,8 @@ pub struct ChatState {
     pub notice: RwSignal<Option<Notice>>,
     /// The composer's unsent text.
     pub draft: RwSignal<String>,
+    /// Files attached in the composer, to send with the draft (`attachments.rs`).
+    pub attachments: RwSignal<Vec<super::attachments::PendingFile>>,
     /// Where the open session's conversation branches (edits and regenerations), in turn order.
     pub branches: RwSignal<Vec<cowork_core::BranchPoint>>,
     /// The user turn being edited in place, if any.
@@ -373,6 +375,7 @@ impl ChatState {
             busy: RwSignal::new(false),
             notice: RwSignal::new(None),
             draft: RwSignal::new(String::new()),
+            attachments: RwSignal::new(Vec::new()),
             branches: RwSignal::new(Vec::new()),
             editing: RwSignal::new(None),
             approval: RwSignal::new(None),
@@ -431,7 +434,10 @@ impl ChatState {
                 }
             }
             Change::Touched(turn) => self.sessions.update(|s| touch_session(s, &turn)),
-            Change::DraftSaved => self.draft.set(String::new()),
+            Change::DraftSaved => {
+                self.draft.set(String::new());
+                self.attachments.update(|a| super::attachments::drop_pending(a, |p| !p.sending));
+            }
             Change::Streamed { turn_number, text } => self.streaming.update(|s| stream_into(s, turn_number, &text)),
             Change::Thought { turn_number, text } => self.thinking.update(|s| stream_into(s, turn_number, &text)),
             Change::Notice(notice) => self.notice.set(notice),
@@ -490,6 +496,8 @@ pub struct DialogState {
     pub shortcuts_open: RwSignal<bool>,
     /// Why the last search failed (shown with Retry); `None` after one that worked.
     pub search_error: RwSignal<Option<String>>,
+    /// An attachment's image shown full size: its blob URL and its name.
+    pub lightbox: RwSignal<Option<(String, String)>>,
 }
 
 impl DialogState {
@@ -509,6 +517,7 @@ impl DialogState {
             workspace_error: RwSignal::new(None),
             shortcuts_open: RwSignal::new(false),
             search_error: RwSignal::new(None),
+            lightbox: RwSignal::new(None),
             sidebar_open: RwSignal::new(false),
             panel_open: RwSignal::new(false),
         }
@@ -531,6 +540,7 @@ impl DialogState {
         self.workspace.set(None);
         self.menu.set(None);
         self.confirm_delete.set(None);
+        self.lightbox.set(None);
     }
 
     /// Whether a dialog or menu is open (Esc then closes it rather than stopping a reply).
@@ -542,6 +552,7 @@ impl DialogState {
             || self.workspace.with_untracked(Option::is_some)
             || self.menu.with_untracked(Option::is_some)
             || self.confirm_delete.with_untracked(Option::is_some)
+            || self.lightbox.with_untracked(Option::is_some)
     }
 }
 
