@@ -183,7 +183,7 @@ impl fmt::Display for Error {
             Error::Model(e) => write!(f, "{e}"),
             Error::AttachmentTooLarge { name, size, limit } => write!(
                 f,
-                "{name} is {} and cannot be attached: the limit is {} per file (Settings can change it); \
+                "{name} is {} and cannot be attached: the limit is {} per file (Settings → Largest attachment changes it); \
                  nothing was sent",
                 crate::attachment::format_size(*size as i64),
                 crate::attachment::format_size(*limit as i64)

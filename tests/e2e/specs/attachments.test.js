@@ -224,6 +224,21 @@ test('a file over the limit is refused naming the limit; hostile names are shown
   assert.match(await notice.innerText(), /huge-dump\.bin is 21\.0 MB and cannot be attached: the limit is 20\.0 MB per file/);
   assert.equal(await box.inputValue(), 'my unsent draft');
   assert.deepEqual(await page.locator('.composer .attachment-name').allInnerTexts(), ['keep.txt']);
+  // The limit is the user's: raised in Settings, the same file is taken.
+  await page.getByRole('button', { name: 'Settings', exact: true }).click();
+  const settings = page.getByRole('dialog', { name: 'Settings' });
+  assert.equal(await settings.getByLabel('Largest attachment (MB per file)').inputValue(), '20');
+  await settings.getByLabel('Largest attachment (MB per file)').fill('30');
+  await settings.getByRole('button', { name: 'Save' }).click();
+  await settings.waitFor({ state: 'detached' });
+  await box.evaluate((box) => {
+    const data = new DataTransfer();
+    data.items.add(new File([new Uint8Array(21 * 1024 * 1024)], 'huge-dump.bin', { type: 'application/octet-stream' }));
+    box.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+  });
+  await page.locator('.composer .attachment-chip', { hasText: 'huge-dump.bin' }).waitFor();
+  await page.getByRole('button', { name: 'Remove huge-dump.bin' }).click();
+  assert.deepEqual(await page.locator('.composer .attachment-name').allInnerTexts(), ['keep.txt']);
   await page.getByRole('button', { name: 'Remove keep.txt' }).click();
   assert.equal(await page.locator('.composer .attachment-chip').count(), 0);
 

@@ -49,7 +49,7 @@ pub fn previewable(mime: &str) -> bool {
 pub fn refusal(name: &str, size: u64, limit: u64) -> Option<String> {
     (size > limit).then(|| {
         format!(
-            "{} is {} and cannot be attached: the limit is {} per file.",
+            "{} is {} and cannot be attached: the limit is {} per file (Settings → Largest attachment).",
             display_name(name),
             format_size(size as i64),
             format_size(limit as i64)
@@ -319,7 +319,10 @@ mod tests {
     fn files_over_the_limit_are_refused_with_the_limit_named() {
         let limit = 20 * 1024 * 1024;
         let why = refusal("dir/big.bin", 21 * 1024 * 1024, limit).unwrap();
-        assert_eq!(why, "big.bin is 21.0 MB and cannot be attached: the limit is 20.0 MB per file.");
+        assert_eq!(
+            why,
+            "big.bin is 21.0 MB and cannot be attached: the limit is 20.0 MB per file (Settings → Largest attachment)."
+        );
         assert_eq!(refusal("ok.txt", limit, limit), None);
     }
 

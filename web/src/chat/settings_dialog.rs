@@ -7,6 +7,9 @@ use super::state::{ChatState, DialogState};
 use crate::settings::{validate, Choice, ModelSettings, ProfileError, Profiles, ProviderKind, PRESETS};
 use leptos::prelude::*;
 
+/// A mebibyte: attachment sizes are shown (and limited) in the units `format_size` uses.
+const MB: u64 = 1024 * 1024;
+
 /// The Settings dialog.
 #[component]
 pub fn SettingsDialog(
@@ -216,6 +219,9 @@ pub fn SettingsDialog(
                     {text("API key (kept in this browser only, never exported)", "api_key", |s| s.api_key.clone(), |s, v| s.api_key = v, "password")}
                     {number("Context window (tokens)", "context_window", |s| s.context_window, |s, v| s.context_window = v)}
                     {number("Output reserve (tokens)", "output_reserve", |s| s.output_reserve, |s, v| s.output_reserve = v)}
+                    {number("Largest attachment (MB per file)", "max_attachment_bytes",
+                        |s| (s.attachment_limit() / MB) as i64,
+                        |s, v| s.max_attachment_bytes = (v > 0).then(|| v as u64 * MB))}
                     <div class="profile-actions">
                         <label class="checkbox">
                             <input type="checkbox" prop:checked=is_default on:change=move |_| {
