@@ -77,27 +77,32 @@ pub(super) fn check_sizes(attachments: &[NewAttachment], limit: u64) -> Result<(
     attachments.iter().try_for_each(|a| a.check_size(limit))
 }
 
+/// A file to attach with what [`NewAttachment::examine`] found in it (hash, kind, pixel size): worked
+/// out once, before the append takes the archive's write lock.
+pub(super) type Examined<'a> = (&'a NewAttachment, Attachment);
+
+/// Hashes and classifies each of `attachments` once ([`Examined`]).
+pub(super) fn examine(attachments: &[NewAttachment]) -> Vec<Examined<'_>> {
+    attachments.iter().map(|a| (a, a.examine())).collect()
+}
+
 /// Saves `attachments` for turn `turn_id` (each content once) and returns their descriptions.
-pub(super) fn save(conn: &Connection, turn_id: i64, attachments: &[NewAttachment]) -> Result<Vec<Attachment>> {
-    let mut out = Vec::with_capacity(attachments.len());
-    for (position, new) in attachments.iter().enumerate() {
-        let a = new.examine();
+pub(super) fn save(conn: &Connection, turn_id: i64, attachments: &[Examined<'_>]) -> Result<Vec<Attachment>> {
+    for (position, (new, a)) in attachments.iter().enumerate() {
         rows::insert_blob(conn, &a.sha256, &new.bytes)
             .context(format!("saving the attachment {}", a.display_name()))?;
-        rows::insert_attachment(conn, turn_id, position, &a)
+        rows::insert_attachment(conn, turn_id, position, a)
             .context(format!("linking the attachment {} to its turn", a.display_name()))?;
-        out.push(a);
     }
-    Ok(out)
+    Ok(attachments.iter().map(|(_, a)| a.clone()).collect())
 }
 
 /// What of the attachments full-text search indexes: every name, and the text of text-like files (up to
 /// [`TEXT_INDEX_MAX_BYTES`] each), so a word only inside an attached `.py` finds the turn.
-pub(super) fn search_text(attachments: &[NewAttachment]) -> String {
+pub(super) fn search_text(attachments: &[Examined<'_>]) -> String {
     let mut out = String::new();
-    for a in attachments {
-        let (kind, _, _) = crate::attachment::classify(&a.name, &a.mime, &a.bytes);
-        index_one(&mut out, &a.name, kind, &a.bytes);
+    for (new, a) in attachments {
+        index_one(&mut out, &new.name, a.kind, &new.bytes);
     }
     out
 }

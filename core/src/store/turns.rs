@@ -45,11 +45,12 @@ impl Store {
         attachments: &[NewAttachment],
     ) -> Result<Turn> {
         super::attachments::check_sizes(attachments, self.attachment_limit())?;
+        let attachments = super::attachments::examine(attachments);
         let now = self.tick();
         let tx =
             self.conn.transaction_with_behavior(TransactionBehavior::Immediate).context("starting to append a turn")?;
-        let mut stored = insert_turn_with(&tx, session_id, turn, attachments, now)?;
-        stored.attachments = super::attachments::save(&tx, stored.id, attachments)?;
+        let mut stored = insert_turn_with(&tx, session_id, turn, &attachments, now)?;
+        stored.attachments = super::attachments::save(&tx, stored.id, &attachments)?;
         tx.commit().context(format!("saving turn {} of session {session_id}", stored.turn_number))?;
         Ok(stored)
     }
@@ -275,7 +276,7 @@ fn insert_turn_with(
     tx: &rusqlite::Transaction<'_>,
     session_id: &str,
     turn: &NewTurn,
-    attachments: &[NewAttachment],
+    attachments: &[super::attachments::Examined<'_>],
     now: i64,
 ) -> Result<Turn> {
     let number: i64 = tx
