@@ -239,14 +239,23 @@ test('backing up to a folder writes snapshots, keeps the last K, and a snapshot 
   const picker = () => {
     window.showDirectoryPicker = async () => (await navigator.storage.getDirectory()).getDirectoryHandle('backups', { create: true });
   };
+  // The app may prune an old snapshot between the listing and the reading (a check that came due):
+  // then the folder is read again.
   const listBackups = (page) => page.evaluate(async () => {
     const folder = await (await navigator.storage.getDirectory()).getDirectoryHandle('backups', { create: true });
-    const out = {};
-    // Only snapshots: a write in progress has a swap file beside them (Chromium's `.crswap`).
-    for await (const [name, handle] of folder.entries()) {
-      if (name.endsWith('.jsonl')) out[name] = await (await handle.getFile()).text();
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const out = {};
+        // Only snapshots: a write in progress has a swap file beside them (Chromium's `.crswap`).
+        for await (const [name, handle] of folder.entries()) {
+          if (name.endsWith('.jsonl')) out[name] = await (await handle.getFile()).text();
+        }
+        return out;
+      } catch (e) {
+        if (e.name !== 'NotFoundError' || attempt === 4) throw e;
+        await new Promise((r) => setTimeout(r, 200));
+      }
     }
-    return out;
   });
   const source = await launchBrowser();
   const fresh = await launchBrowser();
