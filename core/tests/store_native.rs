@@ -190,6 +190,69 @@ fn write_v3_fixture() {
     assert_eq!(rusqlite_version_of(&path), 3, "the committed fixture is a schema-v3 archive");
 }
 
+/// Regenerates the schema-v4 fixture (as `write_v1_fixture`): a session with an attachment and its
+/// fork, made by the code of schema 4 (before sync).
+#[test]
+fn write_v4_fixture() {
+    let path = fixture("archive-v4.db");
+    if std::env::var_os("COWORK_WRITE_FIXTURES").is_some() {
+        let _ = std::fs::remove_file(&path);
+        let store = Store::open_at_version(path.to_str().unwrap(), 4).unwrap();
+        store
+            .connection()
+            .execute_batch(
+                "INSERT INTO sessions (id, workspace, title, created_at, last_active_at, turn_count)
+                     VALUES ('v4-session', 'my-project', 'From version four', 1770000000000, 1770000000002, 3);
+                 INSERT INTO sessions (id, workspace, title, created_at, last_active_at, turn_count,
+                         parent_session_id, fork_turn)
+                     VALUES ('v4-fork', 'my-project', 'Its fork', 1770000000003, 1770000000004, 3, 'v4-session', 2);
+                 INSERT INTO turns (id, session_id, turn_number, role, content, token_count, status, created_at)
+                     VALUES (1, 'v4-session', 1, 'user', 'Here is the wombat log', 6, 'complete', 1770000000000),
+                            (2, 'v4-session', 2, 'assistant', 'It says the cache is cold', 6, 'complete', 1770000000001),
+                            (3, 'v4-session', 3, 'user', 'Thanks', 2, 'complete', 1770000000002),
+                            (4, 'v4-fork', 3, 'user', 'And the warm cache?', 5, 'complete', 1770000000004);
+                 INSERT INTO blobs (sha256, size, data)
+                     VALUES ('709f330153a0dc6e72dd0647aa853326626c58af5288519c120aeb716e7fe7ef', 4, X'6c6f6721');
+                 INSERT INTO attachments (turn_id, position, sha256, name, mime, size, kind)
+                     VALUES (1, 0, '709f330153a0dc6e72dd0647aa853326626c58af5288519c120aeb716e7fe7ef', 'wombat.log',
+                             'text/plain', 4, 'text');
+                 PRAGMA journal_mode = DELETE;",
+            )
+            .unwrap();
+    }
+    assert_eq!(rusqlite_version_of(&path), 4, "the committed fixture is a schema-v4 archive");
+}
+
+#[test]
+fn a_version_4_archive_gains_turn_ids_and_syncs_whole() {
+    let db = TempDb::new("migrate-v4");
+    std::fs::copy(fixture("archive-v4.db"), &db.0).unwrap();
+    let mut store = Store::open(db.path()).unwrap();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    let gids: std::collections::HashSet<String> = store
+        .connection()
+        .prepare("SELECT gid FROM turns")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(gids.len(), 4, "every old turn has its own global id");
+    // Turned on, sync sends the old archive whole: another device ends with the same archive.
+    store.enable_sync("Old laptop").unwrap();
+    let messages = store.sync_outgoing(usize::MAX).unwrap();
+    let mut other = Store::open_in_memory().unwrap();
+    other.enable_sync("New phone").unwrap();
+    for (i, m) in messages.iter().enumerate() {
+        other.apply_sync(i as i64 + 1, m).unwrap();
+    }
+    assert_eq!(other.export_jsonl(None).unwrap(), store.export_jsonl(None).unwrap());
+    let fork: Vec<String> = other.get_turns("v4-fork", 0, 10).unwrap().into_iter().map(|t| t.content).collect();
+    assert_eq!(fork, ["Here is the wombat log", "It says the cache is cold", "And the warm cache?"]);
+    assert_eq!(other.search(&SearchQuery::new("wombat", SearchScope::All)).unwrap().len(), 1);
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+}
+
 #[test]
 fn a_version_3_archive_gains_attachments_and_loses_nothing() {
     let db = TempDb::new("migrate-v3");

@@ -84,7 +84,7 @@ impl Store {
             .conn
             .prepare_cached(
                 "SELECT id, parent_session_id, fork_turn, turn_count, created_at, last_active_at
-                 FROM sessions WHERE parent_session_id = ?1",
+                 FROM sessions WHERE parent_session_id = ?1 AND id NOT IN (SELECT session_id FROM sync_deleting)",
             )
             .context("reading a session's forks")?;
         let mut queue = vec![root.id.clone()];

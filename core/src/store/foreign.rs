@@ -187,6 +187,7 @@ fn write_conversation(conn: &Connection, c: &Conversation, plan: &Plan) -> Resul
         rows::insert_session(conn, &row).context(format!("adding session {}", s.id))?;
         for t in &own_rows {
             let extra = search_extra(t.tool_name.as_deref(), &t.tool_calls, &t.metadata);
+            let gid = rows::imported_gid(&t.session_id, t.turn_number);
             let r = TurnRow {
                 session_id: &t.session_id,
                 turn_number: t.turn_number,
@@ -200,6 +201,7 @@ fn write_conversation(conn: &Connection, c: &Conversation, plan: &Plan) -> Resul
                 created_at: t.created_at,
                 metadata: &t.metadata,
                 search_extra: &extra,
+                gid: Some(&gid),
             };
             rows::insert_turn(conn, &r).context(format!("adding turn {} of session {}", t.turn_number, s.id))?;
         }

@@ -351,6 +351,7 @@ pub(super) fn write(conn: &mut Connection, plan: ImportPlan) -> Result<ImportSum
                     };
                     super::attachments::index_one(&mut extra, &a.name, a.kind, bytes);
                 }
+                let gid = rows::imported_gid(&t.session_id, t.turn_number);
                 let row = TurnRow {
                     session_id: &t.session_id,
                     turn_number: t.turn_number,
@@ -364,6 +365,7 @@ pub(super) fn write(conn: &mut Connection, plan: ImportPlan) -> Result<ImportSum
                     created_at: t.created_at,
                     metadata: &t.metadata,
                     search_extra: &extra,
+                    gid: Some(&gid),
                 };
                 let id = rows::insert_turn(&tx, &row).map_err(|e| {
                     err(n, format!("cannot add turn {} of session {}: {e}", t.turn_number, t.session_id))

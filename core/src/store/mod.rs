@@ -27,6 +27,7 @@ mod schema;
 mod search;
 mod sessions;
 mod sources;
+pub mod sync;
 mod tasks;
 mod turns;
 mod workspaces;

@@ -9,7 +9,7 @@ use crate::{
     Approval, Attachment, AttachmentKind, ContextManifest, Role, Session, TaskEvent, TaskRecord, ToolCall,
     ToolExecution, Turn, TurnStatus,
 };
-use rusqlite::{params, Connection, Row};
+use rusqlite::{params, Connection, OptionalExtension, Row};
 
 // --- sessions --------------------------------------------------------------------------------------
 
@@ -84,14 +84,19 @@ pub(super) struct TurnRow<'a> {
     pub metadata: &'a serde_json::Value,
     /// Extra searchable text (tool names, argument values), see `turns::search_extra`.
     pub search_extra: &'a str,
+    /// The turn's global id, the same on every device (sync); `None` makes a new random one.
+    pub gid: Option<&'a str>,
 }
 
-/// Inserts a turn; returns its id.
+/// Inserts a turn; returns its id. Its `prev_gid` is the gid of the turn before it in the session's
+/// conversation (through a fork's ancestry), read here.
 pub(super) fn insert_turn(conn: &Connection, t: &TurnRow) -> rusqlite::Result<i64> {
+    let gid = t.gid.map_or_else(|| uuid::Uuid::now_v7().to_string(), str::to_owned);
+    let prev_gid = gid_at(conn, t.session_id, t.turn_number - 1)?;
     conn.prepare_cached(
         "INSERT INTO turns (session_id, turn_number, role, content, tool_calls, tool_call_id, tool_name, token_count,
-             status, created_at, metadata, search_extra)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+             status, created_at, metadata, search_extra, gid, prev_gid)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
     )?
     .execute(params![
         t.session_id,
@@ -105,19 +110,57 @@ pub(super) fn insert_turn(conn: &Connection, t: &TurnRow) -> rusqlite::Result<i6
         t.status.as_str(),
         t.created_at,
         metadata_json(t.metadata),
-        t.search_extra
+        t.search_extra,
+        gid,
+        prev_gid
     ])?;
     Ok(conn.last_insert_rowid())
 }
 
+/// The gid an imported turn gets: derived from its session's id and number, so importing the same
+/// file on two devices gives the same turns, not two copies.
+pub(super) fn imported_gid(session_id: &str, number: i64) -> String {
+    uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_OID, format!("cowork-turn\n{session_id}\n{number}").as_bytes())
+        .to_string()
+}
+
+/// The gid of turn `number` as session `session_id` shows it (its own row, or an ancestor's through
+/// the fork chain); `None` for turn 0, a missing turn or one stored before gids existed.
+pub(super) fn gid_at(conn: &Connection, session_id: &str, number: i64) -> rusqlite::Result<Option<String>> {
+    let mut session = session_id.to_owned();
+    for _ in 0..1000 {
+        if number < 1 {
+            return Ok(None);
+        }
+        let own: Option<Option<String>> = conn
+            .prepare_cached("SELECT gid FROM turns WHERE session_id = ?1 AND turn_number = ?2")?
+            .query_row(params![session, number], |r| r.get(0))
+            .optional()?;
+        if let Some(gid) = own {
+            return Ok(gid);
+        }
+        let parent: Option<(Option<String>, Option<i64>)> = conn
+            .prepare_cached("SELECT parent_session_id, fork_turn FROM sessions WHERE id = ?1")?
+            .query_row([&session], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        match parent {
+            Some((Some(p), Some(fork_turn))) if number <= fork_turn => session = p,
+            _ => return Ok(None),
+        }
+    }
+    Ok(None)
+}
+
 /// Copies turns `(lo, hi]` stored under `from` (with their tool executions) into `to` under the same
-/// numbers: a fork keeps what it inherited when its parent is deleted.
+/// numbers: a fork keeps what it inherited when its parent is deleted. A copy's gid is derived from
+/// the original's and the fork's id, so every device that applies the same delete makes the same copy.
 pub(super) fn copy_turns(conn: &Connection, to: &str, from: &str, lo: i64, hi: i64) -> rusqlite::Result<()> {
     conn.execute(
         "INSERT INTO turns (session_id, turn_number, role, content, tool_calls, tool_call_id, tool_name,
-             token_count, status, created_at, metadata, search_extra)
+             token_count, status, created_at, metadata, search_extra, gid, prev_gid)
          SELECT ?1, turn_number, role, content, tool_calls, tool_call_id, tool_name, token_count, status,
-             created_at, metadata, search_extra
+             created_at, metadata, search_extra, gid || '@' || ?1,
+             CASE WHEN turn_number > 1 THEN prev_gid || '@' || ?1 END
          FROM turns WHERE session_id = ?2 AND turn_number > ?3 AND turn_number <= ?4",
         params![to, from, lo, hi],
     )?;

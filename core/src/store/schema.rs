@@ -159,8 +159,106 @@ CREATE TABLE attachments (
 CREATE INDEX attachments_by_blob ON attachments(sha256);
 "#;
 
+/// Version 5: sync (spec §14). Each turn gets a stable global id (`gid`, the same on every device) and
+/// the gid of the turn before it as its author saw it (`prev_gid`); `sync_session` is the session
+/// the author appended it to, kept when sync moves it into a conflict fork. Once sync is enabled
+/// (`sync_meta` has its row), triggers write every archive change to `sync_outbox` in the change's
+/// own transaction, and a deleted session leaves a tombstone; a delete is itself queued by
+/// `Store::delete_session` and carried out when the stream orders it. Turns of older versions get
+/// random gids.
+const V5: &str = r#"
+ALTER TABLE turns ADD COLUMN gid TEXT;
+ALTER TABLE turns ADD COLUMN prev_gid TEXT;
+ALTER TABLE turns ADD COLUMN sync_session TEXT;
+UPDATE turns SET gid = lower(hex(randomblob(16)));
+CREATE UNIQUE INDEX turns_by_gid ON turns(gid);
+
+CREATE TABLE sync_meta (
+    id          INTEGER PRIMARY KEY CHECK (id = 1),
+    device_id   TEXT NOT NULL,
+    device_name TEXT NOT NULL,
+    -- 0 while a change from the stream is being applied: it is not ours to publish.
+    capture     INTEGER NOT NULL DEFAULT 1,
+    -- The last stream sequence applied, written in the same transaction as what it applied.
+    cursor      INTEGER NOT NULL DEFAULT 0,
+    -- The last outbox sequence the server acknowledged.
+    published   INTEGER NOT NULL DEFAULT 0
+);
+
+-- Changes made on this device that the stream has not brought back yet. A row stays until its
+-- message comes back from the stream, so a change still here is "ours, not yet ordered".
+CREATE TABLE sync_outbox (
+    seq   INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind  TEXT NOT NULL,
+    key   TEXT NOT NULL,
+    field TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX sync_outbox_by_key ON sync_outbox(kind, key, field);
+
+-- Sessions sync made itself (conflict forks, recovered turns) and the session each stands in for:
+-- turns meant for that session that continue one of these go on there.
+CREATE TABLE sync_forks (
+    session_id TEXT PRIMARY KEY NOT NULL,
+    stands_for TEXT NOT NULL,
+    -- For a conflict fork: the turn that started it (its id derives from this gid).
+    first_gid  TEXT
+);
+
+-- Sessions deleted on this device whose delete the stream has not ordered yet: hidden from every
+-- list and read, removed when the delete comes back (so changes ordered before it still land).
+CREATE TABLE sync_deleting (
+    session_id TEXT PRIMARY KEY NOT NULL
+);
+
+CREATE TABLE sync_tombstones (
+    session_id TEXT PRIMARY KEY NOT NULL
+);
+
+CREATE TRIGGER sync_session_added AFTER INSERT ON sessions WHEN (SELECT capture FROM sync_meta) BEGIN
+    INSERT INTO sync_outbox (kind, key) VALUES ('session', new.id);
+END;
+CREATE TRIGGER sync_session_title AFTER UPDATE OF title ON sessions
+WHEN (SELECT capture FROM sync_meta) AND new.title IS NOT old.title BEGIN
+    INSERT INTO sync_outbox (kind, key, field) VALUES ('session_field', new.id, 'title');
+END;
+CREATE TRIGGER sync_session_archived AFTER UPDATE OF is_archived ON sessions
+WHEN (SELECT capture FROM sync_meta) AND new.is_archived IS NOT old.is_archived BEGIN
+    INSERT INTO sync_outbox (kind, key, field) VALUES ('session_field', new.id, 'archived');
+END;
+CREATE TRIGGER sync_session_model AFTER UPDATE OF model ON sessions
+WHEN (SELECT capture FROM sync_meta) AND new.model IS NOT old.model BEGIN
+    INSERT INTO sync_outbox (kind, key, field) VALUES ('session_field', new.id, 'model');
+END;
+CREATE TRIGGER sync_session_state AFTER UPDATE OF session_state ON sessions
+WHEN (SELECT capture FROM sync_meta) AND new.session_state IS NOT old.session_state BEGIN
+    INSERT INTO sync_outbox (kind, key, field) VALUES ('session_field', new.id, 'state');
+END;
+CREATE TRIGGER sync_session_usage AFTER UPDATE OF prompt_tokens, completion_tokens ON sessions
+WHEN (SELECT capture FROM sync_meta)
+    AND (new.prompt_tokens IS NOT old.prompt_tokens OR new.completion_tokens IS NOT old.completion_tokens) BEGIN
+    INSERT INTO sync_outbox (kind, key, field) VALUES ('session_field', new.id, 'usage');
+END;
+CREATE TRIGGER sync_session_deleted AFTER DELETE ON sessions WHEN EXISTS (SELECT 1 FROM sync_meta) BEGIN
+    INSERT OR IGNORE INTO sync_tombstones (session_id) VALUES (old.id);
+    DELETE FROM sync_deleting WHERE session_id = old.id;
+END;
+CREATE TRIGGER sync_turn_added AFTER INSERT ON turns WHEN (SELECT capture FROM sync_meta) BEGIN
+    INSERT INTO sync_outbox (kind, key) VALUES ('turn', new.gid);
+END;
+CREATE TRIGGER sync_turn_changed AFTER UPDATE OF content, status, metadata, tool_calls ON turns
+WHEN (SELECT capture FROM sync_meta) BEGIN
+    INSERT INTO sync_outbox (kind, key) VALUES ('turn_update', new.gid);
+END;
+CREATE TRIGGER sync_workspace_added AFTER INSERT ON workspace_settings WHEN (SELECT capture FROM sync_meta) BEGIN
+    INSERT INTO sync_outbox (kind, key) VALUES ('workspace', new.workspace);
+END;
+CREATE TRIGGER sync_workspace_changed AFTER UPDATE ON workspace_settings WHEN (SELECT capture FROM sync_meta) BEGIN
+    INSERT INTO sync_outbox (kind, key) VALUES ('workspace', new.workspace);
+END;
+"#;
+
 /// Every migration, in order: `MIGRATIONS[i]` upgrades version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
 
 /// The schema version this build writes.
 pub const LATEST: i64 = MIGRATIONS.len() as i64;

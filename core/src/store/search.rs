@@ -69,6 +69,9 @@ impl Store {
                 conds.push(format!("({})", ors.join(" OR ")));
             }
         }
+        if super::sync::deleting_any(&self.conn)? {
+            conds.push("t.session_id NOT IN (SELECT session_id FROM sync_deleting)".to_owned());
+        }
         if !q.roles.is_empty() {
             let roles: Vec<String> = q.roles.iter().map(|r| format!("'{}'", r.as_str())).collect();
             conds.push(format!("t.role IN ({})", roles.join(", ")));

@@ -5,7 +5,10 @@ use super::rows::{self, session_from_row, SESSION_COLS};
 use super::Store;
 use crate::error::{Context, Error, Result};
 use crate::{Session, TaskRecord, Turn};
-use rusqlite::{params, OptionalExtension};
+use rusqlite::{params, Connection, OptionalExtension};
+
+/// The condition a session row meets unless its delete waits for the sync stream (`sync_deleting`).
+pub(super) const VISIBLE: &str = "id NOT IN (SELECT session_id FROM sync_deleting)";
 
 /// Longest title kept from a first user message.
 pub const TITLE_MAX_CHARS: usize = 100;
@@ -121,7 +124,7 @@ impl Store {
     /// The session `id`, or [`Error::SessionNotFound`].
     pub fn get_session(&self, id: &str) -> Result<Session> {
         self.conn
-            .prepare_cached(&format!("SELECT {SESSION_COLS} FROM sessions WHERE id = ?1"))
+            .prepare_cached(&format!("SELECT {SESSION_COLS} FROM sessions WHERE id = ?1 AND {VISIBLE}"))
             .and_then(|mut s| s.query_row([id], session_from_row).optional())
             .context(format!("reading session {id}"))?
             .ok_or_else(|| Error::SessionNotFound(id.to_owned()))
@@ -131,7 +134,7 @@ impl Store {
     pub fn list_sessions(&self, filter: &SessionFilter) -> Result<Vec<Session>> {
         let sql = format!(
             "SELECT {SESSION_COLS} FROM sessions
-             WHERE (?1 IS NULL OR workspace = ?1) AND (?2 OR NOT is_archived)
+             WHERE (?1 IS NULL OR workspace = ?1) AND (?2 OR NOT is_archived) AND {VISIBLE}
              ORDER BY last_active_at DESC, id DESC LIMIT ?3 OFFSET ?4"
         );
         self.conn
@@ -149,10 +152,10 @@ impl Store {
     /// Workspaces with their number of unarchived sessions, most recently active first.
     pub fn workspaces(&self) -> Result<Vec<WorkspaceSummary>> {
         self.conn
-            .prepare_cached(
-                "SELECT workspace, SUM(NOT is_archived), MAX(last_active_at) FROM sessions
-                 GROUP BY workspace ORDER BY MAX(last_active_at) DESC",
-            )
+            .prepare_cached(&format!(
+                "SELECT workspace, SUM(NOT is_archived), MAX(last_active_at) FROM sessions WHERE {VISIBLE}
+                 GROUP BY workspace ORDER BY MAX(last_active_at) DESC"
+            ))
             .and_then(|mut s| {
                 s.query_map([], |r| {
                     Ok(WorkspaceSummary { workspace: r.get(0)?, sessions: r.get(1)?, last_active_at: r.get(2)? })
@@ -240,45 +243,17 @@ impl Store {
 
     /// Deletes a whole session, its turns, tool executions, tasks and manifests. Forks of it keep
     /// their content: the turns they inherit are copied into them first.
+    ///
+    /// With sync enabled the session is hidden at once and deleted when the stream orders the delete
+    /// (`sync` module): what other devices wrote to it before that still lands, then goes with it.
     pub fn delete_session(&mut self, id: &str) -> Result<()> {
         self.get_session(id)?;
-        let children: Vec<(String, i64)> = self
-            .conn
-            .prepare("SELECT id, fork_turn FROM sessions WHERE parent_session_id = ?1")
-            .and_then(|mut s| s.query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
-            .context(format!("finding forks of session {id}"))?;
-        let segments_by_child: Vec<(String, Vec<Segment>)> = children
-            .iter()
-            .map(|(child, fork_turn)| {
-                Ok((child.clone(), self.segments(id)?.into_iter().map(|s| clamp(s, *fork_turn)).collect()))
-            })
-            .collect::<Result<_>>()?;
         let tx = self.conn.transaction().context("starting to delete a session")?;
-        for (child, segments) in &segments_by_child {
-            for seg in segments {
-                rows::copy_turns(&tx, child, &seg.session_id, seg.lo, seg.hi)
-                    .context("copying inherited turns into a fork")?;
-                rows::copy_tool_executions(&tx, child, &seg.session_id, seg.lo, seg.hi)
-                    .context("copying inherited tool executions into a fork")?;
-                rows::copy_attachments(&tx, child, &seg.session_id, seg.lo, seg.hi)
-                    .context("linking inherited attachments to a fork")?;
-            }
-            tx.execute("UPDATE sessions SET parent_session_id = NULL, fork_turn = NULL WHERE id = ?1", [child])
-                .context("detaching a fork")?;
+        if super::sync::enabled(&tx)? {
+            super::sync::queue_delete(&tx, id)?;
+        } else {
+            delete_in(&tx, id)?;
         }
-        for sql in [
-            "DELETE FROM task_events WHERE task_id IN (SELECT task_id FROM tasks WHERE session_id = ?1)",
-            "DELETE FROM tasks WHERE session_id = ?1",
-            "DELETE FROM context_manifests WHERE session_id = ?1",
-            "DELETE FROM tool_executions WHERE turn_id IN (SELECT id FROM turns WHERE session_id = ?1)",
-            "DELETE FROM attachments WHERE turn_id IN (SELECT id FROM turns WHERE session_id = ?1)",
-            "DELETE FROM turns WHERE session_id = ?1",
-            "DELETE FROM sessions WHERE id = ?1",
-        ] {
-            tx.execute(sql, [id]).context(format!("deleting session {id}"))?;
-        }
-        // A content is kept while any other turn (another session's, a fork's copy) still carries it.
-        super::attachments::delete_orphan_blobs(&tx)?;
         tx.commit().context(format!("deleting session {id}"))
     }
 
@@ -292,26 +267,7 @@ impl Store {
 
     /// The runs of turn numbers `session_id` shows, newest segment first (see [`Segment`]).
     pub(super) fn segments(&self, session_id: &str) -> Result<Vec<Segment>> {
-        let mut out = Vec::new();
-        let mut current = session_id.to_owned();
-        let mut hi = i64::MAX;
-        loop {
-            let (parent, fork_turn): (Option<String>, Option<i64>) = self
-                .conn
-                .prepare_cached("SELECT parent_session_id, fork_turn FROM sessions WHERE id = ?1")
-                .and_then(|mut s| s.query_row([&current], |r| Ok((r.get(0)?, r.get(1)?))).optional())
-                .context(format!("reading the ancestry of session {session_id}"))?
-                .ok_or_else(|| Error::SessionNotFound(current.clone()))?;
-            let lo = fork_turn.unwrap_or(0);
-            out.push(Segment { session_id: current, lo, hi });
-            match parent {
-                Some(p) if out.len() < 1000 => {
-                    hi = lo;
-                    current = p;
-                }
-                _ => return Ok(out),
-            }
-        }
+        segments(&self.conn, session_id)
     }
 }
 
@@ -328,4 +284,78 @@ pub(super) fn clip_title(text: &str) -> String {
     let mut t: String = line.chars().take(TITLE_MAX_CHARS - 1).collect();
     t.push('…');
     t
+}
+
+/// The runs of turn numbers `session_id` shows, newest segment first (see [`Segment`]).
+pub(super) fn segments(conn: &Connection, session_id: &str) -> Result<Vec<Segment>> {
+    let mut out = Vec::new();
+    let mut current = session_id.to_owned();
+    let mut hi = i64::MAX;
+    loop {
+        let (parent, fork_turn): (Option<String>, Option<i64>) = conn
+            .prepare_cached("SELECT parent_session_id, fork_turn FROM sessions WHERE id = ?1")
+            .and_then(|mut s| s.query_row([&current], |r| Ok((r.get(0)?, r.get(1)?))).optional())
+            .context(format!("reading the ancestry of session {session_id}"))?
+            .ok_or_else(|| Error::SessionNotFound(current.clone()))?;
+        let lo = fork_turn.unwrap_or(0);
+        out.push(Segment { session_id: current, lo, hi });
+        match parent {
+            Some(p) if out.len() < 1000 => {
+                // A fork of a fork at a turn before the parent's own fork point shows none of the
+                // grandparent's turns after it.
+                hi = lo.min(hi);
+                current = p;
+            }
+            _ => return Ok(out),
+        }
+    }
+}
+
+/// Deletes session `id` inside the caller's transaction (see [`Store::delete_session`]). The copies
+/// its forks receive are not sync changes of their own: every device that applies the delete makes
+/// the same copies.
+pub(super) fn delete_in(conn: &Connection, id: &str) -> Result<()> {
+    let children: Vec<(String, i64)> = conn
+        .prepare("SELECT id, fork_turn FROM sessions WHERE parent_session_id = ?1")
+        .and_then(|mut s| s.query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
+        .context(format!("finding forks of session {id}"))?;
+    let capture: Option<bool> = conn
+        .query_row("SELECT capture FROM sync_meta", [], |r| r.get(0))
+        .optional()
+        .context("reading the sync capture")?;
+    if capture.is_some() {
+        conn.execute("UPDATE sync_meta SET capture = 0", []).context("pausing sync capture")?;
+    }
+    for (child, fork_turn) in &children {
+        for seg in segments(conn, id)?.into_iter().map(|s| clamp(s, *fork_turn)) {
+            rows::copy_turns(conn, child, &seg.session_id, seg.lo, seg.hi)
+                .context("copying inherited turns into a fork")?;
+            rows::copy_tool_executions(conn, child, &seg.session_id, seg.lo, seg.hi)
+                .context("copying inherited tool executions into a fork")?;
+            rows::copy_attachments(conn, child, &seg.session_id, seg.lo, seg.hi)
+                .context("linking inherited attachments to a fork")?;
+        }
+        conn.execute("UPDATE sessions SET parent_session_id = NULL, fork_turn = NULL WHERE id = ?1", [child])
+            .context("detaching a fork")?;
+    }
+    if let Some(capture) = capture {
+        conn.execute("UPDATE sync_meta SET capture = ?1", [capture]).context("resuming sync capture")?;
+    }
+    for sql in [
+        "DELETE FROM task_events WHERE task_id IN (SELECT task_id FROM tasks WHERE session_id = ?1)",
+        "DELETE FROM tasks WHERE session_id = ?1",
+        "DELETE FROM context_manifests WHERE session_id = ?1",
+        "DELETE FROM tool_executions WHERE turn_id IN (SELECT id FROM turns WHERE session_id = ?1)",
+        "DELETE FROM attachments WHERE turn_id IN (SELECT id FROM turns WHERE session_id = ?1)",
+        "DELETE FROM turns WHERE session_id = ?1",
+        "DELETE FROM sessions WHERE id = ?1",
+    ] {
+        conn.execute(sql, [id]).context(format!("deleting session {id}"))?;
+    }
+    if capture.is_some() {
+        conn.execute("DELETE FROM sync_forks WHERE session_id = ?1", [id]).context(format!("deleting session {id}"))?;
+    }
+    // A content is kept while any other turn (another session's, a fork's copy) still carries it.
+    super::attachments::delete_orphan_blobs(conn)?;
+    Ok(())
 }

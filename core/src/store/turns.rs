@@ -281,7 +281,8 @@ fn insert_turn_with(
 ) -> Result<Turn> {
     let number: i64 = tx
         .prepare_cached(
-            "UPDATE sessions SET turn_count = turn_count + 1, last_active_at = ?2 WHERE id = ?1 RETURNING turn_count",
+            "UPDATE sessions SET turn_count = turn_count + 1, last_active_at = max(last_active_at, ?2) WHERE id = ?1
+             RETURNING turn_count",
         )
         .and_then(|mut s| s.query_row(params![session_id, now], |r| r.get(0)).optional())
         .context(format!("numbering a new turn of session {session_id}"))?
@@ -307,6 +308,7 @@ fn insert_turn_with(
         created_at: now,
         metadata: &turn.metadata,
         search_extra: &extra,
+        gid: None,
     };
     let id = rows::insert_turn(tx, &row).context(format!("saving turn {number} of session {session_id}"))?;
     Ok(Turn {

@@ -359,6 +359,15 @@ pub fn fork_reads_parent_turns_through_a_pointer(store: &mut Store) {
     assert_eq!(store.get_turns(&again.id, 0, 10).unwrap(), Vec::new());
     store.append_turn(&again.id, &NewTurn::user("a different start")).unwrap();
     assert_eq!(store.get_turns(&again.id, 0, 10).unwrap()[0].content, "a different start");
+    // Editing the first message of a fork (a fork of the fork at turn 0) shows none of the
+    // grandparent's turns (it once showed the grandparent's turn 1).
+    let edit = store.fork_session(&f.id, 0).unwrap();
+    assert_eq!(store.get_turns(&edit.id, 0, 10).unwrap(), Vec::new());
+    let edit2 = store.fork_session(&ff.id, 2).unwrap();
+    assert_eq!(
+        store.get_turns(&edit2.id, 0, 10).unwrap().iter().map(|t| t.content.as_str()).collect::<Vec<_>>(),
+        ["parent turn 1 kiwi1", "parent turn 2 kiwi2"]
+    );
 }
 
 pub fn deleting_a_parent_keeps_its_forks_whole(store: &mut Store) {

@@ -1,0 +1,287 @@
+//! Applying the stream: messages in stream order, each once, in one transaction with the cursor.
+//!
+//! The rules every device follows, so that the same stream gives the same archive everywhere:
+//! - a turn goes after the turn its author saw before it; when that place is taken (two devices
+//!   appended to one session offline), the later turn in stream order starts a **conflict fork**
+//!   titled "… (on <device>)", and its author's next turns follow it there (`place`);
+//! - a session field (title, archived, model, state, usage) and a workspace's settings: the last
+//!   in stream order wins;
+//! - a delete is final; turns that arrive later for the deleted session are kept in a session
+//!   "Recovered from <device>".
+//!
+//! This device's own changes that the stream has not ordered yet are lifted out while the others'
+//! are applied and placed again after them (`rebase`); a field we changed and the stream has not
+//! ordered yet keeps our value (ours will come later and win). Our own messages coming back only
+//! confirm them, and carry out our deletes where the stream ordered them.
+
+use super::message::{Change, SessionField, SessionRecord, SyncMessage, TurnRecord, TurnUpdate};
+use super::place::{bump, exists, place, row_of, Arrival};
+use super::{device, pending, rebase, set_capture};
+use crate::error::{Context, Error, Result};
+use crate::store::rows::{self, TurnRow};
+use crate::store::sessions::{clip_title, delete_in};
+use crate::store::Store;
+use base64::Engine as _;
+use rusqlite::{params, Connection, TransactionBehavior};
+
+impl Store {
+    /// Applies the stream's message at sequence `stream_seq` (see [`Store::apply_sync_batch`]).
+    pub fn apply_sync(&mut self, stream_seq: i64, msg: &SyncMessage) -> Result<bool> {
+        self.apply_sync_batch(&[(stream_seq, msg.clone())])
+    }
+
+    /// Applies the stream's messages `(sequence, message)`, in order, in one transaction: a
+    /// sequence at or below the cursor is skipped, and the cursor is saved with the changes. This
+    /// device's own messages only confirm (they leave the outbox). Returns whether the archive
+    /// changed.
+    pub fn apply_sync_batch(&mut self, batch: &[(i64, SyncMessage)]) -> Result<bool> {
+        let me = device(&self.conn)?.ok_or_else(|| Error::Invalid("sync is not enabled on this archive".into()))?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .context("starting to apply synced changes")?;
+        let mut cursor: i64 =
+            tx.query_row("SELECT cursor FROM sync_meta", [], |r| r.get(0)).context("reading the sync cursor")?;
+        let fresh: Vec<&(i64, SyncMessage)> = batch.iter().filter(|(seq, _)| *seq > cursor).collect();
+        if fresh.is_empty() {
+            return Ok(false);
+        }
+        set_capture(&tx, false)?;
+        let mut lifted = if rebase::pending_any(&tx)? { Some(rebase::lift(&tx)?) } else { None };
+        let mut changed = false;
+        for (seq, msg) in fresh {
+            if msg.device_id == me.id {
+                if let Some(l) = lifted.as_mut() {
+                    rebase::replay(&tx, &me, l, msg.seq)?;
+                }
+                tx.execute("DELETE FROM sync_outbox WHERE seq <= ?1", [msg.seq])
+                    .context("confirming our own changes")?;
+                // Our delete is carried out where the stream ordered it, as on every other device.
+                if let Change::SessionDeleted { session_id } = &msg.change {
+                    delete_session(&tx, session_id)?;
+                }
+            } else {
+                apply_change(&tx, msg)?;
+                changed = true;
+            }
+            cursor = *seq;
+        }
+        if let Some(mut l) = lifted {
+            rebase::replay(&tx, &me, &mut l, i64::MAX)?;
+            rebase::finish(&tx, l)?;
+        }
+        tx.execute("UPDATE sync_meta SET capture = 1, cursor = ?1", [cursor]).context("saving the sync cursor")?;
+        tx.commit().context("committing synced changes")?;
+        Ok(changed)
+    }
+}
+
+fn apply_change(conn: &Connection, msg: &SyncMessage) -> Result<()> {
+    match &msg.change {
+        Change::SessionCreated(rec) => create_session(conn, rec),
+        Change::SessionField { session_id, field } => set_field(conn, session_id, field),
+        Change::SessionDeleted { session_id } => delete_session(conn, session_id),
+        Change::TurnAdded(rec) => add_turn(conn, msg, rec),
+        Change::TurnUpdated(u) => update_turn(conn, u),
+        Change::Workspace(ws) => {
+            if !pending(conn, "workspace", &ws.workspace, "")? {
+                crate::store::workspaces::upsert(conn, ws).context("saving synced workspace settings")?;
+            }
+            Ok(())
+        }
+    }
+}
+
+// --- sessions ---------------------------------------------------------------------------------------
+
+fn deleted(conn: &Connection, session_id: &str) -> Result<bool> {
+    conn.prepare_cached("SELECT EXISTS (SELECT 1 FROM sync_tombstones WHERE session_id = ?1)")
+        .and_then(|mut s| s.query_row([session_id], |r| r.get(0)))
+        .context("looking up a deleted session")
+}
+
+fn create_session(conn: &Connection, rec: &SessionRecord) -> Result<()> {
+    if exists(conn, &rec.id)? || deleted(conn, &rec.id)? {
+        return Ok(());
+    }
+    let (parent, fork_turn) =
+        fork_point(conn, rec.parent_session_id.as_deref(), rec.fork_turn, rec.fork_gid.as_deref())?;
+    let row = crate::Session {
+        id: rec.id.clone(),
+        workspace: rec.workspace.clone(),
+        title: rec.title.clone(),
+        model: rec.model.clone(),
+        system_prompt: rec.system_prompt.clone(),
+        created_at: rec.created_at,
+        last_active_at: rec.created_at,
+        turn_count: fork_turn.unwrap_or(0),
+        prompt_tokens: rec.prompt_tokens,
+        completion_tokens: rec.completion_tokens,
+        state: rec.state.clone(),
+        parent_session_id: parent,
+        fork_turn,
+        is_archived: rec.is_archived,
+    };
+    rows::insert_session(conn, &row).context(format!("adding the synced session {}", rec.id))
+}
+
+/// Where a synced fork starts: its parent as named when the turn there is still that turn, else
+/// the session that holds that turn now (sync placed it in a conflict fork or recovered it); a
+/// session of its own when the parent is gone.
+pub(super) fn fork_point(
+    conn: &Connection,
+    parent: Option<&str>,
+    fork_turn: Option<i64>,
+    fork_gid: Option<&str>,
+) -> Result<(Option<String>, Option<i64>)> {
+    let (Some(parent), Some(k)) = (parent, fork_turn) else { return Ok((None, None)) };
+    let parent_there = exists(conn, parent)?;
+    if k == 0 {
+        return Ok(if parent_there { (Some(parent.to_owned()), Some(0)) } else { (None, None) });
+    }
+    let Some(gid) = fork_gid else {
+        return Ok(if parent_there { (Some(parent.to_owned()), Some(k)) } else { (None, None) });
+    };
+    if parent_there && rows::gid_at(conn, parent, k).context("reading where a fork starts")?.as_deref() == Some(gid) {
+        return Ok((Some(parent.to_owned()), Some(k)));
+    }
+    Ok(match row_of(conn, gid)? {
+        Some((owner, n)) => (Some(owner), Some(n)),
+        None => (None, None),
+    })
+}
+
+fn set_field(conn: &Connection, session_id: &str, field: &SessionField) -> Result<()> {
+    if !exists(conn, session_id)? || pending(conn, "session_field", session_id, field.name())? {
+        return Ok(());
+    }
+    write_field(conn, session_id, field)
+}
+
+/// Writes one session field's value.
+pub(super) fn write_field(conn: &Connection, session_id: &str, field: &SessionField) -> Result<()> {
+    let done = match field {
+        SessionField::Title(t) => conn.execute("UPDATE sessions SET title = ?2 WHERE id = ?1", params![session_id, t]),
+        SessionField::Archived(a) => {
+            conn.execute("UPDATE sessions SET is_archived = ?2 WHERE id = ?1", params![session_id, a])
+        }
+        SessionField::Model(m) => conn.execute("UPDATE sessions SET model = ?2 WHERE id = ?1", params![session_id, m]),
+        SessionField::State(s) => {
+            conn.execute("UPDATE sessions SET session_state = ?2 WHERE id = ?1", params![session_id, s.to_string()])
+        }
+        SessionField::Usage { prompt_tokens, completion_tokens } => conn.execute(
+            "UPDATE sessions SET prompt_tokens = ?2, completion_tokens = ?3 WHERE id = ?1",
+            params![session_id, prompt_tokens, completion_tokens],
+        ),
+    };
+    done.context(format!("saving a synced change of session {session_id}")).map(|_| ())
+}
+
+fn delete_session(conn: &Connection, session_id: &str) -> Result<()> {
+    if exists(conn, session_id)? {
+        delete_in(conn, session_id)
+    } else {
+        conn.execute("INSERT OR IGNORE INTO sync_tombstones (session_id) VALUES (?1)", [session_id])
+            .context("recording a deleted session")
+            .map(|_| ())
+    }
+}
+
+// --- turns ------------------------------------------------------------------------------------------
+
+fn add_turn(conn: &Connection, msg: &SyncMessage, rec: &TurnRecord) -> Result<()> {
+    if row_of(conn, &rec.gid)?.is_some() {
+        return Ok(());
+    }
+    let arrival = Arrival {
+        gid: &rec.gid,
+        session_id: &rec.session_id,
+        prev_gid: rec.prev_gid.as_deref(),
+        workspace: &rec.workspace,
+        content: &rec.content,
+        created_at: rec.created_at,
+        device_id: &msg.device_id,
+        device_name: &msg.device_name,
+    };
+    let (target, after) = place(conn, &arrival)?;
+    insert(conn, &target, after + 1, rec)
+}
+
+fn insert(conn: &Connection, session_id: &str, number: i64, rec: &TurnRecord) -> Result<()> {
+    let row = TurnRow {
+        session_id,
+        turn_number: number,
+        role: rec.role,
+        content: &rec.content,
+        tool_calls: &rec.tool_calls,
+        tool_call_id: rec.tool_call_id.as_deref(),
+        tool_name: rec.tool_name.as_deref(),
+        token_count: rec.token_count,
+        status: rec.status,
+        created_at: rec.created_at,
+        metadata: &rec.metadata,
+        search_extra: &rec.search_extra,
+        gid: Some(&rec.gid),
+    };
+    let id = rows::insert_turn(conn, &row).context(format!("adding a synced turn to session {session_id}"))?;
+    if session_id != rec.session_id {
+        conn.execute("UPDATE turns SET sync_session = ?2 WHERE id = ?1", params![id, rec.session_id])
+            .context("recording where a synced turn was meant to go")?;
+    }
+    bump(conn, session_id, number, rec.created_at)?;
+    if rec.role == crate::Role::User {
+        conn.execute(
+            "UPDATE sessions SET title = ?2 WHERE id = ?1 AND title = ''",
+            params![session_id, clip_title(&rec.content)],
+        )
+        .context("titling a synced session")?;
+    }
+    for (position, a) in rec.attachments.iter().enumerate() {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(&a.data)
+            .map_err(|e| Error::Invalid(format!("a synced attachment's content is not base64: {e}")))?;
+        if crate::attachment::sha256_hex(&bytes) != a.attachment.sha256 {
+            return Err(Error::Invalid(format!(
+                "the synced attachment {} does not match its SHA-256: nothing was applied",
+                a.attachment.display_name()
+            )));
+        }
+        rows::insert_blob(conn, &a.attachment.sha256, &bytes).context("saving a synced attachment")?;
+        rows::insert_attachment(conn, id, position, &a.attachment).context("linking a synced attachment")?;
+    }
+    if let Some(e) = &rec.tool_execution {
+        let row = rows::ToolExecutionRow {
+            turn_id: id,
+            tool_name: &e.tool_name,
+            arguments: &e.arguments,
+            result: &rec.content,
+            success: e.success,
+            duration_ms: e.duration_ms,
+            approval: e.approval,
+            created_at: rec.created_at,
+        };
+        rows::insert_tool_execution(conn, &row).context("recording a synced tool execution")?;
+    }
+    Ok(())
+}
+
+fn update_turn(conn: &Connection, u: &TurnUpdate) -> Result<()> {
+    if pending(conn, "turn_update", &u.gid, "")? {
+        return Ok(());
+    }
+    conn.execute(
+        "UPDATE turns SET content = ?2, tool_calls = ?3, token_count = ?4, status = ?5, metadata = ?6, search_extra = ?7
+         WHERE gid = ?1",
+        params![
+            u.gid,
+            u.content,
+            rows::tool_calls_json(&u.tool_calls),
+            u.token_count,
+            u.status.as_str(),
+            rows::metadata_json(&u.metadata),
+            u.search_extra
+        ],
+    )
+    .context("saving a synced update of a turn")
+    .map(|_| ())
+}

@@ -1,0 +1,213 @@
+//! The sync log's messages (spec §14): one per archive change, plain data with serde, converted by
+//! hand from the archive's rows. A message names what it changes by stable ids (a session's id, a
+//! turn's gid), never by a device's row ids, so every device applies it the same way.
+
+use crate::{Approval, Attachment, Role, ToolCall, TurnStatus, WorkspaceSettings};
+use serde::{Deserialize, Serialize};
+
+/// One change, as a device publishes it to its space's stream.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SyncMessage {
+    /// Unique per change and stable when published again after a crash (`<device id>:<outbox seq>`):
+    /// the stream's de-duplication id.
+    pub id: String,
+    /// The device that made the change.
+    pub device_id: String,
+    /// Its name as the user set it ("Laptop"): conflict forks are titled "… (on <name>)".
+    pub device_name: String,
+    /// The change's place in its device's outbox: a device's own messages come back in this order.
+    pub seq: i64,
+    /// What changed.
+    pub change: Change,
+}
+
+/// What a message changes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Change {
+    /// A new session (a fork names the turn it forks after by gid as well as by number).
+    SessionCreated(SessionRecord),
+    /// One field of a session changed; the last in stream order wins.
+    SessionField {
+        /// The session.
+        session_id: String,
+        /// The field and its new value.
+        field: SessionField,
+    },
+    /// A session was deleted: final. Turns that arrive for it later are kept in a recovered session.
+    SessionDeleted {
+        /// The session.
+        session_id: String,
+    },
+    /// A turn was appended.
+    TurnAdded(TurnRecord),
+    /// An interrupted turn was checkpointed or finalised by its author.
+    TurnUpdated(TurnUpdate),
+    /// A workspace's settings changed; the last in stream order wins.
+    Workspace(WorkspaceSettings),
+}
+
+impl Change {
+    /// What the message is about, for logs and the server's subject (ids only, never content).
+    pub fn subject(&self) -> String {
+        match self {
+            Change::SessionCreated(s) => format!("session.{}", s.id),
+            Change::SessionField { session_id, .. } | Change::SessionDeleted { session_id } => {
+                format!("session.{session_id}")
+            }
+            Change::TurnAdded(t) => format!("turn.{}", t.gid),
+            Change::TurnUpdated(t) => format!("turn.{}", t.gid),
+            Change::Workspace(_) => "workspace".to_owned(),
+        }
+    }
+}
+
+/// A session as created.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionRecord {
+    /// The session's id (a UUID, the same everywhere).
+    pub id: String,
+    /// Its workspace label.
+    pub workspace: String,
+    /// Its title when created.
+    pub title: String,
+    /// The model it started with.
+    pub model: String,
+    /// The system prompt recorded for it.
+    pub system_prompt: String,
+    /// When it was created (ms since the Unix epoch).
+    pub created_at: i64,
+    /// The state register it started with (a fork inherits its parent's).
+    pub state: serde_json::Value,
+    /// Archived (a session queued at the first sync carries its fields as they are then).
+    pub is_archived: bool,
+    /// Provider-reported prompt tokens so far.
+    pub prompt_tokens: i64,
+    /// Provider-reported completion tokens so far.
+    pub completion_tokens: i64,
+    /// For a fork: the session it forks.
+    pub parent_session_id: Option<String>,
+    /// For a fork: the turn it forks after (0: another first message).
+    pub fork_turn: Option<i64>,
+    /// For a fork after turn n ≥ 1: the gid of that turn, which finds the right parent when sync
+    /// moved the turn into a conflict fork.
+    pub fork_gid: Option<String>,
+}
+
+/// A session field that sync carries, with its value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "field", content = "value", rename_all = "snake_case")]
+pub enum SessionField {
+    /// The title.
+    Title(String),
+    /// Hidden from the default list.
+    Archived(bool),
+    /// The model used from now on.
+    Model(String),
+    /// The session-state register.
+    State(serde_json::Value),
+    /// Provider-reported token totals.
+    Usage {
+        /// Prompt tokens so far.
+        prompt_tokens: i64,
+        /// Completion tokens so far.
+        completion_tokens: i64,
+    },
+}
+
+impl SessionField {
+    /// The name the outbox records the field under.
+    pub fn name(&self) -> &'static str {
+        match self {
+            SessionField::Title(_) => "title",
+            SessionField::Archived(_) => "archived",
+            SessionField::Model(_) => "model",
+            SessionField::State(_) => "state",
+            SessionField::Usage { .. } => "usage",
+        }
+    }
+}
+
+/// A turn as appended, with what was saved in its transaction (attachments, a tool execution).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnRecord {
+    /// The turn's global id.
+    pub gid: String,
+    /// The session its author appended it to.
+    pub session_id: String,
+    /// That session's workspace (a turn recovered from a deleted session stays in it).
+    pub workspace: String,
+    /// Its number there, as the author saw it.
+    pub turn_number: i64,
+    /// The gid of the turn before it as the author saw it (`None` for a first turn).
+    pub prev_gid: Option<String>,
+    /// Who wrote it.
+    pub role: Role,
+    /// Verbatim content.
+    pub content: String,
+    /// The calls an assistant turn requested.
+    pub tool_calls: Vec<ToolCall>,
+    /// For a tool result: the call it answers.
+    pub tool_call_id: Option<String>,
+    /// For a tool result: the tool.
+    pub tool_name: Option<String>,
+    /// Estimated tokens.
+    pub token_count: i64,
+    /// Final or not.
+    pub status: TurnStatus,
+    /// When it was written (ms since the Unix epoch).
+    pub created_at: i64,
+    /// Provider usage, model, reasoning… (JSON).
+    pub metadata: serde_json::Value,
+    /// Its searchable extra text (tool names, call arguments, reasoning, attached files' text).
+    pub search_extra: String,
+    /// The files it carries, each with its bytes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<AttachmentRecord>,
+    /// For a tool result: how the tool ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_execution: Option<ToolExecutionRecord>,
+}
+
+/// An attachment with its content (standard base64).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AttachmentRecord {
+    /// Its metadata, as turns carry it.
+    pub attachment: Attachment,
+    /// Its bytes, base64.
+    pub data: String,
+}
+
+/// How a tool ran, beside its result turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolExecutionRecord {
+    /// The tool.
+    pub tool_name: String,
+    /// Its arguments as the model sent them.
+    pub arguments: String,
+    /// Whether it succeeded.
+    pub success: bool,
+    /// How long it took.
+    pub duration_ms: i64,
+    /// How it was allowed to run.
+    pub approval: Approval,
+}
+
+/// The new state of an interrupted turn its author checkpointed or finalised.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnUpdate {
+    /// The turn.
+    pub gid: String,
+    /// Its content now.
+    pub content: String,
+    /// Its calls now.
+    pub tool_calls: Vec<ToolCall>,
+    /// Its token estimate now.
+    pub token_count: i64,
+    /// Its status now.
+    pub status: TurnStatus,
+    /// Its metadata now.
+    pub metadata: serde_json::Value,
+    /// Its searchable extra text now (reasoning, call arguments).
+    pub search_extra: String,
+}

@@ -1,0 +1,654 @@
+//! Sync convergence (spec §14), natively: devices with their own offline histories publish to one
+//! stream in any interleaving; every device applies the stream in order and all end with
+//! byte-identical exports, every turn anyone wrote kept (in place or in a fork) unless a delete
+//! ordered after it removed its session.
+#![cfg(not(target_arch = "wasm32"))]
+
+use cowork_core::store::sync::{Change, SyncMessage};
+use cowork_core::store::NewToolExecution;
+use cowork_core::store::{NewSession, SessionFilter, Store};
+use cowork_core::{Approval, NewAttachment, NewTurn, SearchQuery, SearchScope, TurnStatus, WorkspaceSettings};
+use proptest::prelude::*;
+use std::collections::HashSet;
+
+/// A device: its archive and how far it has read the stream.
+struct Device {
+    store: Store,
+    read: usize,
+}
+
+/// A stream as JetStream keeps one: messages in arrival order, a repeated id dropped, each message
+/// stored as the JSON that would travel (so the wire format is exercised too).
+#[derive(Default)]
+struct Stream {
+    messages: Vec<String>,
+    ids: HashSet<String>,
+}
+
+impl Stream {
+    fn publish(&mut self, device: &mut Device, limit: usize) {
+        let out = device.store.sync_outgoing(limit).unwrap();
+        if let Some(last) = out.last() {
+            for m in &out {
+                if self.ids.insert(m.id.clone()) {
+                    self.messages.push(serde_json::to_string(m).unwrap());
+                }
+            }
+            device.store.sync_published(last.seq).unwrap();
+        }
+    }
+
+    fn consume(&self, device: &mut Device, limit: usize) {
+        let end = device.read.saturating_add(limit).min(self.messages.len());
+        for i in device.read..end {
+            let msg: SyncMessage = serde_json::from_str(&self.messages[i]).unwrap();
+            device.store.apply_sync(i as i64 + 1, &msg).unwrap();
+        }
+        device.read = end;
+    }
+}
+
+fn device(name: &str) -> Device {
+    let mut store = Store::open_in_memory().unwrap();
+    store.enable_sync(name).unwrap();
+    Device { store, read: 0 }
+}
+
+/// Every session a device has, archived ones too, in a stable order.
+fn sessions(d: &Device) -> Vec<String> {
+    let mut ids: Vec<String> = d
+        .store
+        .list_sessions(&SessionFilter { include_archived: true, limit: 10_000, ..SessionFilter::default() })
+        .unwrap()
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// Publishes and reads everything until every device has confirmed all it wrote.
+fn settle(stream: &mut Stream, devices: &mut [Device]) {
+    for _ in 0..3 {
+        for d in devices.iter_mut() {
+            stream.publish(d, usize::MAX);
+        }
+        for d in devices.iter_mut() {
+            stream.consume(d, usize::MAX);
+        }
+    }
+    for d in devices.iter() {
+        let status = d.store.sync_status().unwrap();
+        assert_eq!((status.waiting, status.unconfirmed), (0, 0), "everything written was published and came back");
+    }
+}
+
+fn all_contents(d: &Device) -> Vec<String> {
+    let mut out = Vec::new();
+    for id in sessions(d) {
+        out.extend(d.store.get_turns(&id, 0, 100_000).unwrap().into_iter().map(|t| t.content));
+    }
+    out
+}
+
+fn titles(d: &Device) -> Vec<String> {
+    let mut t: Vec<String> = sessions(d).iter().map(|id| d.store.get_session(id).unwrap().title).collect();
+    t.sort();
+    t
+}
+
+// --- scenarios --------------------------------------------------------------------------------------
+
+fn texts(d: &Device, session: &str) -> Vec<String> {
+    d.store.get_turns(session, 0, 1000).unwrap().into_iter().map(|t| t.content).collect()
+}
+
+fn assert_converged(devices: &[Device]) {
+    let first = devices[0].store.export_jsonl(None).unwrap();
+    for d in &devices[1..] {
+        let other = d.store.export_jsonl(None).unwrap();
+        if other != first {
+            let diff: Vec<(&str, &str)> = first.lines().zip(other.lines()).filter(|(a, b)| a != b).take(3).collect();
+            panic!(
+                "exports differ ({} vs {} lines); first differences: {diff:#?}",
+                first.lines().count(),
+                other.lines().count()
+            );
+        }
+    }
+}
+
+#[test]
+fn a_session_written_on_one_device_appears_on_the_other() {
+    let mut devices = vec![device("Laptop"), device("Phone")];
+    let s = devices[0].store.create_session(&NewSession::new("work")).unwrap().id;
+    devices[0].store.append_turn(&s, &NewTurn::user("Where is the quokka config?")).unwrap();
+    devices[0].store.append_turn(&s, &NewTurn::assistant("In settings.toml")).unwrap();
+    let file = NewAttachment::new("notes.md", "text/markdown", b"# the wombat plan".to_vec());
+    devices[0].store.append_turn_with_attachments(&s, &NewTurn::user("see my notes"), &[file]).unwrap();
+    let exec = NewToolExecution {
+        tool_name: "read_file".into(),
+        arguments: r#"{"path":"settings.toml"}"#.into(),
+        success: true,
+        duration_ms: 4,
+        approval: Approval::Auto,
+    };
+    devices[0].store.append_tool_result(&s, &NewTurn::tool_result("c1", "read_file", "quokka = true"), &exec).unwrap();
+    let dir = WorkspaceSettings { orchestrator_dir: "/src".into(), ..WorkspaceSettings::unset("work") };
+    devices[0].store.set_workspace_settings(&dir).unwrap();
+    settle(&mut Stream::default(), &mut devices);
+    assert_eq!(
+        texts(&devices[1], &s),
+        ["Where is the quokka config?", "In settings.toml", "see my notes", "quokka = true"]
+    );
+    let notes = &devices[1].store.get_turns(&s, 2, 1).unwrap()[0].attachments[0];
+    assert_eq!(devices[1].store.attachment_bytes(&notes.sha256).unwrap(), b"# the wombat plan");
+    let hits = devices[1].store.search(&SearchQuery::new("wombat", SearchScope::All)).unwrap();
+    assert_eq!(hits[0].turn_number, 3, "a synced text file is searchable");
+    assert_eq!(devices[1].store.tool_executions(None, "read_file", 10).unwrap().len(), 1);
+    assert_eq!(devices[1].store.get_session(&s).unwrap().title, "Where is the quokka config?");
+    assert_eq!(devices[1].store.workspace_settings("work").unwrap().directory(), Some("/src"));
+    assert_converged(&devices);
+}
+
+#[test]
+fn turns_appended_offline_on_two_devices_keep_both_the_later_as_a_fork() {
+    let mut devices = vec![device("Laptop"), device("Phone")];
+    let mut stream = Stream::default();
+    let s = devices[0].store.create_session(&NewSession::new("work")).unwrap().id;
+    devices[0].store.append_turn(&s, &NewTurn::user("Plan the release")).unwrap();
+    settle(&mut stream, &mut devices);
+    // Both offline: each appends turns 2 and 3.
+    devices[0].store.append_turn(&s, &NewTurn::assistant("laptop: step one")).unwrap();
+    devices[0].store.append_turn(&s, &NewTurn::user("laptop: and then?")).unwrap();
+    devices[1].store.append_turn(&s, &NewTurn::assistant("phone: first, tag it")).unwrap();
+    devices[1].store.append_turn(&s, &NewTurn::user("phone: ok")).unwrap();
+    devices[0].store.rename_session(&s, "Release (laptop)").unwrap();
+    devices[1].store.rename_session(&s, "Release (phone)").unwrap();
+    // The phone reaches the server first.
+    stream.publish(&mut devices[1], usize::MAX);
+    stream.publish(&mut devices[0], usize::MAX);
+    settle(&mut stream, &mut devices);
+    for d in &devices {
+        assert_eq!(
+            texts(d, &s),
+            ["Plan the release", "phone: first, tag it", "phone: ok"],
+            "the earlier device keeps turn 2"
+        );
+        let fork = sessions(d).into_iter().find(|id| *id != s).expect("a conflict fork");
+        let f = d.store.get_session(&fork).unwrap();
+        assert_eq!(f.title, "Plan the release (on Laptop)");
+        assert_eq!((f.parent_session_id.as_deref(), f.fork_turn), (Some(s.as_str()), Some(1)));
+        assert_eq!(texts(d, &fork), ["Plan the release", "laptop: step one", "laptop: and then?"]);
+        assert_eq!(d.store.get_session(&s).unwrap().title, "Release (laptop)", "the rename later in the stream wins");
+    }
+    assert_converged(&devices);
+    // Writing on goes on normally afterwards, on either device, in either session.
+    devices[0].store.append_turn(&s, &NewTurn::assistant("laptop: after the merge")).unwrap();
+    settle(&mut stream, &mut devices);
+    assert_eq!(texts(&devices[1], &s).last().unwrap(), "laptop: after the merge");
+    assert_converged(&devices);
+}
+
+#[test]
+fn turns_that_arrive_for_a_deleted_session_are_recovered() {
+    let mut devices = vec![device("Laptop"), device("Phone")];
+    let mut stream = Stream::default();
+    let s = devices[0].store.create_session(&NewSession::new("work")).unwrap().id;
+    devices[0].store.append_turn(&s, &NewTurn::user("Draft the memo")).unwrap();
+    settle(&mut stream, &mut devices);
+    devices[0].store.delete_session(&s).unwrap();
+    devices[1].store.append_turn(&s, &NewTurn::assistant("phone: here is the memo")).unwrap();
+    stream.publish(&mut devices[0], usize::MAX);
+    settle(&mut stream, &mut devices);
+    for d in &devices {
+        assert!(d.store.get_session(&s).is_err(), "a delete is final");
+        assert_eq!(titles(d), ["Recovered from Phone"]);
+        assert_eq!(all_contents(d), ["phone: here is the memo"]);
+    }
+    assert_converged(&devices);
+}
+
+#[test]
+fn an_interrupted_reply_finished_later_arrives_finished() {
+    let mut devices = vec![device("Laptop"), device("Phone")];
+    let mut stream = Stream::default();
+    let s = devices[0].store.create_session(&NewSession::new("work")).unwrap().id;
+    devices[0].store.append_turn(&s, &NewTurn::user("Explain")).unwrap();
+    let partial = NewTurn { status: TurnStatus::Interrupted, ..NewTurn::assistant("It is") };
+    let n = devices[0].store.append_turn(&s, &partial).unwrap().turn_number;
+    stream.publish(&mut devices[0], usize::MAX);
+    stream.consume(&mut devices[1], usize::MAX);
+    assert_eq!(texts(&devices[1], &s), ["Explain", "It is"]);
+    devices[0].store.checkpoint_turn(&s, n, "It is a").unwrap();
+    devices[0].store.finalize_turn(&s, n, &NewTurn::assistant("It is a quokka.")).unwrap();
+    settle(&mut stream, &mut devices);
+    let t = devices[1].store.get_turns(&s, 0, 10).unwrap().pop().unwrap();
+    assert_eq!((t.content.as_str(), t.status), ("It is a quokka.", TurnStatus::Complete));
+    assert_converged(&devices);
+}
+
+#[test]
+fn an_archive_that_turns_sync_on_sends_what_it_already_had() {
+    let mut old = Store::open_in_memory().unwrap();
+    let s = old.create_session(&NewSession::new("work")).unwrap().id;
+    old.append_turn(&s, &NewTurn::user("Before sync")).unwrap();
+    old.append_turn(&s, &NewTurn::assistant("An answer")).unwrap();
+    let f = old.fork_session(&s, 1).unwrap().id;
+    old.append_turn(&f, &NewTurn::assistant("Another answer")).unwrap();
+    old.set_archived(&s, true).unwrap();
+    old.enable_sync("Desktop").unwrap();
+    let mut devices = vec![Device { store: old, read: 0 }, device("Phone")];
+    settle(&mut Stream::default(), &mut devices);
+    assert_eq!(texts(&devices[1], &f), ["Before sync", "Another answer"]);
+    assert!(devices[1].store.get_session(&s).unwrap().is_archived);
+    assert_converged(&devices);
+}
+
+// --- any histories, any interleaving -------------------------------------------------------------
+
+#[derive(Debug, Clone)]
+enum Op {
+    NewSession,
+    Append { session: usize, user: bool },
+    Interrupted { session: usize, finish: bool },
+    Rename { session: usize },
+    Archive { session: usize },
+    Fork { session: usize, at: u8 },
+    Delete { session: usize },
+    Publish { n: usize },
+    Consume { n: usize },
+}
+
+fn arb_op(deletes: bool) -> impl Strategy<Value = Op> {
+    let s = 0usize..6;
+    prop_oneof![
+        2 => Just(Op::NewSession),
+        8 => (s.clone(), any::<bool>()).prop_map(|(session, user)| Op::Append { session, user }),
+        1 => (s.clone(), any::<bool>()).prop_map(|(session, finish)| Op::Interrupted { session, finish }),
+        1 => s.clone().prop_map(|session| Op::Rename { session }),
+        1 => s.clone().prop_map(|session| Op::Archive { session }),
+        1 => (s.clone(), any::<u8>()).prop_map(|(session, at)| Op::Fork { session, at }),
+        1 => s.prop_map(|session| Op::Delete { session }),
+        3 => (1usize..6).prop_map(|n| Op::Publish { n }),
+        3 => (1usize..8).prop_map(|n| Op::Consume { n }),
+    ]
+    .prop_map(move |op| if !deletes && matches!(op, Op::Delete { .. }) { Op::NewSession } else { op })
+}
+
+/// Runs `ops` (device index, op) and settles; returns the devices and every text written.
+fn run(ndev: usize, ops: &[(usize, Op)]) -> (Vec<Device>, Vec<String>, Stream) {
+    let names = ["Laptop", "Phone", "Desktop"];
+    let mut devices: Vec<Device> = (0..ndev).map(|i| device(names[i])).collect();
+    let mut stream = Stream::default();
+    let mut written = Vec::new();
+    for (k, (i, op)) in ops.iter().enumerate() {
+        let i = i % ndev;
+        let pick = |d: &Device, n: usize| -> Option<String> {
+            let ids = sessions(d);
+            (!ids.is_empty()).then(|| ids[n % ids.len()].clone())
+        };
+        let d = &mut devices[i];
+        match op {
+            Op::NewSession => {
+                d.store.create_session(&NewSession::new(["work", "home"][k % 2])).unwrap();
+            }
+            Op::Append { session, user } => {
+                if let Some(s) = pick(d, *session) {
+                    let text = format!("{} wrote #{k}", names[i]);
+                    let turn = if *user { NewTurn::user(text.clone()) } else { NewTurn::assistant(text.clone()) };
+                    d.store.append_turn(&s, &turn).unwrap();
+                    written.push(text);
+                }
+            }
+            Op::Interrupted { session, finish } => {
+                if let Some(s) = pick(d, *session) {
+                    let text = format!("{} streamed #{k}", names[i]);
+                    let partial = NewTurn { status: TurnStatus::Interrupted, ..NewTurn::assistant("…") };
+                    let n = d.store.append_turn(&s, &partial).unwrap().turn_number;
+                    if *finish {
+                        d.store.finalize_turn(&s, n, &NewTurn::assistant(text.clone())).unwrap();
+                    } else {
+                        d.store.checkpoint_turn(&s, n, &text).unwrap();
+                    }
+                    written.push(text);
+                }
+            }
+            Op::Rename { session } => {
+                if let Some(s) = pick(d, *session) {
+                    d.store.rename_session(&s, &format!("{} named it #{k}", names[i])).unwrap();
+                }
+            }
+            Op::Archive { session } => {
+                if let Some(s) = pick(d, *session) {
+                    let now = d.store.get_session(&s).unwrap().is_archived;
+                    d.store.set_archived(&s, !now).unwrap();
+                }
+            }
+            Op::Fork { session, at } => {
+                if let Some(s) = pick(d, *session) {
+                    let count = d.store.turn_count(&s).unwrap();
+                    d.store.fork_session(&s, i64::from(*at) % (count + 1)).unwrap();
+                }
+            }
+            Op::Delete { session } => {
+                if let Some(s) = pick(d, *session) {
+                    d.store.delete_session(&s).unwrap();
+                }
+            }
+            Op::Publish { n } => stream.publish(d, *n),
+            Op::Consume { n } => stream.consume(d, *n),
+        }
+    }
+    settle(&mut stream, &mut devices);
+    (devices, written, stream)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Without deletes, every turn anyone wrote is in every archive exactly once.
+    #[test]
+    fn any_histories_converge_and_keep_every_turn(
+        ndev in 2usize..=3,
+        ops in prop::collection::vec((0usize..3, arb_op(false)), 0..60),
+    ) {
+        let (devices, written, _) = run(ndev, &ops);
+        assert_converged(&devices);
+        for d in &devices {
+            let mut rows = Vec::new();
+            for id in sessions(d) {
+                let s = d.store.get_session(&id).unwrap();
+                let own_from = s.fork_turn.unwrap_or(0) + 1;
+                rows.extend(d.store.get_turns(&id, (own_from - 1) as usize, 100_000).unwrap().into_iter().map(|t| t.content));
+            }
+            for text in &written {
+                prop_assert_eq!(rows.iter().filter(|r| *r == text).count(), 1, "{} is kept once", text);
+            }
+        }
+    }
+
+    /// With deletes too: the same archive everywhere, and a turn is gone only when a delete ordered
+    /// after it in the stream removed the session that held it.
+    #[test]
+    fn any_histories_with_deletes_converge(
+        ndev in 2usize..=3,
+        ops in prop::collection::vec((0usize..3, arb_op(true)), 0..60),
+    ) {
+        let (devices, written, stream) = run(ndev, &ops);
+        assert_converged(&devices);
+        let deletes = stream.messages.iter().filter(|m| {
+            matches!(serde_json::from_str::<SyncMessage>(m).unwrap().change, Change::SessionDeleted { .. })
+        }).count();
+        if deletes == 0 {
+            let contents = all_contents(&devices[0]);
+            for text in &written {
+                prop_assert!(contents.contains(text), "{} is kept", text);
+            }
+        }
+    }
+}
+
+/// Histories the property tests once found diverging (each fixed): conflict forks made for turns
+/// whose session was deleted before they arrived, forks of turns that moved, a session of recovered
+/// turns written to from two devices, a rename of a conflict fork made here, clock skew between
+/// devices. Run as they were found; each must converge.
+#[test]
+fn histories_that_once_diverged_converge() {
+    use Op::*;
+    let cases: Vec<(usize, Vec<(usize, Op)>)> = vec![
+        (
+            2,
+            vec![
+                (2, NewSession),
+                (2, Publish { n: 1 }),
+                (1, Consume { n: 1 }),
+                (1, Append { session: 0, user: false }),
+                (2, Append { session: 0, user: false }),
+                (2, Delete { session: 0 }),
+                (0, NewSession),
+                (0, NewSession),
+                (0, NewSession),
+                (0, NewSession),
+                (0, NewSession),
+                (0, NewSession),
+            ],
+        ),
+        (
+            3,
+            vec![
+                (2, NewSession),
+                (2, NewSession),
+                (1, Append { session: 3, user: false }),
+                (2, Append { session: 5, user: false }),
+                (2, Publish { n: 5 }),
+                (0, Consume { n: 7 }),
+                (0, Append { session: 3, user: true }),
+                (1, Publish { n: 1 }),
+                (1, NewSession),
+                (0, Append { session: 4, user: true }),
+                (2, Append { session: 5, user: true }),
+                (0, Archive { session: 3 }),
+                (1, Publish { n: 3 }),
+                (0, NewSession),
+                (1, Publish { n: 5 }),
+                (2, Append { session: 5, user: true }),
+                (0, Publish { n: 1 }),
+                (2, Interrupted { session: 3, finish: true }),
+                (1, NewSession),
+                (2, Append { session: 0, user: true }),
+                (1, Append { session: 5, user: true }),
+                (1, Append { session: 0, user: true }),
+                (0, Append { session: 3, user: false }),
+                (1, Append { session: 4, user: false }),
+                (0, Rename { session: 2 }),
+                (0, Append { session: 5, user: true }),
+                (1, Interrupted { session: 0, finish: false }),
+                (0, Consume { n: 7 }),
+                (0, Consume { n: 1 }),
+                (2, Append { session: 3, user: false }),
+                (0, Append { session: 2, user: true }),
+                (0, Append { session: 3, user: true }),
+                (2, Append { session: 2, user: true }),
+                (2, Fork { session: 5, at: 207 }),
+                (1, Consume { n: 3 }),
+                (2, NewSession),
+                (2, Consume { n: 4 }),
+            ],
+        ),
+        (
+            2,
+            vec![
+                (1, NewSession),
+                (1, Append { session: 0, user: false }),
+                (1, NewSession),
+                (1, Append { session: 5, user: false }),
+                (1, Publish { n: 1 }),
+                (1, NewSession),
+                (1, Fork { session: 0, at: 0 }),
+                (0, Consume { n: 1 }),
+                (1, Fork { session: 4, at: 61 }),
+                (2, Delete { session: 0 }),
+                (1, Publish { n: 1 }),
+            ],
+        ),
+        (
+            3,
+            vec![
+                (1, NewSession),
+                (1, Publish { n: 1 }),
+                (1, Delete { session: 0 }),
+                (0, Consume { n: 1 }),
+                (0, Append { session: 0, user: false }),
+                (0, Consume { n: 1 }),
+                (1, Publish { n: 1 }),
+                (0, Publish { n: 1 }),
+                (1, Consume { n: 3 }),
+                (1, Append { session: 0, user: false }),
+                (0, Append { session: 0, user: false }),
+            ],
+        ),
+        (
+            2,
+            vec![
+                (1, NewSession),
+                (1, Append { session: 3, user: false }),
+                (1, Fork { session: 1, at: 157 }),
+                (1, Append { session: 3, user: true }),
+                (1, Fork { session: 4, at: 212 }),
+                (1, Append { session: 1, user: false }),
+                (1, Publish { n: 5 }),
+                (0, Consume { n: 6 }),
+                (0, Append { session: 2, user: false }),
+                (0, Append { session: 3, user: true }),
+                (2, Append { session: 0, user: false }),
+                (0, Archive { session: 4 }),
+                (1, Consume { n: 4 }),
+                (2, Fork { session: 5, at: 158 }),
+                (0, Interrupted { session: 5, finish: false }),
+                (2, Append { session: 3, user: false }),
+                (0, Consume { n: 5 }),
+                (1, Append { session: 0, user: true }),
+                (1, Append { session: 1, user: false }),
+                (0, Archive { session: 3 }),
+                (1, NewSession),
+                (1, Publish { n: 1 }),
+            ],
+        ),
+        (
+            3,
+            vec![
+                (2, NewSession),
+                (2, Publish { n: 1 }),
+                (2, NewSession),
+                (2, Append { session: 0, user: false }),
+                (2, NewSession),
+                (0, Consume { n: 1 }),
+                (2, Append { session: 0, user: true }),
+                (0, Append { session: 0, user: false }),
+                (0, Publish { n: 1 }),
+                (2, Append { session: 3, user: false }),
+                (0, NewSession),
+                (0, Delete { session: 0 }),
+                (2, Publish { n: 2 }),
+            ],
+        ),
+        (
+            3,
+            vec![
+                (0, NewSession),
+                (1, NewSession),
+                (0, Fork { session: 0, at: 204 }),
+                (1, Publish { n: 2 }),
+                (0, Publish { n: 4 }),
+                (2, Consume { n: 3 }),
+                (1, Append { session: 4, user: false }),
+                (2, Append { session: 3, user: true }),
+                (1, Publish { n: 2 }),
+                (2, Delete { session: 0 }),
+                (0, Consume { n: 7 }),
+                (2, Append { session: 2, user: true }),
+                (2, Append { session: 3, user: true }),
+                (2, Publish { n: 1 }),
+                (1, Rename { session: 0 }),
+                (2, Fork { session: 0, at: 95 }),
+                (2, Publish { n: 2 }),
+                (1, Append { session: 5, user: true }),
+                (0, Publish { n: 1 }),
+                (1, Append { session: 5, user: false }),
+                (1, NewSession),
+                (0, Delete { session: 0 }),
+                (1, Append { session: 1, user: false }),
+                (2, Append { session: 5, user: true }),
+                (2, Append { session: 0, user: true }),
+                (1, Archive { session: 1 }),
+                (1, Delete { session: 4 }),
+                (1, Append { session: 4, user: false }),
+                (0, Rename { session: 0 }),
+                (2, Publish { n: 3 }),
+                (0, Append { session: 5, user: true }),
+                (0, Consume { n: 7 }),
+                (0, Archive { session: 2 }),
+                (2, Append { session: 2, user: false }),
+                (1, Fork { session: 1, at: 172 }),
+                (0, Interrupted { session: 3, finish: false }),
+                (0, Append { session: 0, user: false }),
+                (1, Archive { session: 1 }),
+                (2, Fork { session: 4, at: 42 }),
+            ],
+        ),
+        (
+            2,
+            vec![
+                (2, NewSession),
+                (2, Publish { n: 1 }),
+                (0, Append { session: 0, user: false }),
+                (2, NewSession),
+                (2, Fork { session: 0, at: 0 }),
+                (2, Delete { session: 3 }),
+                (1, Consume { n: 1 }),
+                (0, Publish { n: 1 }),
+                (1, Append { session: 0, user: false }),
+                (1, Append { session: 0, user: false }),
+                (1, Publish { n: 1 }),
+                (1, Append { session: 0, user: false }),
+                (1, Fork { session: 0, at: 34 }),
+            ],
+        ),
+        (
+            2,
+            vec![
+                (2, NewSession),
+                (2, Publish { n: 1 }),
+                (0, Append { session: 0, user: false }),
+                (2, NewSession),
+                (2, Delete { session: 1 }),
+                (2, Delete { session: 0 }),
+                (1, Consume { n: 1 }),
+                (0, Publish { n: 1 }),
+                (1, Append { session: 0, user: false }),
+                (1, Append { session: 0, user: false }),
+                (1, Consume { n: 1 }),
+                (1, Publish { n: 1 }),
+                (1, Append { session: 3, user: false }),
+            ],
+        ),
+        (
+            2,
+            vec![
+                (0, NewSession),
+                (2, Append { session: 0, user: false }),
+                (2, Publish { n: 1 }),
+                (1, Consume { n: 1 }),
+                (1, NewSession),
+                (2, Publish { n: 1 }),
+                (1, Append { session: 2, user: false }),
+                (1, Fork { session: 0, at: 0 }),
+                (1, Consume { n: 1 }),
+                (1, NewSession),
+                (1, Rename { session: 4 }),
+            ],
+        ),
+        (
+            2,
+            vec![
+                (0, NewSession),
+                (0, Append { session: 0, user: false }),
+                (0, NewSession),
+                (2, Publish { n: 1 }),
+                (1, Consume { n: 1 }),
+                (0, NewSession),
+                (0, Append { session: 0, user: false }),
+                (0, NewSession),
+                (2, Fork { session: 0, at: 7 }),
+                (1, Delete { session: 0 }),
+                (0, NewSession),
+                (1, Publish { n: 1 }),
+            ],
+        ),
+    ];
+    for (ndev, ops) in cases {
+        let (devices, _, _) = run(ndev, &ops);
+        assert_converged(&devices);
+    }
+}
