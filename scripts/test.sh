@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test: native, wasm in headless Chromium (dedicated-worker mode on OPFS, and DOM mode),
-# and end-to-end against the served app. Sets the machine up first when needed.
+# Runs every test: native, the sync transport against a real nats-server on loopback, wasm in headless
+# Chromium (dedicated-worker mode on OPFS, and DOM mode), and end-to-end against the served app. Sets the
+# machine up first when needed.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=scripts/setup.sh
@@ -49,6 +50,7 @@ else
 fi
 
 stage native cargo test --workspace
+stage sync-client npm --prefix web/sync test
 stage opfs-worker cargo test -p cowork-core --target wasm32-unknown-unknown --test store_opfs
 stage dom cargo test -p cowork-web --target wasm32-unknown-unknown --test dom
 

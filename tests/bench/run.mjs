@@ -142,8 +142,9 @@ function wireBytes() {
     const raw = readFileSync(join(DIST, f));
     return { file: f, raw: raw.length, gzip: gzipSync(raw).length };
   });
-  // The code highlighter is fetched the first time a code block shows (web/src/highlight.rs), not at start.
-  const isLazy = (f) => /^highlight-[0-9a-f]{16}\.js$/.test(f);
+  // The code highlighter is fetched the first time a code block shows (web/src/highlight.rs), the sync
+  // transport when sync is turned on (web/src/worker/sync.rs): neither at start.
+  const isLazy = (f) => /^(highlight|sync)-[0-9a-f]{16}\.js$/.test(f);
   const isCode = (f) => /\.(js|wasm)$/.test(f) && !isLazy(f);
   const sum = (xs, k) => xs.reduce((a, x) => a + x[k], 0);
   const code = sizes.filter((s) => isCode(s.file));

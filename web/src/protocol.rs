@@ -14,12 +14,14 @@
 mod event;
 mod files;
 mod op;
+mod sync;
 
 pub use event::{Event, EVENT_CONTENT_CHARS};
 #[cfg(target_arch = "wasm32")]
 pub use files::js as files_js;
 pub use files::{thousands, FilePayload, ImportReport};
 pub use op::{HostOptions, HostToolSpec, Op};
+pub use sync::{SyncSettings, SyncState};
 
 use cowork_core::context::ContextMessage;
 pub use cowork_core::provider::ModelSettings;
@@ -227,6 +229,11 @@ pub enum Reply {
     Workspace {
         /// The settings as stored now.
         settings: cowork_core::WorkspaceSettings,
+    },
+    /// Where sync stands ([`Op::SyncStart`], [`Op::SyncStatus`]).
+    Sync {
+        /// The state now.
+        state: SyncState,
     },
     /// Where a session's conversation branches ([`Op::Branches`]).
     Branches {

@@ -6,6 +6,7 @@ mod actions;
 mod attach;
 mod backup;
 mod storage;
+mod sync;
 mod transfer;
 
 pub use backup::{BackupBanner, BackupSection, BackupState};
@@ -178,6 +179,7 @@ pub fn App(
                 <ModelPicker on_choose=Callback::new(move |c| actions::choose(chat, providers, c))
                     on_list=Callback::new(move |id: String| actions::list_models(client, providers, id)) />
                 <StorageStatus state=storage />
+                <sync::SyncStatus />
                 <button class="header-button storage-usage" title="Storage: where the archive lives, space used, export, check"
                     on:click=move |_| { dialogs.integrity.set(None); dialogs.storage_open.set(true) }>
                     {move || { let u = chat.usage.get(); if u.is_empty() { "Storage".to_owned() } else { u } }}
@@ -213,6 +215,7 @@ pub fn App(
                 on_test=Callback::new(move |s: crate::settings::ModelSettings| actions::test_connection(client, dialogs, s)) />
             <SearchDialog on_query=on_query on_open=on_hit />
             <ShortcutsDialog />
+            <sync::SyncDialog on_apply=Callback::new(move |settings| sync::start(client, chat, settings)) />
             <WorkspaceDialog on_save=Callback::new(move |w| actions::save_workspace(client, dialogs, w)) />
             <StorageDialog storage=storage
                 on_export=Callback::new(move |_: ()| actions::export_all(client, chat))
@@ -272,6 +275,10 @@ fn start_storage(
                 let ready = matches!(state, StorageState::Ready(_));
                 set_storage.set(state);
                 if ready {
+                    // Sync runs in whichever tab's worker owns the archive: every tab asks for it.
+                    if let Some(settings) = sync::load() {
+                        sync::start_with(waiting.clone(), chat, Some(settings));
+                    }
                     actions::refresh_sessions(&waiting, chat).await;
                     actions::refresh_usage(chat).await;
                 }

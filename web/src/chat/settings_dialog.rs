@@ -245,6 +245,8 @@ pub fn SettingsDialog(
                     </p>
                     <p class="connection-result" role="status">{move || dialogs.connection.get()}</p>
                     <div class="dialog-actions">
+                        <button class="secondary sync-open" title="Keep this archive on every device through a NATS server, encrypted"
+                            on:click=move |_| { dialogs.settings_open.set(false); dialogs.sync_open.set(true) }>"Sync…"</button>
                         <button class="secondary test-connection" on:click=test>"Test connection"</button>
                         <button class="secondary" on:click=move |_| dialogs.settings_open.set(false)>"Cancel"</button>
                         <button class="primary" on:click=save>"Save"</button>

@@ -107,6 +107,8 @@ pub struct ChatView {
     pub approval: Option<Approval>,
     /// Bumped whenever the session list changed elsewhere (rename, fork, archive, delete, import).
     pub sessions_stale: u64,
+    /// Where sync stands.
+    pub sync: crate::protocol::SyncState,
 }
 
 /// One change an event makes to the screen; each touches one field of [`ChatView`] / [`ChatState`].
@@ -147,6 +149,8 @@ pub enum Change {
         /// The session deleted, if one was.
         deleted: Option<String>,
     },
+    /// Where sync stands (every tab shows it).
+    Sync(crate::protocol::SyncState),
 }
 
 /// What one event (of this tab's request `request`, or of another tab when it is 0) changes.
@@ -158,6 +162,7 @@ pub fn reduce(request: u64, event: &Event) -> Vec<Change> {
             Event::SessionCreated { session } => vec![Change::Listed(session.clone())],
             Event::TurnAppended { turn } => vec![Change::Shown(turn.clone()), Change::Touched(turn.clone())],
             Event::SessionsChanged { deleted } => vec![Change::SessionsChanged { deleted: deleted.clone() }],
+            Event::Sync { state } => vec![Change::Sync(state.clone())],
             _ => Vec::new(),
         };
     }
@@ -197,6 +202,7 @@ pub fn reduce(request: u64, event: &Event) -> Vec<Change> {
         Event::ImportProgress { .. } => Vec::new(),
         // Answered by the storage client's tool runner (client.rs); the tool card shows the call.
         Event::ToolRequested { .. } => Vec::new(),
+        Event::Sync { state } => vec![Change::Sync(state.clone())],
     }
 }
 
@@ -304,6 +310,7 @@ impl ChatView {
                 }
                 self.sessions_stale += 1;
             }
+            Change::Sync(state) => self.sync = state,
         }
     }
 }
@@ -344,6 +351,8 @@ pub struct ChatState {
     pub usage: RwSignal<String>,
     /// Bumped whenever the session list changed elsewhere (rename, fork, archive, delete, import).
     pub sessions_stale: RwSignal<u64>,
+    /// Where sync stands (the header's status).
+    pub sync: RwSignal<crate::protocol::SyncState>,
     /// The sidebar's filter text.
     pub filter: RwSignal<String>,
     /// Whether archived sessions are listed too.
@@ -383,6 +392,7 @@ impl ChatState {
             focus_turn: RwSignal::new(None),
             usage: RwSignal::new(String::new()),
             sessions_stale: RwSignal::new(0),
+            sync: RwSignal::new(crate::protocol::SyncState::Off),
             filter: RwSignal::new(String::new()),
             show_archived: RwSignal::new(false),
             tasks: RwSignal::new(Vec::new()),
@@ -453,6 +463,7 @@ impl ChatState {
                 }
                 self.sessions_stale.update(|n| *n += 1);
             }
+            Change::Sync(state) => self.sync.set(state),
         }
     }
 }
@@ -494,6 +505,8 @@ pub struct DialogState {
     pub workspace_error: RwSignal<Option<String>>,
     /// The keyboard shortcut sheet is open.
     pub shortcuts_open: RwSignal<bool>,
+    /// The Sync dialog is open.
+    pub sync_open: RwSignal<bool>,
     /// Why the last search failed (shown with Retry); `None` after one that worked.
     pub search_error: RwSignal<Option<String>>,
     /// An attachment's image shown full size: its blob URL and its name.
@@ -516,6 +529,7 @@ impl DialogState {
             workspace: RwSignal::new(None),
             workspace_error: RwSignal::new(None),
             shortcuts_open: RwSignal::new(false),
+            sync_open: RwSignal::new(false),
             search_error: RwSignal::new(None),
             lightbox: RwSignal::new(None),
             sidebar_open: RwSignal::new(false),

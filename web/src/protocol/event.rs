@@ -117,6 +117,11 @@ pub enum Event {
     },
     /// The reply failed (`{"event": "error", "kind": …, "message": …}`).
     Error(Problem),
+    /// Sync's state changed (sent to every tab).
+    Sync {
+        /// The state now.
+        state: super::SyncState,
+    },
     /// Sessions were renamed, forked, archived, deleted or imported: the session list is out of date.
     SessionsChanged {
         /// The session deleted, if that is what happened (a view showing it must close it).

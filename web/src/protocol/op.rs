@@ -12,6 +12,18 @@ use serde::{Deserialize, Serialize};
 pub enum Op {
     /// Row counts and the database's size, for the storage panel; answered with `Reply::Stats`.
     Stats,
+    /// Starts syncing with these settings (restarting with new ones), or stops with `None`; answered
+    /// with `Reply::Sync` at once, progress as [`Event::Sync`](super::Event::Sync) to every tab.
+    /// Every tab sends it when it starts, so whichever tab owns the archive syncs.
+    SyncStart {
+        /// What the user set, with the URL of the sync module (`web/sync`, loaded only now).
+        settings: Option<super::SyncSettings>,
+        /// The absolute URL of the sync module.
+        #[serde(default)]
+        module_url: String,
+    },
+    /// Where sync stands; answered with `Reply::Sync`.
+    SyncStatus,
     /// The sessions, most recently active first; answered with `Reply::Sessions`.
     ListSessions {
         /// Only this workspace's sessions; `None`: every workspace's.
@@ -317,6 +329,8 @@ impl Op {
                 | Op::AnswerStep { .. }
                 | Op::TestConnection { .. }
                 | Op::ListModels { .. }
+                | Op::SyncStart { .. }
+                | Op::SyncStatus
         )
     }
 }

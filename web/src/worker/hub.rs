@@ -65,7 +65,7 @@ enum Role {
 }
 
 /// The open archive; taken (closed) when the page goes away.
-type Archive = Rc<RefCell<Option<(Store, Option<Opfs>)>>>;
+pub(super) type Archive = Rc<RefCell<Option<(Store, Option<Opfs>)>>>;
 
 /// This worker's state: its role, and the requests of its tab not answered yet.
 struct Hub {
@@ -82,6 +82,8 @@ struct Hub {
     tools: WorkerTools,
     /// The page went away while a request was being served: release when it ends.
     releasing: std::cell::Cell<bool>,
+    /// Sync with the user's NATS space, run by the owner (`sync.rs`).
+    sync: Rc<super::sync::Sync>,
 }
 
 /// Runs the worker: take part in the owner election, say `Ready`, serve or forward requests.
@@ -106,6 +108,7 @@ pub async fn run() {
         transport: FetchTransport::default(),
         tools: WorkerTools::default(),
         releasing: std::cell::Cell::new(false),
+        sync: Rc::default(),
     });
     let from_ui = {
         let hub = hub.clone();
@@ -229,6 +232,9 @@ impl Hub {
             });
             return;
         }
+        if let Op::SyncStart { settings, module_url } = &req.op {
+            *self.sync.last.borrow_mut() = settings.clone().map(|s| (s, module_url.clone()));
+        }
         let role = self.role.borrow().clone();
         match role {
             Role::Owner => self.serve(Origin::Local, req),
@@ -306,6 +312,15 @@ impl Hub {
                 self.tools.tool_result(&call_id, ToolOutcome { content, success });
                 self.respond(&origin, WorkerMessage::Response { id: req.id, result: Ok(Reply::Done) });
             }
+            Op::SyncStart { settings, module_url } => {
+                super::sync::start(&self.sync, self.link(), settings, module_url);
+                let state = self.sync.state();
+                self.respond(&origin, WorkerMessage::Response { id: req.id, result: Ok(Reply::Sync { state }) });
+            }
+            Op::SyncStatus => {
+                let state = self.sync.state();
+                self.respond(&origin, WorkerMessage::Response { id: req.id, result: Ok(Reply::Sync { state }) });
+            }
             Op::Release if origin == Origin::Local => self.release(),
             Op::Release => {}
             _ => {
@@ -313,6 +328,23 @@ impl Hub {
                     let _ = queue.unbounded_send((origin, req));
                 }
             }
+        }
+    }
+
+    /// What the sync loop needs: the archive, and a way to tell every tab (this one too).
+    fn link(&self) -> super::sync::Link {
+        let channel = self.channel.clone();
+        let tab = self.tab.clone();
+        super::sync::Link {
+            archive: self.archive.clone(),
+            broadcast: Rc::new(move |event: Event| {
+                post(&WorkerMessage::Event { id: 0, event: event.clone() });
+                if let Some(channel) = &channel {
+                    let msg = PeerMessage::Changed { origin: tab.clone(), event };
+                    let (data, _) = files::message(msg.to_json(), &[]);
+                    let _ = channel.post_message(&data);
+                }
+            }),
         }
     }
 
@@ -387,6 +419,11 @@ impl Hub {
         *self.role.borrow_mut() = Role::Owner;
         self.announce_ready(&ready);
         self.peer(&PeerMessage::Owner { tab: self.tab.clone(), ready });
+        // Sync runs where the archive is: with what this tab last asked for, until a tab asks again.
+        let last = self.sync.last.borrow().clone();
+        if let Some((settings, module_url)) = last {
+            super::sync::start(&self.sync, self.link(), Some(settings), module_url);
+        }
         // What this tab had forwarded to the previous owner (or held back) is served here now.
         let unanswered: Vec<Request> = std::mem::take(&mut *self.inflight.borrow_mut()).into_values().collect();
         for req in unanswered {
@@ -475,7 +512,7 @@ async fn open_archive(attempts: u32) -> Result<(Store, Option<Opfs>, Backend), P
     Ok((store, None, Backend::Memory { reason: last }))
 }
 
-async fn sleep_ms(ms: u32) {
+pub(super) async fn sleep_ms(ms: u32) {
     let promise = js_sys::Promise::new(&mut |resolve, _| {
         let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
         let _ = scope.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms as i32);

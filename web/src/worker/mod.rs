@@ -15,10 +15,12 @@
 //! - `ops.rs`: what each operation does to the archive, the agent loop's requests and their events.
 //! - `import.rs`: imports of any supported file (preview, progress) and the Markdown and ChatGPT exports.
 //! - `tools.rs`: the page's tools and the user's approvals, asked of the tab that sent the request.
+//! - `sync.rs`: the owner's sync with the user's NATS space (outbox out, stream in).
 
 mod hub;
 mod import;
 mod ops;
+mod sync;
 mod tools;
 
 pub use hub::{run, DB_FILE};

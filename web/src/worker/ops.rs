@@ -128,7 +128,9 @@ pub async fn handle(
         | Op::CancelTask { .. }
         | Op::AnswerStep { .. }
         | Op::TestConnection { .. }
-        | Op::ListModels { .. } => Ok(Reply::Done),
+        | Op::ListModels { .. }
+        | Op::SyncStart { .. }
+        | Op::SyncStatus => Ok(Reply::Done),
         Op::SendMessage { session_id, workspace, text, model, key, host, attachments } => {
             let attachments = attachments.into_iter().map(FilePayload::into_attachment).collect();
             let message = Some((text, serde_json::json!({ "client_key": key }), attachments));

@@ -26,15 +26,14 @@ use rusqlite::{params, Connection, TransactionBehavior};
 
 impl Store {
     /// Applies the stream's message at sequence `stream_seq` (see [`Store::apply_sync_batch`]).
-    pub fn apply_sync(&mut self, stream_seq: i64, msg: &SyncMessage) -> Result<bool> {
+    pub fn apply_sync(&mut self, stream_seq: i64, msg: &SyncMessage) -> Result<Applied> {
         self.apply_sync_batch(&[(stream_seq, msg.clone())])
     }
 
     /// Applies the stream's messages `(sequence, message)`, in order, in one transaction: a
     /// sequence at or below the cursor is skipped, and the cursor is saved with the changes. This
-    /// device's own messages only confirm (they leave the outbox). Returns whether the archive
-    /// changed.
-    pub fn apply_sync_batch(&mut self, batch: &[(i64, SyncMessage)]) -> Result<bool> {
+    /// device's own messages only confirm (they leave the outbox). Returns what changed.
+    pub fn apply_sync_batch(&mut self, batch: &[(i64, SyncMessage)]) -> Result<Applied> {
         let me = device(&self.conn)?.ok_or_else(|| Error::Invalid("sync is not enabled on this archive".into()))?;
         let tx = self
             .conn
@@ -44,11 +43,11 @@ impl Store {
             tx.query_row("SELECT cursor FROM sync_meta", [], |r| r.get(0)).context("reading the sync cursor")?;
         let fresh: Vec<&(i64, SyncMessage)> = batch.iter().filter(|(seq, _)| *seq > cursor).collect();
         if fresh.is_empty() {
-            return Ok(false);
+            return Ok(Applied::default());
         }
         set_capture(&tx, false)?;
         let mut lifted = if rebase::pending_any(&tx)? { Some(rebase::lift(&tx)?) } else { None };
-        let mut changed = false;
+        let mut applied = Applied::default();
         for (seq, msg) in fresh {
             if msg.device_id == me.id {
                 if let Some(l) = lifted.as_mut() {
@@ -62,7 +61,12 @@ impl Store {
                 }
             } else {
                 apply_change(&tx, msg)?;
-                changed = true;
+                applied.changes += 1;
+                match &msg.change {
+                    Change::TurnAdded(t) => applied.turns.push(t.gid.clone()),
+                    Change::SessionDeleted { session_id } => applied.deleted.push(session_id.clone()),
+                    _ => {}
+                }
             }
             cursor = *seq;
         }
@@ -72,8 +76,31 @@ impl Store {
         }
         tx.execute("UPDATE sync_meta SET capture = 1, cursor = ?1", [cursor]).context("saving the sync cursor")?;
         tx.commit().context("committing synced changes")?;
-        Ok(changed)
+        Ok(applied)
     }
+
+    /// The turns with these gids as they are stored now (a synced turn's place, for the UI).
+    pub fn turns_by_gid(&self, gids: &[String]) -> Result<Vec<crate::Turn>> {
+        let mut out = Vec::new();
+        for gid in gids {
+            let found: Option<(String, i64)> = super::place::row_of(&self.conn, gid)?;
+            if let Some((session, n)) = found {
+                out.extend(self.turns_range(&session, n, n)?);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// What applying the stream changed here.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Applied {
+    /// How many of the messages were other devices' changes (0: only confirmations of ours).
+    pub changes: usize,
+    /// The gids of the turns other devices added.
+    pub turns: Vec<String>,
+    /// The sessions deleted.
+    pub deleted: Vec<String>,
 }
 
 fn apply_change(conn: &Connection, msg: &SyncMessage) -> Result<()> {

@@ -21,6 +21,7 @@ mod outgoing;
 mod place;
 mod rebase;
 
+pub use apply::Applied;
 pub use message::{
     AttachmentRecord, Change, SessionField, SessionRecord, SyncMessage, ToolExecutionRecord, TurnRecord, TurnUpdate,
 };

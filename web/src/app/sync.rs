@@ -1,0 +1,194 @@
+//! Sync across devices in the UI: Settings → Sync (the server, the credentials, the space, the
+//! passphrase and this device's name, kept in this browser's local storage and never in the archive
+//! or an export), the header's status, and starting sync in the worker whenever the app starts.
+
+use super::Client;
+use crate::chat::{ChatState, DialogState};
+use crate::protocol::{SyncSettings, SyncState};
+use leptos::prelude::*;
+
+/// Local-storage key of the sync settings (absent: sync is off on this device).
+pub const SYNC_KEY: &str = "cowork.sync";
+/// The `<meta name>` through which the page names the sync module's URL (`scripts/sync-bundle.sh`).
+pub const META_NAME: &str = "cowork-sync";
+
+fn storage() -> Option<web_sys::Storage> {
+    web_sys::window().and_then(|w| w.local_storage().ok().flatten())
+}
+
+/// The saved settings, when sync is on here.
+pub fn load() -> Option<SyncSettings> {
+    storage().and_then(|s| s.get_item(SYNC_KEY).ok().flatten()).and_then(|t| serde_json::from_str(&t).ok())
+}
+
+fn save(settings: Option<&SyncSettings>) -> Result<(), String> {
+    let storage = storage().ok_or("this browser does not let the page keep settings")?;
+    match settings {
+        Some(s) => {
+            let json = serde_json::to_string(s).map_err(|e| e.to_string())?;
+            storage.set_item(SYNC_KEY, &json).map_err(|_| "the sync settings could not be saved".to_owned())
+        }
+        None => storage.remove_item(SYNC_KEY).map_err(|_| "the sync settings could not be removed".to_owned()),
+    }
+}
+
+/// The sync module's absolute URL, as the page names it (empty when this build has none).
+fn module_url() -> String {
+    let Some(document) = web_sys::window().and_then(|w| w.document()) else { return String::new() };
+    let named = document
+        .query_selector(&format!("meta[name=\"{META_NAME}\"]"))
+        .ok()
+        .flatten()
+        .and_then(|m| m.get_attribute("content"))
+        .unwrap_or_default();
+    let base = document.url().unwrap_or_default();
+    web_sys::Url::new_with_base(&named, &base).map(|u| u.href()).unwrap_or(named)
+}
+
+/// Asks the worker to sync with `settings` (or to stop), and shows what it says.
+pub fn start(client: Client, chat: ChatState, settings: Option<SyncSettings>) {
+    #[cfg(target_arch = "wasm32")]
+    if let Some(client) = client.get_value() {
+        start_with(client, chat, settings);
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    let _ = (client, chat, settings, module_url);
+}
+
+/// [`start`] through this client.
+#[cfg(target_arch = "wasm32")]
+pub fn start_with(client: crate::client::StorageClient, chat: ChatState, settings: Option<SyncSettings>) {
+    leptos::task::spawn_local(async move {
+        let op = crate::protocol::Op::SyncStart { settings, module_url: module_url() };
+        match client.call(op).await {
+            Ok(crate::protocol::Reply::Sync { state }) => chat.sync.set(state),
+            Ok(_) => {}
+            Err(e) => chat.sync.set(SyncState::Failed { message: e.to_string() }),
+        }
+    });
+}
+
+/// The header's sync status (nothing while sync is off); a click opens Settings → Sync.
+#[component]
+pub fn SyncStatus() -> impl IntoView {
+    let (chat, dialogs) = (ChatState::get(), DialogState::get());
+    let title = move || match chat.sync.get() {
+        SyncState::Failed { message } | SyncState::Offline { message, .. } => message,
+        SyncState::Synced { .. } => "Every change made here is on the sync server".into(),
+        _ => "Sync across devices".into(),
+    };
+    let class = move || match chat.sync.get() {
+        SyncState::Failed { .. } => "header-button sync-status failed",
+        SyncState::Offline { .. } => "header-button sync-status offline",
+        _ => "header-button sync-status",
+    };
+    view! {
+        <Show when=move || chat.sync.get() != SyncState::Off>
+            <button class=class title=title aria-live="polite" on:click=move |_| dialogs.sync_open.set(true)>
+                {move || chat.sync.get().label()}
+            </button>
+        </Show>
+    }
+}
+
+/// Settings → Sync: turn sync on with a server and a passphrase, or off.
+#[component]
+pub fn SyncDialog(
+    /// Starts (`Some`) or stops (`None`) sync with these settings, already saved.
+    on_apply: Callback<Option<SyncSettings>>,
+) -> impl IntoView {
+    let (chat, dialogs) = (ChatState::get(), DialogState::get());
+    let draft = RwSignal::new(SyncSettings::default());
+    let error = RwSignal::new(None::<String>);
+    Effect::new(move |_| {
+        if dialogs.sync_open.get() {
+            draft.set(
+                load()
+                    .unwrap_or_else(|| SyncSettings { device_name: default_device_name(), ..SyncSettings::default() }),
+            );
+            error.set(None);
+        }
+    });
+    let close = move || dialogs.sync_open.set(false);
+    let field = move |label: &'static str,
+                      name: &'static str,
+                      kind: &'static str,
+                      hint: &'static str,
+                      get: fn(&SyncSettings) -> String,
+                      set: fn(&mut SyncSettings, String)| {
+        view! {
+            <label class="field">
+                <span>{label}</span>
+                <input type=kind name=name placeholder=hint autocomplete="off" prop:value=move || draft.with(get)
+                    on:input=move |ev| { let v = event_target_value(&ev); draft.update(|d| set(d, v)) } />
+            </label>
+        }
+    };
+    let turn_on = move |_| {
+        let settings = draft.get_untracked();
+        if let Some(problem) = settings.problem() {
+            error.set(Some(problem));
+            return;
+        }
+        match save(Some(&settings)) {
+            Ok(()) => {
+                error.set(None);
+                on_apply.run(Some(settings));
+            }
+            Err(e) => error.set(Some(e)),
+        }
+    };
+    let turn_off = move |_| {
+        let _ = save(None);
+        on_apply.run(None);
+    };
+    let state_line = move || {
+        let state = chat.sync.get();
+        let text = match &state {
+            SyncState::Off => "Sync is off: this archive lives in this browser only.".to_owned(),
+            SyncState::Failed { message } => message.clone(),
+            SyncState::Offline { message, .. } => format!("{} — {message}", state.label()),
+            other => other.label(),
+        };
+        view! { <p class="sync-state" class:error=matches!(state, SyncState::Failed { .. })>{text}</p> }
+    };
+    view! {
+        <Show when=move || dialogs.sync_open.get()>
+            <div class="overlay" on:click=move |_| close()>
+                <div class="dialog sync-dialog" role="dialog" aria-modal="true" aria-labelledby="sync-title"
+                    on:click=|ev: web_sys::MouseEvent| ev.stop_propagation()>
+                    <h2 id="sync-title">"Sync across devices"</h2>
+                    <p class="hint">"Your archive goes to a NATS JetStream server (your own or a hosted one), \
+                        encrypted here with a key from your sync passphrase: the server sees ids, sizes and times, \
+                        never what you wrote. Use the same server, space and passphrase on each device."</p>
+                    {state_line}
+                    {field("Server URL", "sync-server", "url", "wss://sync.example.com", |d| d.server_url.clone(), |d, v| d.server_url = v)}
+                    {field("User", "sync-user", "text", "", |d| d.user.clone(), |d, v| d.user = v)}
+                    {field("Password", "sync-password", "password", "", |d| d.password.clone(), |d, v| d.password = v)}
+                    {field("Token (instead of user and password)", "sync-token", "password", "", |d| d.token.clone(), |d, v| d.token = v)}
+                    {field("Space", "sync-space", "text", "your user name, or a team's space", |d| d.space.clone(), |d, v| d.space = v)}
+                    {field("Sync passphrase", "sync-passphrase", "password", "at least 8 characters", |d| d.passphrase.clone(), |d, v| d.passphrase = v)}
+                    {field("This device's name", "sync-device", "text", "Laptop", |d| d.device_name.clone(), |d, v| d.device_name = v)}
+                    {move || error.get().map(|e| view! { <p class="field-error" role="alert">{e}</p> })}
+                    <div class="dialog-actions">
+                        <Show when=move || load().is_some()>
+                            <button class="turn-off-sync" on:click=turn_off>"Turn sync off"</button>
+                        </Show>
+                        <button on:click=move |_| close()>"Close"</button>
+                        <button class="primary turn-on-sync" on:click=turn_on>"Sync this archive"</button>
+                    </div>
+                </div>
+            </div>
+        </Show>
+    }
+}
+
+/// A first guess at this device's name (the user can change it).
+fn default_device_name() -> String {
+    let agent = web_sys::window().and_then(|w| w.navigator().user_agent().ok()).unwrap_or_default();
+    let os = ["Android", "iPhone", "iPad", "Mac", "Windows", "Linux"].into_iter().find(|os| agent.contains(os));
+    match os {
+        Some(os) => format!("{os} browser"),
+        None => "This browser".to_owned(),
+    }
+}

@@ -1,0 +1,298 @@
+//! Sync in the worker that owns the archive (spec §14): the transport is NATS JetStream, spoken by
+//! the official JavaScript client inside `web/sync` (bundled at build time into `sync-<hash>.js`, a
+//! classic script defining `CoworkSync`, and loaded only when the user sets sync up, so the app's
+//! start carries none of it); encryption
+//! (AES-GCM, a key from the passphrase) happens there too, so the server sees ids, subjects, sizes
+//! and times only. This side moves messages between that module and the archive: the outbox out
+//! (`Store::sync_outgoing`, then `sync_published` with what the server acknowledged), the stream in
+//! (`Store::apply_sync_batch`, the cursor in the same transaction), and tells every tab what
+//! changed and where sync stands.
+//!
+//! Writes never wait for sync: the archive is only borrowed between requests, for a moment, and a
+//! round that finds it busy (a reply streaming) waits for the next.
+
+use super::hub::Archive;
+use crate::protocol::{Event, SyncSettings, SyncState};
+use cowork_core::store::sync::SyncMessage;
+use cowork_core::store::Store;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+
+/// The global the sync bundle defines: the worker is a classic script (Trunk's `no-modules` build,
+/// which cannot carry an `import()` snippet), so the bundle is a classic script too, loaded with
+/// `importScripts` (allowed by the page's `script-src 'self'`).
+const GLOBAL: &str = "CoworkSync";
+
+/// Loads the sync module once and returns its namespace.
+fn load_module(url: &str) -> Result<JsValue, JsValue> {
+    let global = js_sys::global();
+    let loaded = js_sys::Reflect::get(&global, &GLOBAL.into())?;
+    if !loaded.is_undefined() {
+        return Ok(loaded);
+    }
+    let import: js_sys::Function = js_sys::Reflect::get(&global, &"importScripts".into())?.dyn_into()?;
+    import.call1(&global, &url.into())?;
+    js_sys::Reflect::get(&global, &GLOBAL.into())
+}
+
+/// Messages published or applied in one round at most.
+const BATCH: usize = 500;
+
+/// The owner's sync: its state and which run is current (a new start ends the old run).
+#[derive(Default)]
+pub struct Sync {
+    state: RefCell<SyncState>,
+    run: Cell<u64>,
+    /// The last settings this tab asked for: whichever worker becomes the owner starts with them.
+    pub last: RefCell<Option<(SyncSettings, String)>>,
+}
+
+impl Sync {
+    /// Where sync stands.
+    pub fn state(&self) -> SyncState {
+        self.state.borrow().clone()
+    }
+}
+
+/// How the sync loop reaches the archive and the tabs.
+#[derive(Clone)]
+pub struct Link {
+    pub archive: Archive,
+    /// Sends an event to every tab (this one included).
+    pub broadcast: Rc<dyn Fn(Event)>,
+}
+
+/// Starts syncing with `settings` (ending any earlier run), or stops with `None`.
+pub fn start(sync: &Rc<Sync>, link: Link, settings: Option<SyncSettings>, module_url: String) {
+    let run = sync.run.get() + 1;
+    sync.run.set(run);
+    let Some(settings) = settings else {
+        set_state(sync, &link, SyncState::Off);
+        return;
+    };
+    if let Some(problem) = settings.problem() {
+        set_state(sync, &link, SyncState::Failed { message: problem });
+        return;
+    }
+    let sync = sync.clone();
+    wasm_bindgen_futures::spawn_local(async move { run_sync(sync, link, settings, module_url, run).await });
+}
+
+fn set_state(sync: &Sync, link: &Link, state: SyncState) {
+    if *sync.state.borrow() != state {
+        *sync.state.borrow_mut() = state.clone();
+        (link.broadcast)(Event::Sync { state });
+    }
+}
+
+/// A failure of the module, as it reports them (`SyncError { kind, message }`).
+struct Failure {
+    kind: String,
+    message: String,
+}
+
+impl Failure {
+    fn from_js(e: JsValue) -> Failure {
+        let get = |k: &str| js_sys::Reflect::get(&e, &k.into()).ok().and_then(|v| v.as_string());
+        Failure {
+            kind: get("kind").unwrap_or_else(|| "server".into()),
+            message: get("message").or_else(|| e.as_string()).unwrap_or_else(|| format!("{e:?}")),
+        }
+    }
+
+    /// Worth trying again by itself (the server is away), rather than waiting for the user.
+    fn passing(&self) -> bool {
+        matches!(self.kind.as_str(), "unreachable" | "server")
+    }
+}
+
+async fn call(target: &JsValue, name: &str, args: &[JsValue]) -> Result<JsValue, Failure> {
+    let f: js_sys::Function = js_sys::Reflect::get(target, &name.into())
+        .ok()
+        .and_then(|f| f.dyn_into().ok())
+        .ok_or_else(|| Failure { kind: "invalid".into(), message: format!("the sync module has no {name}") })?;
+    let args: js_sys::Array = args.iter().collect();
+    let value = f.apply(target, &args).map_err(Failure::from_js)?;
+    match value.dyn_into::<js_sys::Promise>() {
+        Ok(p) => JsFuture::from(p).await.map_err(Failure::from_js),
+        Err(v) => Ok(v),
+    }
+}
+
+fn options(pairs: &[(&str, &str)]) -> JsValue {
+    let o = js_sys::Object::new();
+    for (k, v) in pairs {
+        if !v.is_empty() {
+            let _ = js_sys::Reflect::set(&o, &(*k).into(), &(*v).into());
+        }
+    }
+    o.into()
+}
+
+/// Runs `f` on the archive when it is free now; `None` when a request holds it (try again later).
+fn with_store<T>(link: &Link, f: impl FnOnce(&mut Store) -> T) -> Option<T> {
+    let mut archive = link.archive.try_borrow_mut().ok()?;
+    archive.as_mut().map(|(store, _)| f(store))
+}
+
+async fn run_sync(sync: Rc<Sync>, link: Link, settings: SyncSettings, module_url: String, run: u64) {
+    let current = || sync.run.get() == run;
+    set_state(&sync, &link, SyncState::Connecting);
+    let module = load_module(&module_url).ok().filter(|m| !m.is_undefined());
+    let Some(module) = module else {
+        let message = "The sync module could not be loaded (is the app offline since before its first use?).";
+        set_state(&sync, &link, SyncState::Failed { message: message.into() });
+        return;
+    };
+    let device = if settings.device_name.trim().is_empty() { "this device" } else { settings.device_name.trim() };
+    let mut delay = 500;
+    // Connect and open the space; a server that is away is tried again, a refusal waits for the user.
+    let (connection, space) = loop {
+        if !current() {
+            return;
+        }
+        let opened = async {
+            let connection = call(
+                &module,
+                "connect",
+                &[options(&[
+                    ("url", settings.server_url.trim()),
+                    ("user", settings.user.trim()),
+                    ("pass", &settings.password),
+                    ("token", settings.token.trim()),
+                    ("name", device),
+                ])],
+            )
+            .await?;
+            let space = call(
+                &module,
+                "openSpace",
+                &[connection.clone(), {
+                    let o = options(&[("space", &settings.space_name()), ("passphrase", &settings.passphrase)]);
+                    let _ = js_sys::Reflect::set(&o, &"create".into(), &true.into());
+                    o
+                }],
+            )
+            .await?;
+            Ok::<_, Failure>((connection, space))
+        }
+        .await;
+        match opened {
+            Ok(v) => break v,
+            Err(f) if f.passing() => {
+                let waiting = with_store(&link, |s| s.sync_status().map(|x| x.waiting).unwrap_or(0)).unwrap_or(0);
+                set_state(&sync, &link, SyncState::Offline { waiting, message: f.message });
+                super::hub::sleep_ms(delay).await;
+                delay = (delay * 2).min(15_000);
+            }
+            Err(f) => {
+                set_state(&sync, &link, SyncState::Failed { message: f.message });
+                return;
+            }
+        }
+    };
+    // Only now, with the key checked, does the archive start keeping an outbox.
+    loop {
+        match with_store(&link, |s| s.enable_sync(device)) {
+            Some(Ok(_)) => break,
+            Some(Err(e)) => {
+                set_state(&sync, &link, SyncState::Failed { message: format!("Sync could not start: {e}") });
+                return;
+            }
+            None => super::hub::sleep_ms(200).await,
+        }
+    }
+    let mut idle = 0u32;
+    while current() {
+        match round(&link, &space).await {
+            Ok(worked) => {
+                let waiting = with_store(&link, |s| s.sync_status().map(|x| x.waiting).unwrap_or(0));
+                if let Some(waiting) = waiting {
+                    set_state(&sync, &link, SyncState::Synced { waiting });
+                }
+                idle = if worked { 0 } else { (idle + 1).min(6) };
+            }
+            Err(f) if f.passing() => {
+                let waiting = with_store(&link, |s| s.sync_status().map(|x| x.waiting).unwrap_or(0)).unwrap_or(0);
+                set_state(&sync, &link, SyncState::Offline { waiting, message: f.message });
+                idle = 6;
+            }
+            Err(f) => {
+                set_state(&sync, &link, SyncState::Failed { message: f.message });
+                break;
+            }
+        }
+        // Busy rounds follow each other; an idle one waits a little longer each time (≤ 300 ms).
+        super::hub::sleep_ms(if idle == 0 { 20 } else { (50 * idle + 50).min(300) }).await;
+    }
+    let _ = call(&space, "close", &[]).await;
+    let _ = call(&connection, "close", &[]).await;
+}
+
+/// One round: publish what waits, apply what arrived. Whether anything was done.
+async fn round(link: &Link, space: &JsValue) -> Result<bool, Failure> {
+    let mut worked = false;
+    let store_error = |e: cowork_core::Error| Failure { kind: "invalid".into(), message: format!("The archive: {e}") };
+    if let Some(out) = with_store(link, |s| s.sync_outgoing(BATCH)) {
+        let out = out.map_err(store_error)?;
+        if !out.is_empty() {
+            let list: js_sys::Array = out
+                .iter()
+                .map(|m| {
+                    let body = serde_json::to_string(m).expect("sync messages are plain data");
+                    options(&[("id", &m.id), ("subject", &m.change.subject()), ("body", &body)])
+                })
+                .collect();
+            let acked = call(space, "publish", &[list.into()]).await?.as_f64().unwrap_or(0.0) as usize;
+            if acked > 0 {
+                let seq = out[acked.min(out.len()) - 1].seq;
+                with_store(link, |s| s.sync_published(seq)).transpose().map_err(store_error)?;
+                worked = true;
+            }
+        }
+    }
+    let Some(cursor) = with_store(link, |s| s.sync_cursor()).transpose().map_err(store_error)? else {
+        return Ok(worked);
+    };
+    let fetched = call(space, "fetch", &[JsValue::from_f64(cursor as f64), JsValue::from_f64(BATCH as f64)]).await?;
+    let messages: js_sys::Array =
+        js_sys::Reflect::get(&fetched, &"messages".into()).ok().and_then(|m| m.dyn_into().ok()).unwrap_or_default();
+    let mut batch = Vec::with_capacity(messages.length() as usize);
+    for m in messages.iter() {
+        let seq = js_sys::Reflect::get(&m, &"seq".into()).ok().and_then(|v| v.as_f64()).unwrap_or(0.0) as i64;
+        let body = js_sys::Reflect::get(&m, &"body".into()).ok().and_then(|v| v.as_string()).unwrap_or_default();
+        match serde_json::from_str::<SyncMessage>(&body) {
+            Ok(msg) => batch.push((seq, msg)),
+            Err(e) => {
+                return Err(Failure {
+                    kind: "invalid".into(),
+                    message: format!("The space holds a change this version cannot read (stream sequence {seq}): {e}"),
+                })
+            }
+        }
+    }
+    if batch.is_empty() {
+        return Ok(worked);
+    }
+    let Some(applied) = with_store(link, |s| {
+        let applied = s.apply_sync_batch(&batch)?;
+        let turns = s.turns_by_gid(&applied.turns)?;
+        Ok::<_, cowork_core::Error>((applied, turns))
+    }) else {
+        return Ok(worked);
+    };
+    let (applied, turns) = applied.map_err(store_error)?;
+    for turn in turns {
+        (link.broadcast)(Event::turn_appended(turn));
+    }
+    for deleted in &applied.deleted {
+        (link.broadcast)(Event::SessionsChanged { deleted: Some(deleted.clone()) });
+    }
+    if applied.changes > 0 {
+        (link.broadcast)(Event::SessionsChanged { deleted: None });
+    }
+    Ok(true)
+}

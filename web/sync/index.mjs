@@ -1,0 +1,600 @@
+// Cowork's sync transport (spec §14). The storage worker loads it only when the user turns sync on, as
+// the bundle scripts/sync-bundle.sh makes (a classic script putting these exports on the global
+// `CoworkSync`), and calls it through those names. It moves the archive's changes through NATS
+// JetStream over WebSocket (never a server of our own) and encrypts them on the device: the server
+// stores and orders ciphertext; ids, subjects, sizes and times are all it sees.
+//
+//   connect({ url, user, pass, token, creds, name, inboxPrefix }) → Connection
+//   openSpace(connection, { space, passphrase, create }) → Space
+//   newRecoveryKey() → "XXXX-XXXX-…" (160 random bits, accepted by openSpace as the passphrase)
+//   space.publish([{ id, subject, body }]) → number acknowledged, in order
+//   space.fetch(afterSeq, max) → { messages: [{ seq, id, body }], lastSeq }
+//   space.watch(afterSeq, onBatch, { onError }) → stop()
+//   connection.status, connection.onStatus(listener) → unsubscribe; space.close(); connection.close()
+// Every failure is a SyncError whose `kind` is "unreachable" | "auth" | "permission" | "passphrase" |
+// "server" | "invalid" and whose message says what to do.
+//
+// Wire format. A space is the stream `cowork_<space>` holding the subjects `cowork.<space>.>`.
+// - Its first message on `cowork.<space>._meta` is plaintext JSON: the KDF (PBKDF2-SHA-256, its
+//   iteration count, a random 16-byte salt) and a key check (the constant CHECK sealed with the key).
+//   Written by the first device that opens the space with `create`, under `Nats-Expected-Last-Subject-
+//   Sequence: 0`, so two devices racing cannot set two salts; readers use the first one.
+// - A change is a message on `cowork.<space>.<subject>` with header `Nats-Msg-Id: <id>` (JetStream drops
+//   a second copy inside its duplicate window) and payload IV (12 random bytes) ‖ AES-GCM-256 ciphertext
+//   of the UTF-8 body, with the id as additional data.
+// - A body too large for the server's max_payload goes as n chunks on the same subject: chunk k of the
+//   body's bytes, sealed on its own (additional data `<id>\0<k>/<n>`), with headers `Cowork-Chunk: k/n`
+//   and `Nats-Msg-Id: <id>#<k>`, except the last, whose msg id is `<id>` and which also carries
+//   `Cowork-First: <stream sequence of chunk 1>`. Readers reassemble at the last chunk (whose sequence
+//   is the message's), fetching earlier chunks from the server when they started reading after them.
+import { credsAuthenticator, headers, wsconnect } from '@nats-io/nats-core';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+
+const SPACE = /^[a-z0-9_-]{1,64}$/;
+const SUBJECT = /^[A-Za-z0-9-][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$/; // no wildcards; `_…` is ours
+const META = '_meta';
+const FORMAT = 'cowork-sync/1';
+const ITERATIONS = 600_000;
+const MAX_ITERATIONS = 10_000_000; // a bound on the work a forged _meta message can ask of us
+const CHECK = 'cowork-sync key check';
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+const HEADER_ROOM = 512; // bytes of headers kept free in every message (ids are ≤ 256 bytes)
+const WINDOW_MESSAGES = 64; // publishes in flight at once …
+const WINDOW_BYTES = 4 << 20; // … and their bytes
+const FETCH_BATCH = 64;
+const WATCH_BATCH = 256;
+const API_TIMEOUT = 10_000;
+
+/** Any failure of this module. `kind` says what went wrong; the message says what to do about it. */
+export class SyncError extends Error {
+  constructor(kind, message, { cause, ...details } = {}) {
+    super(message, { cause });
+    this.name = 'SyncError';
+    this.kind = kind;
+    Object.assign(this, details);
+  }
+}
+
+const invalid = (message) => new SyncError('invalid', message);
+
+// Turns a client or server error into a SyncError. `ctx`: who is connected (`who`, `secret`), to
+// which `url`, and the `space` and `action` being attempted, for the message.
+function classify(err, ctx = {}) {
+  if (err instanceof SyncError) return err;
+  const chain = [];
+  for (let e = err; e && chain.length < 8; e = e.cause) chain.push(e);
+  const find = (...names) => chain.find((e) => names.includes(e?.name));
+  const who = ctx.who ?? 'this connection';
+  const doing = ctx.action ?? 'do that';
+  if (find('AuthorizationError', 'UserAuthenticationExpiredError')) {
+    return new SyncError('auth', `The sync server refused ${who}: check the ${ctx.secret ?? 'credentials'}.`, { cause: err });
+  }
+  const denied = find('PermissionViolationError');
+  if (denied) {
+    const message = ctx.space
+      ? `The sync server does not let ${who} use space "${ctx.space}": check the space name, or ask the server's administrator for access.`
+      : `The sync server does not let ${who} ${denied.operation === 'publish' ? 'publish to' : 'subscribe to'} ${denied.subject}: ask its administrator to allow it.`;
+    return new SyncError('permission', message, { cause: err });
+  }
+  if (find('JetStreamNotEnabled')) {
+    return new SyncError('server', `The sync server has JetStream turned off for ${who}: ask its administrator to enable it.`, { cause: err });
+  }
+  const api = find('JetStreamApiError', 'StreamNotFoundError', 'ConsumerNotFoundError', 'JetStreamError', 'JetStreamStatusError');
+  if (api) return new SyncError('server', `The sync server could not ${doing}: ${api.message}.`, { cause: err });
+  if (find('TimeoutError', 'ConnectionError', 'ClosedConnectionError', 'DrainingConnectionError', 'RequestError', 'NoResponders')) {
+    const where = ctx.url ? ` at ${ctx.url}` : '';
+    return new SyncError('unreachable', `Cannot reach the sync server${where} to ${doing}: check its address and the network.`, { cause: err });
+  }
+  return new SyncError('server', `The sync server could not ${doing}: ${err?.message ?? err}.`, { cause: err });
+}
+
+// --- Connection ----------------------------------------------------------------------------------------
+
+/**
+ * Connects to the NATS server at `url` (ws:// or wss://) as `user`/`pass`, or with a `token`, or with
+ * the text of a `.creds` file. Replies come to `<inboxPrefix>.…`, by default `_INBOX_<user>` (any
+ * character other than a letter, digit, _ or - becomes _), so the server can give every user a private
+ * inbox; pass `inboxPrefix: "_INBOX"` for a server that grants `_INBOX.>`. The connection reconnects by
+ * itself; see `status` and `onStatus`.
+ */
+export async function connect({ url, user, pass, token, creds, name, inboxPrefix } = {}) {
+  if (typeof url !== 'string' || !/^wss?:\/\/[^\s/]+/i.test(url)) {
+    throw invalid(`The sync server's address must start with ws:// or wss://, like wss://sync.example.com; "${url ?? ''}" does not.`);
+  }
+  const ctx = { url, action: 'connect' };
+  const options = {
+    servers: url,
+    name: name ?? 'cowork',
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 1000,
+    timeout: API_TIMEOUT,
+    pingInterval: 20_000,
+  };
+  if (user) {
+    Object.assign(options, { user: String(user), pass: String(pass ?? '') });
+    Object.assign(ctx, { who: `user ${user}`, secret: 'user name and password' });
+  } else if (token) {
+    Object.assign(options, { token: String(token) });
+    Object.assign(ctx, { who: 'this token', secret: 'token' });
+  } else if (creds) {
+    try {
+      options.authenticator = credsAuthenticator(new TextEncoder().encode(String(creds)));
+    } catch (cause) {
+      throw new SyncError('invalid', 'The credentials are not a NATS .creds file: paste the whole file.', { cause });
+    }
+    Object.assign(ctx, { who: 'these credentials', secret: 'credentials file' });
+  }
+  options.inboxPrefix = inboxPrefix ?? (user ? `_INBOX_${String(user).replace(/[^A-Za-z0-9_-]/g, '_')}` : '_INBOX');
+  let nc;
+  try {
+    nc = await wsconnect(options);
+  } catch (err) {
+    throw classify(err, ctx);
+  }
+  return new Connection(nc, ctx);
+}
+
+/** A live connection. `status` is "online", "offline" (reconnecting by itself) or "closed". */
+class Connection {
+  #listeners = new Set();
+  #manager = null;
+
+  constructor(nc, ctx) {
+    this.nc = nc;
+    this.ctx = ctx;
+    this.status = 'online';
+    this.js = jetstream(nc, { timeout: API_TIMEOUT });
+    (async () => {
+      for await (const s of nc.status()) {
+        if (s.type === 'disconnect' || s.type === 'staleConnection') this.#set('offline');
+        else if (s.type === 'reconnect') this.#set('online');
+      }
+    })().catch(() => {});
+    nc.closed().then((err) => this.#set('closed', err ? classify(err, { ...ctx, action: 'stay connected' }) : undefined));
+  }
+
+  #set(status, error) {
+    if (this.status === status || this.status === 'closed') return;
+    this.status = status;
+    for (const listener of this.#listeners) {
+      try {
+        listener({ status, error });
+      } catch (err) {
+        console.error('cowork sync: a status listener failed', err);
+      }
+    }
+  }
+
+  /** Calls `listener({ status, error })` on every change of `status`; returns a function to stop. */
+  onStatus(listener) {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** The JetStream manager (stream info, creation, direct reads). */
+  async manager() {
+    this.#manager ??= jetstreamManager(this.nc, { checkAPI: false, timeout: API_TIMEOUT });
+    return this.#manager;
+  }
+
+  get online() {
+    return this.status === 'online';
+  }
+
+  /** Throws unless the connection is up: what needs the server fails at once rather than timing out. */
+  ready() {
+    if (this.status === 'closed') throw invalid('The connection to the sync server is closed: connect again.');
+    if (this.status === 'offline') {
+      throw new SyncError('unreachable', 'The sync server cannot be reached right now: Cowork reconnects by itself; try again when it is back online.');
+    }
+  }
+
+  /** Closes the connection; the spaces opened on it stop too. */
+  async close() {
+    if (!this.nc.isClosed()) await this.nc.close();
+    this.#set('closed');
+  }
+}
+
+// --- Keys ----------------------------------------------------------------------------------------------
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder('utf-8', { fatal: true });
+const toBase64 = (bytes) => btoa(String.fromCharCode(...bytes));
+const fromBase64 = (text) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+const RECOVERY_ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'; // Crockford's base32: no I, L, O, U
+
+/** A random recovery key: 160 bits as 8 groups of 4 base32 characters, e.g. "7KQ2-…". */
+export function newRecoveryKey() {
+  let value = crypto.getRandomValues(new Uint8Array(20)).reduce((v, byte) => (v << 8n) | BigInt(byte), 0n);
+  let out = '';
+  for (let i = 0; i < 32; i++, value >>= 5n) out = RECOVERY_ALPHABET[Number(value & 31n)] + out;
+  return out.match(/.{4}/g).join('-');
+}
+
+// A recovery key typed in any case, with or without dashes or spaces, and with O for 0 or I/L for 1,
+// is the same key; any other passphrase is taken as written (in Unicode NFC).
+function normalisePassphrase(passphrase) {
+  const squashed = passphrase.toUpperCase().replace(/[\s-]/g, '').replace(/O/g, '0').replace(/[IL]/g, '1');
+  if (squashed.length === 32 && [...squashed].every((c) => RECOVERY_ALPHABET.includes(c))) {
+    return squashed.match(/.{4}/g).join('-');
+  }
+  return passphrase.normalize('NFC');
+}
+
+async function deriveKey(passphrase, salt, iterations) {
+  const material = await crypto.subtle.importKey('raw', encoder.encode(passphrase), 'PBKDF2', false, ['deriveKey']);
+  return crypto.subtle.deriveKey(
+    { name: 'PBKDF2', hash: 'SHA-256', salt, iterations },
+    material,
+    { name: 'AES-GCM', length: 256 },
+    false,
+    ['encrypt', 'decrypt'],
+  );
+}
+
+async function seal(key, plaintext, additional) {
+  const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES));
+  const params = { name: 'AES-GCM', iv, additionalData: encoder.encode(additional) };
+  const sealed = new Uint8Array(await crypto.subtle.encrypt(params, key, plaintext));
+  const out = new Uint8Array(IV_BYTES + sealed.length);
+  out.set(iv);
+  out.set(sealed, IV_BYTES);
+  return out;
+}
+
+/** The plaintext, or null when the key or the additional data is not the one it was sealed with. */
+async function unseal(key, payload, additional) {
+  if (payload.length < IV_BYTES + TAG_BYTES) return null;
+  const params = { name: 'AES-GCM', iv: payload.subarray(0, IV_BYTES), additionalData: encoder.encode(additional) };
+  try {
+    return new Uint8Array(await crypto.subtle.decrypt(params, key, payload.subarray(IV_BYTES)));
+  } catch {
+    return null;
+  }
+}
+
+const checkData = (space) => `${CHECK}\u0000${space}`;
+const chunkData = (id, k, n) => `${id}\u0000${k}/${n}`;
+
+// --- Spaces --------------------------------------------------------------------------------------------
+
+/**
+ * Opens `space` with `passphrase` (or a recovery key). With `create`, makes its stream when there is
+ * none (file storage, JetStream's duplicate window, no deleting or purging) and sets up its encryption
+ * when no device has yet. A wrong passphrase throws kind "passphrase" before any message is read.
+ */
+export async function openSpace(connection, { space, passphrase, create = false } = {}) {
+  if (!(connection instanceof Connection)) throw invalid('openSpace needs a connection from connect().');
+  if (typeof space !== 'string' || !SPACE.test(space)) {
+    throw invalid(`A space name is 1 to 64 characters among a–z, 0–9, _ and -; "${space ?? ''}" is not one.`);
+  }
+  if (typeof passphrase !== 'string' || passphrase.trim() === '') throw invalid('Enter the space\'s passphrase or recovery key.');
+  connection.ready();
+  const phrase = normalisePassphrase(passphrase);
+  const ctx = { ...connection.ctx, space, action: `open space "${space}"` };
+  const stream = `cowork_${space}`;
+  const metaSubject = `cowork.${space}.${META}`;
+  try {
+    const jsm = await connection.manager();
+    let info = await jsm.streams.info(stream).catch((err) => (err?.name === 'StreamNotFoundError' ? null : Promise.reject(err)));
+    if (!info && !create) throw invalid(`There is no space "${space}" on the sync server: check its name, or create it.`);
+    if (!info) {
+      const config = {
+        name: stream,
+        subjects: [`cowork.${space}.>`],
+        storage: 'file',
+        retention: 'limits',
+        deny_delete: true,
+        deny_purge: true,
+      };
+      // Another device may create it at the same moment: then its stream is the one.
+      info = await jsm.streams.add(config).catch((err) => {
+        if (err?.code === 10058) return jsm.streams.info(stream);
+        if (classify(err).kind !== 'permission') throw err;
+        throw new SyncError('permission', `There is no space "${space}" on the sync server, and ${ctx.who ?? 'this connection'} may not create it: check its name, or ask the server's administrator to create the stream ${stream}.`, { cause: err });
+      });
+    }
+    const subjects = info.config.subjects ?? [];
+    if (subjects.length !== 1 || subjects[0] !== `cowork.${space}.>`) {
+      throw invalid(`The stream ${stream} on the sync server is not a Cowork space (it holds ${subjects.join(', ') || 'no subjects'}): ask the server's administrator.`);
+    }
+    const readMeta = () => jsm.streams.getMessage(stream, { next_by_subj: metaSubject, seq: 1 });
+    let stored = await readMeta();
+    let key = null;
+    if (!stored && !create) throw invalid(`Space "${space}" has not been set up for Cowork yet: create it on one device first.`);
+    if (!stored) {
+      if (phrase.length < 8) throw invalid('Choose a passphrase of at least 8 characters, or use a recovery key.');
+      const salt = crypto.getRandomValues(new Uint8Array(16));
+      key = await deriveKey(phrase, salt, ITERATIONS);
+      const check = await seal(key, encoder.encode(CHECK), checkData(space));
+      const meta = { format: FORMAT, kdf: 'PBKDF2-SHA-256', iterations: ITERATIONS, salt: toBase64(salt), cipher: 'AES-GCM-256', check: toBase64(check) };
+      try {
+        await connection.js.publish(metaSubject, JSON.stringify(meta), { expect: { lastSubjectSequence: 0 } });
+      } catch (err) {
+        if (err?.code !== 10071) throw err; // 10071: another device set the space up first
+        key = null;
+      }
+      stored = await readMeta();
+      if (!stored) throw new SyncError('server', `The sync server did not keep the set-up of space "${space}": try again.`);
+    }
+    let meta;
+    try {
+      meta = JSON.parse(decoder.decode(stored.data));
+    } catch {
+      meta = null;
+    }
+    const iterations = meta?.iterations;
+    if (meta?.format !== FORMAT || meta.kdf !== 'PBKDF2-SHA-256' || !Number.isInteger(iterations) || iterations < ITERATIONS || iterations > MAX_ITERATIONS) {
+      throw invalid(`Space "${space}" was set up by a Cowork this version does not understand: update Cowork on this device.`);
+    }
+    const salt = fromBase64(meta.salt);
+    key ??= await deriveKey(phrase, salt, iterations);
+    const opened = await unseal(key, fromBase64(meta.check), checkData(space));
+    if (!opened || decoder.decode(opened) !== CHECK) {
+      throw new SyncError('passphrase', `That passphrase (or recovery key) does not open space "${space}": check it and try again.`);
+    }
+    return new Space(connection, space, key);
+  } catch (err) {
+    throw classify(err, ctx);
+  }
+}
+
+/** An open space: publishes, reads and watches its messages. */
+class Space {
+  #connection;
+  #key;
+  #watchers = new Set();
+  #closed = false;
+
+  constructor(connection, space, key) {
+    this.#connection = connection;
+    this.#key = key;
+    this.space = space;
+    this.stream = `cowork_${space}`;
+    this.prefix = `cowork.${space}.`;
+    this.ctx = { ...connection.ctx, space };
+  }
+
+  #open() {
+    if (this.#closed) throw invalid(`Space "${this.space}" is closed: open it again.`);
+    this.#connection.ready();
+  }
+
+  /**
+   * Publishes `messages` ([{ id, subject, body }]) in order and returns how many were acknowledged
+   * (duplicates included): a prefix of the list. When the connection is offline, or drops on the way,
+   * it returns early with the count so far: publish the rest, with the same ids, once it is back (a
+   * repeated id is dropped by the server). Other failures throw, with `acknowledged` on the error.
+   */
+  async publish(messages) {
+    if (this.#closed || this.#connection.status === 'closed') this.#open();
+    if (!Array.isArray(messages)) throw invalid('publish takes a list of { id, subject, body }.');
+    const items = messages.map((m, i) => {
+      const { id, subject, body } = m ?? {};
+      if (typeof id !== 'string' || !id || encoder.encode(id).length > 256 || /[\u0000-\u001f\u007f]/.test(id)) {
+        throw invalid(`Message ${i} has no usable id (1 to 256 bytes, no control characters).`);
+      }
+      if (typeof subject !== 'string' || !SUBJECT.test(subject)) throw invalid(`Message ${id} has an unusable subject "${subject}".`);
+      if (typeof body !== 'string') throw invalid(`Message ${id} has no body string.`);
+      return { id, subject: this.prefix + subject, bytes: encoder.encode(body) };
+    });
+    const ctx = { ...this.ctx, action: `publish to space "${this.space}"` };
+    const limit = this.#connection.nc.info?.max_payload ?? 1 << 20;
+    let acknowledged = 0;
+    // Stops the loop (returns false) when the connection is the trouble, and throws otherwise.
+    const failed = (err) => {
+      const error = classify(err, ctx);
+      if (error.kind === 'unreachable') return false;
+      error.acknowledged = acknowledged;
+      throw error;
+    };
+    // A window of sealed messages goes out in one synchronous burst, and the next only after every ack
+    // of this one: a dropped connection then loses a suffix of the window at most, so what the server
+    // keeps is always in the caller's order, whatever is published again later.
+    let window = [];
+    let windowBytes = 0;
+    const flush = async () => {
+      const burst = window;
+      window = [];
+      windowBytes = 0;
+      if (!burst.length) return true;
+      if (!this.#connection.online) return false;
+      const acks = burst.map((m) => this.#ack(m.subject, m.payload, { msgID: m.id }));
+      for (const result of await Promise.allSettled(acks)) {
+        if (result.status === 'rejected') return failed(result.reason);
+        acknowledged++;
+      }
+      return true;
+    };
+    for (const item of items) {
+      if (IV_BYTES + item.bytes.length + TAG_BYTES + HEADER_ROOM <= limit) {
+        const payload = await seal(this.#key, item.bytes, item.id);
+        window.push({ ...item, payload });
+        windowBytes += payload.length;
+        if (window.length >= WINDOW_MESSAGES || windowBytes >= WINDOW_BYTES) {
+          if (!(await flush())) return acknowledged;
+        }
+        continue;
+      }
+      if (!(await flush())) return acknowledged;
+      const size = limit - HEADER_ROOM - IV_BYTES - TAG_BYTES;
+      if (size < 1024) throw new SyncError('server', `The sync server's max_payload (${limit} bytes) is too small: ask its administrator to raise it.`);
+      const n = Math.ceil(item.bytes.length / size);
+      let first = 0;
+      for (let k = 1; k <= n; k++) {
+        if (!this.#connection.online) return acknowledged;
+        const h = headers();
+        h.set('Cowork-Chunk', `${k}/${n}`);
+        if (k === n) h.set('Cowork-First', String(first));
+        const payload = await seal(this.#key, item.bytes.subarray((k - 1) * size, k * size), chunkData(item.id, k, n));
+        const msgID = k === n ? item.id : `${item.id}#${k}`;
+        try {
+          const ack = await this.#ack(item.subject, payload, { msgID, headers: h });
+          if (k === 1) first = ack.seq; // for a repeated chunk, the sequence of the copy the server kept
+        } catch (err) {
+          if (!failed(err)) return acknowledged;
+        }
+      }
+      acknowledged++;
+    }
+    await flush();
+    return acknowledged;
+  }
+
+  // The server's ack of one publish, or a rejection as soon as the connection drops: an ack that was on
+  // its way then may never come, and waiting for its time-out would only delay publishing again.
+  #ack(subject, payload, options) {
+    const ack = this.#connection.js.publish(subject, payload, { ...options, timeout: API_TIMEOUT });
+    return new Promise((resolve, reject) => {
+      const dropped = new SyncError('unreachable', 'The connection to the sync server dropped.');
+      const stop = this.#connection.onStatus(({ status }) => status !== 'online' && reject(dropped));
+      ack.then(resolve, reject).finally(stop);
+    });
+  }
+
+  /**
+   * The space's messages after stream sequence `afterSeq`, in stream order, decrypted: at most `max`,
+   * and `lastSeq`, the sequence read up to (pass it as the next `afterSeq`). Returns at once when there
+   * is nothing new.
+   */
+  async fetch(afterSeq = 0, max = 1000) {
+    this.#open();
+    checkSeq(afterSeq);
+    if (!Number.isInteger(max) || max < 1) throw invalid('fetch needs a positive maximum count.');
+    const ctx = { ...this.ctx, action: `read space "${this.space}"` };
+    let consumer = null;
+    try {
+      const jsm = await this.#connection.manager();
+      const last = (await jsm.streams.info(this.stream)).state.last_seq;
+      const messages = [];
+      let cursor = afterSeq;
+      if (last <= afterSeq) return { messages, lastSeq: afterSeq };
+      consumer = await this.#connection.js.consumers.get(this.stream, { opt_start_seq: afterSeq + 1 });
+      const partial = new Map();
+      reading: while (messages.length < max && cursor < last) {
+        const batch = await consumer.fetch({ max_messages: Math.min(FETCH_BATCH, last - cursor), expires: 2000 });
+        let got = 0;
+        for await (const m of batch) {
+          got++;
+          cursor = m.seq;
+          const message = await this.#decode(m.subject, m.headers, m.data, m.seq, partial);
+          if (message) messages.push(message);
+          if (messages.length >= max || m.info.pending === 0) break reading;
+        }
+        if (got === 0) break; // the rest was removed from the stream while we read
+      }
+      return { messages, lastSeq: cursor };
+    } catch (err) {
+      throw classify(err, ctx);
+    } finally {
+      consumer?.delete().catch(() => {});
+    }
+  }
+
+  /**
+   * Delivers the messages after `afterSeq`, then each new one as it arrives, to `onBatch(messages)` in
+   * batches in stream order (the next batch waits for `onBatch`'s promise). Returns `stop()`. Keeps
+   * going across reconnections; a failure (including one thrown by onBatch) stops it and is passed to
+   * `onError` (by default logged).
+   */
+  watch(afterSeq, onBatch, { onError } = {}) {
+    this.#open();
+    checkSeq(afterSeq);
+    if (typeof onBatch !== 'function') throw invalid('watch needs a function to call with each batch.');
+    const ctx = { ...this.ctx, action: `watch space "${this.space}"` };
+    let stopped = false;
+    let consumer = null;
+    let messages = null;
+    const run = async () => {
+      consumer = await this.#connection.js.consumers.get(this.stream, { opt_start_seq: afterSeq + 1 });
+      if (stopped) return;
+      messages = await consumer.consume({ max_messages: WATCH_BATCH, expires: 30_000 });
+      const partial = new Map();
+      let batch = [];
+      for await (const m of messages) {
+        if (stopped) break;
+        const message = await this.#decode(m.subject, m.headers, m.data, m.seq, partial);
+        if (message) batch.push(message);
+        if (batch.length && (m.info.pending === 0 || batch.length >= WATCH_BATCH)) {
+          const ready = batch;
+          batch = [];
+          await onBatch(ready);
+        }
+      }
+    };
+    const done = run()
+      .catch((err) => {
+        if (stopped) return;
+        const error = classify(err, ctx);
+        if (onError) onError(error);
+        else console.error('cowork sync: watching stopped', error);
+      })
+      .finally(() => {
+        this.#watchers.delete(stop);
+        messages?.stop();
+        consumer?.delete().catch(() => {});
+      });
+    const stop = async () => {
+      stopped = true;
+      messages?.stop();
+      await done;
+    };
+    this.#watchers.add(stop);
+    return stop;
+  }
+
+  /** Stops this space's watches; the connection stays open. */
+  async close() {
+    this.#closed = true;
+    await Promise.all([...this.#watchers].map((stop) => stop()));
+  }
+
+  // One stream message: a whole change ({ seq, id, body }), or null for the set-up message and for
+  // every chunk but the last (kept in `partial` until the last arrives).
+  async #decode(subject, h, data, seq, partial) {
+    if (subject === this.prefix + META) return null;
+    const msgId = h?.get('Nats-Msg-Id') ?? '';
+    const chunk = h?.get('Cowork-Chunk') ?? '';
+    const broken = (why) =>
+      new SyncError('invalid', `Message ${seq} of space "${this.space}" ${why}: it was altered, or written with another key. Ask the space's members which device wrote it.`, { seq });
+    if (!chunk) {
+      const body = await unseal(this.#key, data, msgId);
+      if (!body) throw broken('cannot be decrypted');
+      return { seq, id: msgId, body: decoder.decode(body) };
+    }
+    const [k, n] = chunk.split('/').map(Number);
+    if (!(Number.isInteger(k) && Number.isInteger(n) && k >= 1 && k <= n)) throw broken('has a malformed chunk header');
+    const id = k === n ? msgId : msgId.endsWith(`#${k}`) ? msgId.slice(0, -`#${k}`.length) : null;
+    if (id === null) throw broken('has a malformed chunk id');
+    const slot = `${id}\u0000${n}`;
+    const parts = partial.get(slot) ?? new Map();
+    partial.set(slot, parts);
+    const piece = await unseal(this.#key, data, chunkData(id, k, n));
+    if (!piece) throw broken('cannot be decrypted');
+    parts.set(k, piece);
+    if (k < n) return null;
+    partial.delete(slot);
+    // Earlier chunks that came before where this read started: fetch them from the server.
+    const jsm = await this.#connection.manager();
+    for (let at = Number(h.get('Cowork-First')) || 1; parts.size < n && at < seq; ) {
+      const sm = await jsm.streams.getMessage(this.stream, { next_by_subj: subject, seq: at });
+      if (!sm || sm.seq >= seq) break;
+      at = sm.seq + 1;
+      const [i, m] = (sm.header?.get('Cowork-Chunk') ?? '').split('/').map(Number);
+      if (m !== n || parts.has(i) || sm.header.get('Nats-Msg-Id') !== `${id}#${i}`) continue;
+      const earlier = await unseal(this.#key, sm.data, chunkData(id, i, n));
+      if (!earlier) throw broken(`has a chunk (${sm.seq}) that cannot be decrypted`);
+      parts.set(i, earlier);
+    }
+    if (parts.size < n) throw broken(`is missing ${n - parts.size} of its ${n} chunks on the server`);
+    const body = new Uint8Array([...parts.values()].reduce((sum, p) => sum + p.length, 0));
+    for (let i = 1, at = 0; i <= n; at += parts.get(i).length, i++) body.set(parts.get(i), at);
+    return { seq, id, body: decoder.decode(body) };
+  }
+}
+
+function checkSeq(seq) {
+  if (!Number.isSafeInteger(seq) || seq < 0) throw invalid(`A stream sequence is a whole number ≥ 0, not "${seq}".`);
+}
