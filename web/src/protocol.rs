@@ -319,16 +319,36 @@ pub enum PeerMessage {
     Reply {
         /// The tab the answer is for.
         tab: String,
-        /// The response or event, as that tab's UI should get it.
-        message: WorkerMessage,
+        /// The request it answers, when it is the response (not an event).
+        response_to: Option<u64>,
+        /// The [`WorkerMessage`] as that tab's UI should get it, as JSON: the receiving worker relays
+        /// it as it is, so workers never parse what only the UI reads (its parser would be tens of
+        /// kilobytes of every tab's start).
+        message: String,
     },
     /// Something was saved (a turn, a session), by a request of `origin`: every other tab shows it.
     Changed {
         /// The tab whose request saved it (which shows it already).
         origin: String,
-        /// The event as the origin's UI got it.
-        event: Event,
+        /// The event for the other tabs' UIs: a [`WorkerMessage::Event`] with id 0, as JSON.
+        message: String,
     },
+}
+
+impl PeerMessage {
+    /// The owner's `message` for `tab`.
+    pub fn reply(tab: &str, message: &WorkerMessage) -> PeerMessage {
+        let response_to = match message {
+            WorkerMessage::Response { id, .. } => Some(*id),
+            _ => None,
+        };
+        PeerMessage::Reply { tab: tab.to_owned(), response_to, message: message.to_json() }
+    }
+
+    /// Tells the other tabs about `event`, saved by a request of `origin`.
+    pub fn changed(origin: &str, event: Event) -> PeerMessage {
+        PeerMessage::Changed { origin: origin.to_owned(), message: WorkerMessage::Event { id: 0, event }.to_json() }
+    }
 }
 
 impl PeerMessage {
@@ -393,11 +413,15 @@ mod tests {
     fn peer_messages_round_trip_and_out_of_turn_ops_are_known() {
         let fwd = PeerMessage::Forward { tab: "t1".into(), request: Request { id: 3, op: Op::Stop } };
         assert_eq!(serde_json::from_str::<PeerMessage>(&fwd.to_json()).unwrap(), fwd);
-        let reply = PeerMessage::Reply {
-            tab: "t1".into(),
-            message: WorkerMessage::Response { id: 3, result: Ok(Reply::Done) },
-        };
+        let answer = WorkerMessage::Response { id: 3, result: Ok(Reply::Done) };
+        let reply = PeerMessage::reply("t1", &answer);
         assert_eq!(serde_json::from_str::<PeerMessage>(&reply.to_json()).unwrap(), reply);
+        let PeerMessage::Reply { response_to, message, .. } = reply else { unreachable!() };
+        assert_eq!(response_to, Some(3), "the relaying worker knows which request is answered");
+        assert_eq!(serde_json::from_str::<WorkerMessage>(&message).unwrap(), answer, "the UI gets it whole");
+        let event = Event::SessionsChanged { deleted: None };
+        let PeerMessage::Changed { message, .. } = PeerMessage::changed("t2", event.clone()) else { unreachable!() };
+        assert_eq!(serde_json::from_str::<WorkerMessage>(&message).unwrap(), WorkerMessage::Event { id: 0, event });
         assert!(Op::Stop.is_out_of_turn() && Op::Release.is_out_of_turn());
         assert!(!Op::Stats.is_out_of_turn() && !Op::ExportAll.is_out_of_turn());
     }

@@ -58,9 +58,9 @@ impl SyncSettings {
     }
 }
 
-/// Where sync stands.
+/// Where sync stands (externally tagged: cheaper to read than an internal tag).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "state", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum SyncState {
     /// Sync is not set up on this device.
     #[default]

@@ -28,8 +28,13 @@ const CHANNEL_NAME: &str = "cowork-archive-v1";
 const OPEN_ATTEMPTS: u32 = 12;
 
 pub(super) fn post(msg: &WorkerMessage) {
+    post_text(&msg.to_json());
+}
+
+/// Posts a message already in JSON (one relayed from the owner) to this worker's tab.
+fn post_text(json: &str) {
     let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
-    let _ = scope.post_message(&JsValue::from_str(&msg.to_json()));
+    let _ = scope.post_message(&JsValue::from_str(json));
 }
 
 #[wasm_bindgen]
@@ -280,17 +285,17 @@ impl Hub {
                     self.serve(Origin::Remote(tab), request);
                 }
             }
-            PeerMessage::Reply { tab, message } => {
+            PeerMessage::Reply { tab, response_to, message } => {
                 if tab == self.tab && role != Role::Owner {
-                    if let WorkerMessage::Response { id, .. } = &message {
-                        self.inflight.borrow_mut().remove(id);
+                    if let Some(id) = response_to {
+                        self.inflight.borrow_mut().remove(&id);
                     }
-                    post(&message);
+                    post_text(&message);
                 }
             }
-            PeerMessage::Changed { origin, event } => {
+            PeerMessage::Changed { origin, message } => {
                 if origin != self.tab {
-                    post(&WorkerMessage::Event { id: 0, event });
+                    post_text(&message);
                 }
             }
         }
@@ -340,7 +345,7 @@ impl Hub {
             broadcast: Rc::new(move |event: Event| {
                 post(&WorkerMessage::Event { id: 0, event: event.clone() });
                 if let Some(channel) = &channel {
-                    let msg = PeerMessage::Changed { origin: tab.clone(), event };
+                    let msg = PeerMessage::changed(&tab, event);
                     let (data, _) = files::message(msg.to_json(), &[]);
                     let _ = channel.post_message(&data);
                 }
@@ -352,7 +357,7 @@ impl Hub {
     fn respond(&self, origin: &Origin, msg: WorkerMessage) {
         match origin {
             Origin::Local => post(&msg),
-            Origin::Remote(tab) => self.peer(&PeerMessage::Reply { tab: tab.clone(), message: msg }),
+            Origin::Remote(tab) => self.peer(&PeerMessage::reply(tab, &msg)),
         }
     }
 
@@ -365,7 +370,7 @@ impl Hub {
                 tab.clone()
             }
         };
-        self.peer(&PeerMessage::Changed { origin: origin_tab, event: event.clone() });
+        self.peer(&PeerMessage::changed(&origin_tab, event.clone()));
     }
 
     /// The page is going away: close the archive and release its files, then end this worker (which

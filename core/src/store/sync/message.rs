@@ -21,9 +21,10 @@ pub struct SyncMessage {
     pub change: Change,
 }
 
-/// What a message changes.
+/// What a message changes. Externally tagged (`{"turn_added": {…}}`): serde reads that without
+/// buffering, where an internal tag costs the worker's wasm tens of kilobytes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum Change {
     /// A new session (a fork names the turn it forks after by gid as well as by number).
     SessionCreated(SessionRecord),
@@ -94,9 +95,9 @@ pub struct SessionRecord {
     pub fork_gid: Option<String>,
 }
 
-/// A session field that sync carries, with its value.
+/// A session field that sync carries, with its value (externally tagged, as [`Change`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "field", content = "value", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum SessionField {
     /// The title.
     Title(String),
