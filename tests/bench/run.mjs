@@ -282,6 +282,12 @@ function storeRows(b, add, within, atLeast) {
     add('append', `  whole-conversation IDB put (${size})`, `${ms(p50(a.idb_whole))} / ${ms(p99(a.idb_whole))}`, '',
       size === large ? atLeast(p50(a.idb_whole) / s, 10, '≥ 10× faster than it') : { goal: '(shown)', ratio: p50(a.idb_whole) / s, met: null, note: 'faster by' });
   }
+  const synced = b.append.sizes[large].synced;
+  if (synced?.length) {
+    const ratio = p50(synced) / p50(b.append.sizes[large].store);
+    add('append', `  with sync on (outbox in the same transaction), p50 / p99 at ${large}`, `${ms(p50(synced))} / ${ms(p99(synced))}`,
+      `sync on ÷ off ${times(ratio)}`, within(ratio, 1.1, 'sync on ≤ 1.1× off'));
+  }
   const flat = p50(b.append.sizes[large].store) / p50(b.append.sizes[small].store);
   add('append', `append flat: p50 at ${large} / p50 at ${small}`, times(flat), '', within(flat, 1.25, 'flat (≤ 1.25×)'));
 

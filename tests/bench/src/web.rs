@@ -187,6 +187,14 @@ impl Bench {
         Ok(record)
     }
 
+    /// Turns sync on for this archive (every later change also goes to the sync outbox, in its own
+    /// transaction; the archive so far is queued once); returns milliseconds.
+    pub fn enable_sync(&mut self) -> Result<f64, JsValue> {
+        let t = now();
+        self.store_mut()?.enable_sync("bench").map_err(js)?;
+        Ok(now() - t)
+    }
+
     /// Appends the prepared turn durably (commit + index, `Store::append_turn`); returns milliseconds.
     pub fn append_prepared(&mut self) -> Result<f64, JsValue> {
         let (sid, turn) = self.prepared.take().ok_or_else(|| JsValue::from_str("no prepared turn"))?;

@@ -68,10 +68,13 @@ function idbPut(db, store, value, durability) {
 // --- phases -------------------------------------------------------------------------------------------
 
 const PHASES = {
-  /** Durable append at 1k and 10k turns beside the floor, strict IndexedDB and the whole-conversation put. */
+  /** Durable append at 1k and 10k turns beside the floor, strict IndexedDB and the whole-conversation put,
+   *  and the same appends to a twin archive with sync on (its outbox written in each append's transaction). */
   async append({ iterations = 200, sizes = [1000, 10000], pragmas = [] }) {
     w.remove_archive('append.db');
+    w.remove_archive('append-sync.db');
     const bench = new w.Bench('append.db', SEED);
+    const synced = new w.Bench('append-sync.db', SEED);
     const applied = pragmas.map((p) => [p, bench.exec(p)]);
     const floor = await openFloor();
     const db = await idbOpen('cowork-bench');
@@ -79,15 +82,20 @@ const PHASES = {
     const out = { journal_mode: bench.exec('PRAGMA journal_mode'), page_size: bench.exec('PRAGMA page_size'), applied, sizes: {} };
     let seeded = 0;
     for (const size of sizes) {
-      if (seeded === 0) bench.seed_session(size);
-      else bench.grow_current(size - seeded);
+      for (const b of [bench, synced]) {
+        if (seeded === 0) b.seed_session(size);
+        else b.grow_current(size - seeded);
+      }
+      if (seeded === 0) synced.enable_sync();
       seeded = size;
       // The chat-app peer keeps the same conversation as one array and puts it whole per message.
       const conversation = { id: 'c', title: 'bench', messages: JSON.parse(w.records(size, SEED + 1)) };
-      const r = { store: [], floor: [], idb_strict: [], idb_whole: [] };
+      const r = { store: [], synced: [], floor: [], idb_strict: [], idb_whole: [] };
       for (let i = 0; i < iterations; i++) {
         const record = bench.prepare_turn();
         r.store.push(bench.append_prepared());
+        synced.prepare_turn();
+        r.synced.push(synced.append_prepared());
         r.floor.push(floor.write(encoder.encode(record)));
         r.idb_strict.push(await idbPut(db, 'turns', JSON.parse(record), 'strict'));
         conversation.messages.push(JSON.parse(record));
@@ -100,7 +108,9 @@ const PHASES = {
     floor.close();
     db.close();
     bench.close();
+    synced.close();
     w.remove_archive('append.db');
+    w.remove_archive('append-sync.db');
     return out;
   },
 
