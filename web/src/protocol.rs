@@ -293,6 +293,8 @@ pub fn random_key() -> String {
 ///
 /// One worker owns the archive (it holds the Web Lock); the others forward their tab's requests to it
 /// and relay its answers, so every tab works on the same archive and none sees an error.
+// A message lives only from its construction to its serialisation: its size in memory is no concern.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum PeerMessage {
