@@ -231,7 +231,7 @@ function buildRows(b, cold, stream) {
   if (cold) {
     add('cold start', 'app + worker + wasm, gzip', mb(cold.bytes.code_gzip), `raw ${mb(cold.bytes.code_raw)}`,
       within(cold.bytes.code_gzip, 1.5 * 1048576, '≤ 1.5 MB'));
-    add('cold start', '  code highlighter, fetched with the first code block, gzip', mb(cold.bytes.lazy_gzip),
+    add('cold start', '  loaded later: code highlighter (first code block) + sync transport (sync on), gzip', mb(cold.bytes.lazy_gzip),
       `raw ${mb(cold.bytes.lazy_raw)}`, { goal: '(not at start)', ratio: null, met: null });
     if (cold.render) {
       const shell = cold.render.map((x) => x.shell);
