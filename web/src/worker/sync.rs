@@ -138,6 +138,11 @@ fn with_store<T>(link: &Link, f: impl FnOnce(&mut Store) -> T) -> Option<T> {
     archive.as_mut().map(|(store, _)| f(store))
 }
 
+/// How many changes wait for the server (`None` while a request holds the archive).
+fn waiting(link: &Link) -> Option<i64> {
+    with_store(link, |s| s.sync_status().map(|x| x.waiting).unwrap_or(0))
+}
+
 async fn run_sync(sync: Rc<Sync>, link: Link, settings: SyncSettings, module_url: String, run: u64) {
     let current = || sync.run.get() == run;
     set_state(&sync, &link, SyncState::Connecting);
@@ -183,7 +188,7 @@ async fn run_sync(sync: Rc<Sync>, link: Link, settings: SyncSettings, module_url
         match opened {
             Ok(v) => break v,
             Err(f) if f.passing() => {
-                let waiting = with_store(&link, |s| s.sync_status().map(|x| x.waiting).unwrap_or(0)).unwrap_or(0);
+                let waiting = waiting(&link).unwrap_or(0);
                 set_state(&sync, &link, SyncState::Offline { waiting, message: f.message });
                 super::hub::sleep_ms(delay).await;
                 delay = (delay * 2).min(15_000);
@@ -209,14 +214,14 @@ async fn run_sync(sync: Rc<Sync>, link: Link, settings: SyncSettings, module_url
     while current() {
         match round(&link, &space).await {
             Ok(worked) => {
-                let waiting = with_store(&link, |s| s.sync_status().map(|x| x.waiting).unwrap_or(0));
+                let waiting = waiting(&link);
                 if let Some(waiting) = waiting {
                     set_state(&sync, &link, SyncState::Synced { waiting });
                 }
                 idle = if worked { 0 } else { (idle + 1).min(6) };
             }
             Err(f) if f.passing() => {
-                let waiting = with_store(&link, |s| s.sync_status().map(|x| x.waiting).unwrap_or(0)).unwrap_or(0);
+                let waiting = waiting(&link).unwrap_or(0);
                 set_state(&sync, &link, SyncState::Offline { waiting, message: f.message });
                 idle = 6;
             }
