@@ -284,14 +284,18 @@ impl<T: Transport, H: ToolHost> Run<'_, T, H> {
                     break;
                 }
             };
+            let mut shown = Vec::new();
             for ev in parser.push(&bytes) {
-                feed(&mut decoder, &mut splice, &ev, n, &mut text, self.on_event);
+                feed(&mut decoder, &mut splice, &ev, n, &mut text, &mut |e| shown.push(e));
             }
             let due = saved_len == 0 || transport.now_ms() - last_checkpoint >= CHECKPOINT_INTERVAL_MS;
             if text.len() > saved_len && due {
                 store.checkpoint_turn(session_id, n, &text)?;
                 (last_checkpoint, saved_len) = (transport.now_ms(), text.len());
             }
+            // Shown after the save that covers them (when one was due): a tab closed the moment the
+            // first words appear still finds them in the archive.
+            shown.into_iter().for_each(|e| (self.on_event)(e));
         }
         for ev in parser.finish() {
             feed(&mut decoder, &mut splice, &ev, n, &mut text, self.on_event);

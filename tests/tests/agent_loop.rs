@@ -10,7 +10,7 @@ use cowork_core::delegate::deliver_pending_tasks;
 use cowork_core::prompt::{ApprovalPolicy, PromptOptions};
 use cowork_core::provider::{ModelSettings, ProviderKind};
 use cowork_core::state::{ExtractionRules, SessionState};
-use cowork_core::store::{NewSession, Store};
+use cowork_core::store::{NewSession, SessionFilter, Store};
 use cowork_core::{Approval, Error, ErrorKind, NewAttachment, NewTurn, Role, ToolCall, TurnStatus, WorkspaceSettings};
 use cowork_tests::transport::HttpTransport;
 use serde_json::{json, Value};
@@ -184,6 +184,46 @@ async fn a_cut_stream_leaves_an_interrupted_turn_with_the_partial_text() {
         turn.content
     );
     assert!(matches!(f.send(&NoTools, "continue").await.unwrap(), Outcome::Done { .. }), "the session continues");
+}
+
+/// The first words of a reply are in the archive before the app is told to show them: a tab that
+/// dies the moment they appear (here: the event handler panics, dropping the store mid-reply) finds
+/// them again when the archive is opened anew.
+#[tokio::test]
+async fn the_first_words_shown_are_already_saved() {
+    let settings = fixture().await.settings;
+    let file = std::env::temp_dir().join(format!("cowork-first-words-{}.db", std::process::id()));
+    let _ = std::fs::remove_file(&file);
+    let path = file.to_str().unwrap().to_owned();
+    let shown = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let (seen, at) = (shown.clone(), path.clone());
+    let tab = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        runtime.block_on(async move {
+            let mut store = Store::open(&at).unwrap();
+            let session = store.create_session(&NewSession::new("proj")).unwrap().id;
+            let transport = HttpTransport::with_time_scale(50);
+            let _ = send_message(&mut store, &transport, &NoTools, &settings, &session, "hello there", &mut |e| {
+                if let AgentEvent::StreamDelta { text, .. } = e {
+                    *seen.lock().unwrap() = text;
+                    panic!("the tab is gone");
+                }
+            })
+            .await;
+        })
+    });
+    // Joined off this runtime's thread: the dev server answering the tab runs on it.
+    let died = tokio::task::spawn_blocking(move || tab.join().is_err()).await.unwrap();
+    assert!(died, "the reply was cut when its first words were shown");
+    let shown = shown.lock().unwrap().clone();
+    let store = Store::open(&path).unwrap();
+    let session = &store.list_sessions(&SessionFilter::default()).unwrap()[0].id;
+    let saved = store.get_turns(session, 0, 10).unwrap();
+    let reply = saved.iter().find(|t| t.role == Role::Assistant).expect("the reply's turn was saved");
+    assert_eq!(reply.status, TurnStatus::Interrupted);
+    assert!(!shown.is_empty() && reply.content.starts_with(&shown), "shown {shown:?}, saved {:?}", reply.content);
+    drop(store);
+    let _ = std::fs::remove_file(&file);
 }
 
 /// Continuing a cut reply finishes it in the same turn: the saved words stay its start, nothing is

@@ -36,10 +36,13 @@ test('a back-reference shows the archive search and its answer', async () => {
   await send(page, 'What did we decide earlier about zebra_crossing?');
   await page.locator('.tool-call', { hasText: 'Searched the archive for' }).waitFor({ timeout: 20_000 });
   await page.locator('.turn[data-role="assistant"]', { hasText: 'conversation_recall returned' }).waitFor({ timeout: 20_000 });
+  // Once the reply is saved the view stops following the end, so the card stays where it is clicked.
+  await replyDone(page);
   // The tool card: what ran, how long it took, and (opened) what it returned — the archived words.
   const card = page.locator('.tool-result', { hasText: 'Result of conversation_recall' });
   assert.match(await card.locator('summary').innerText(), /Result of conversation_recall · \d+(\.\d)? (ms|s)/);
   await card.locator('summary').click();
+  await card.locator('pre').waitFor({ state: 'visible' });
   assert.match(await card.locator('pre').innerText(), /zebra_crossing/);
   assert.deepEqual(page.problems, []);
   await page.close();
