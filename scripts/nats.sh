@@ -7,6 +7,7 @@
 #                               as that config's administrator would; prints and writes DIR/env
 #                               (NATS_URL, NATS_WS_URL, NATS_PID, NATS_STORE)
 #   scripts/nats.sh stop DIR    stops it (TERM, then KILL after 10 s)
+#   scripts/nats.sh kill DIR    kills it at once (KILL: no goodbye to clients, no flush of its store)
 # COWORK_NATS_MAX_PAYLOAD (bytes, default 1 MB) sets the largest message. The server stops by itself
 # after COWORK_NATS_LIFETIME seconds (default 900) in case nobody stops it. nats-server and the NATS
 # client that makes the streams (web/sync/node_modules) come from scripts/setup.sh; nats-server from
@@ -18,7 +19,7 @@ if ! command -v nats-server >/dev/null; then
     if [ -x "$bin/nats-server" ]; then PATH="$bin:$PATH"; fi
   done
 fi
-usage() { echo "usage: $0 start|stop DIR" >&2; exit 2; }
+usage() { echo "usage: $0 start|stop|kill DIR" >&2; exit 2; }
 [ $# -eq 2 ] || usage
 cmd="$1"
 mkdir -p "$2"
@@ -81,6 +82,11 @@ case "$cmd" in
     kill -TERM "$pid"
     for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || exit 0; sleep 0.1; done
     kill -KILL "$pid" 2>/dev/null || true
+    ;;
+  kill)
+    pid="$(running_pid)" || exit 0
+    kill -KILL "$pid"
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || exit 0; sleep 0.1; done
     ;;
   *) usage ;;
 esac

@@ -86,11 +86,24 @@ pub async fn send_user_message<T: Transport, H: ToolHost>(
     message: UserMessage<'_>,
     on_event: &mut dyn FnMut(AgentEvent),
 ) -> Result<Outcome> {
+    save_user_message(store, settings, session_id, message, on_event)?;
+    continue_session(store, transport, tools, settings, session_id, on_event).await
+}
+
+/// Commits a user's message (and its attachments) without asking the model: what [`send_user_message`]
+/// does first, and all that can be done offline. [`continue_session`] answers it later.
+pub fn save_user_message(
+    store: &mut Store,
+    settings: &AgentSettings,
+    session_id: &str,
+    message: UserMessage<'_>,
+    on_event: &mut dyn FnMut(AgentEvent),
+) -> Result<crate::Turn> {
     store.set_attachment_limit(settings.provider.attachment_limit());
     let user = store.append_turn_with_attachments(session_id, message.turn, message.attachments)?;
     on_event(AgentEvent::TurnAppended { turn: user.clone() });
     update_state(store, settings, session_id, &user)?;
-    continue_session(store, transport, tools, settings, session_id, on_event).await
+    Ok(user)
 }
 
 /// Runs the loop from the session's current end (after a user message, or to retry/continue).

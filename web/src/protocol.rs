@@ -84,6 +84,8 @@ pub enum SendOutcome {
     /// The tab that was running the reply closed before it ended (or the message had been saved by
     /// an owner that closed before answering): Retry continues it.
     ClosedMidReply,
+    /// The message was saved while the browser was offline; no model was asked. Retry answers it.
+    Offline,
 }
 
 impl SendOutcome {
@@ -97,6 +99,7 @@ impl SendOutcome {
             SendOutcome::ClosedMidReply => {
                 "interrupted: the tab that was running this reply closed; Retry continues it".to_owned()
             }
+            SendOutcome::Offline => "saved offline: Retry answers it when the connection is back".to_owned(),
         }
     }
 }

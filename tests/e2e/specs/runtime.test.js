@@ -184,7 +184,7 @@ test('a full storage quota gives a clear error, keeps the draft and every earlie
   await page.close();
 });
 
-test('offline: the app opens from the service worker, lists, reads and searches; sending says offline', async () => {
+test('offline: the app opens from the service worker, lists, reads and searches; a message sent is saved for later', async () => {
   const own = await startServer();
   const page = await openPage(app.browser.context, own.url);
   await ready(page);
@@ -202,10 +202,17 @@ test('offline: the app opens from the service worker, lists, reads and searches;
     await page.getByRole('searchbox', { name: 'Search all sessions' }).fill('capybara_ledger');
     await page.locator('.hit', { hasText: 'capybara' }).first().waitFor();
     await page.keyboard.press('Escape');
+    // A message sent offline is saved (no model is asked); Retry will answer it once back online.
     await send(page, 'this waits for the network');
-    await page.locator('.notice', { hasText: 'offline' }).waitFor();
-    assert.equal(await page.getByLabel('Message', { exact: true }).inputValue(), 'this waits for the network');
-    assert.equal(await page.locator('.turn').count(), 2, 'nothing was sent or saved');
+    await page.locator('.notice', { hasText: 'offline: your message is saved' }).waitFor();
+    await page.locator('.turn[data-role="user"]', { hasText: 'this waits for the network' }).waitFor();
+    assert.equal(await page.getByLabel('Message', { exact: true }).inputValue(), '', 'the draft became the saved turn');
+    assert.equal(await page.locator('.turn').count(), 3, 'the message is saved, with no reply');
+    await page.locator('.retry-bar').getByRole('button', { name: 'Retry' }).waitFor();
+    await page.reload();
+    await ready(page);
+    await page.locator('.session', { hasText: 'offline-proof' }).first().click();
+    await page.locator('.turn[data-role="user"]', { hasText: 'this waits for the network' }).waitFor();
   } finally {
     await app.browser.context.setOffline(false);
   }

@@ -4,11 +4,11 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startServer, launchBrowser, openPage, ready, replyDone, send, exportArchive } from '../harness.js';
+import { startServer, launchBrowser, openPage, ready, replyDone, send, exportArchive, importFile } from '../harness.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const nats = { dir: mkdtempSync(join(tmpdir(), 'cowork-nats-')) };
@@ -30,13 +30,14 @@ after(async () => {
 });
 
 /** Sets sync up on `page` as device `device` and waits for the header to say so. */
-async function turnOnSync(page, { device, passphrase = 'correct horse battery staple', user = 'alice' }) {
+async function turnOnSync(page, { device, passphrase = 'correct horse battery staple', user = 'alice', password, space = '' }) {
   await page.getByRole('button', { name: 'Settings' }).click();
   await page.getByRole('button', { name: 'Sync…' }).click();
   const dialog = page.locator('.sync-dialog');
   await dialog.locator('input[name="sync-server"]').fill(nats.env.NATS_WS_URL);
   await dialog.locator('input[name="sync-user"]').fill(user);
-  await dialog.locator('input[name="sync-password"]').fill(`${user}-secret`);
+  await dialog.locator('input[name="sync-password"]').fill(password ?? `${user}-secret`);
+  await dialog.locator('input[name="sync-space"]').fill(space);
   await dialog.locator('input[name="sync-passphrase"]').fill(passphrase);
   await dialog.locator('input[name="sync-device"]').fill(device);
   await dialog.getByRole('button', { name: 'Sync this archive' }).click();
@@ -139,10 +140,9 @@ async function exchange(page, text) {
   await replyDone(page);
 }
 
-test('both devices write to one session while the server is down; after it is back both keep everything, the same way', async () => {
+test('both devices go offline, write to one session and rename it; back online both keep everything, the same way', async (t) => {
   const laptop = await launchBrowser();
   const phone = await launchBrowser();
-  const nats_sh = (cmd) => execFileSync('bash', [join(root, 'scripts/nats.sh'), cmd, nats.dir], { encoding: 'utf8' });
   try {
     const a = await openPage(laptop.context, app.server.url);
     await ready(a);
@@ -155,32 +155,29 @@ test('both devices write to one session while the server is down; after it is ba
     await b.locator('.session', { hasText: first }).click({ timeout: 20_000 });
     await b.locator('.turn[data-role="assistant"]').first().waitFor({ timeout: 20_000 });
 
-    // The server goes away (killed); both devices go on writing to the same session and rename it.
-    nats_sh('stop');
+    // Both lose the network; each writes to the same session (saved, to be answered later) and renames it.
+    let mark = Date.now();
+    for (const device of [laptop, phone]) await device.context.setOffline(true);
     for (const page of [a, b]) await page.locator('.sync-status.offline').waitFor({ timeout: 20_000 });
-    await exchange(a, 'offline merge: the laptop says tag it first');
-    await exchange(b, 'offline merge: the phone says freeze the branch');
+    t.diagnostic(`both said Offline ${Date.now() - mark} ms after the network went`);
+    const said = { a: 'offline merge: the laptop says tag it first', b: 'offline merge: the phone says freeze the branch' };
+    for (const [page, text] of [[a, said.a], [b, said.b]]) {
+      await send(page, text);
+      await page.locator('.turn[data-role="user"]', { hasText: text }).waitFor({ timeout: 20_000 });
+    }
     await rename(a, first, 'Release plan (laptop)');
     await rename(b, first, 'Release plan (phone)');
     for (const page of [a, b]) {
       await page.locator('.sync-status', { hasText: 'waiting' }).waitFor({ timeout: 10_000 });
     }
 
-    // Back: every change of both arrives once; both end with the same archive. (Context manifests, each
-    // device's record of its own model requests, are not synced yet: the comparison leaves them out.)
-    nats_sh('start');
-    const synced = async (page) => (await exportArchive(page)).filter((l) => l.type !== 'manifest');
-    let ea, eb;
-    for (let i = 0; i < 40; i++) {
-      await a.waitForTimeout(500);
-      if (!(await a.locator('.sync-status', { hasText: /^Synced$/ }).count())) continue;
-      if (!(await b.locator('.sync-status', { hasText: /^Synced$/ }).count())) continue;
-      [ea, eb] = [await synced(a), await synced(b)];
-      if (JSON.stringify(ea) === JSON.stringify(eb)) break;
-    }
-    assert.deepEqual(eb, ea, 'both devices export the same archive');
+    // Back online: every change of both arrives once; both end with the same archive.
+    mark = Date.now();
+    for (const device of [laptop, phone]) await device.context.setOffline(false);
+    const ea = await converged([a, b]);
+    t.diagnostic(`both converged ${Date.now() - mark} ms after the network came back`);
     const users = ea.filter((l) => l.type === 'turn' && l.role === 'user').map((t) => t.content);
-    for (const text of [first, 'offline merge: the laptop says tag it first', 'offline merge: the phone says freeze the branch']) {
+    for (const text of [first, said.a, said.b]) {
       assert.equal(users.filter((u) => u === text).length, 1, `"${text}" is kept, once`);
     }
     const sessions = ea.filter((l) => l.type === 'session');
@@ -192,5 +189,115 @@ test('both devices write to one session while the server is down; after it is ba
     for (const page of [a, b]) assert.deepEqual(page.problems, [], 'no errors in the page');
   } finally {
     await Promise.all([laptop.close(), phone.close()]);
+  }
+});
+
+/** A ChatGPT export of `conversations` linear conversations of `pairs` questions and answers each. */
+function chatgptExport(conversations, pairs) {
+  return Array.from({ length: conversations }, (_, c) => {
+    const mapping = { root: { id: 'root', parent: null, children: ['m0'], message: null } };
+    for (let i = 0; i < pairs * 2; i++) {
+      const id = `m${i}`;
+      const role = i % 2 ? 'assistant' : 'user';
+      const text = role === 'user' ? `team sync ${c}.${i}: where does the otter go?` : `team sync ${c}.${i}: to pond ${c * 1000 + i}.`;
+      mapping[id] = {
+        id, parent: i ? `m${i - 1}` : 'root', children: i + 1 < pairs * 2 ? [`m${i + 1}`] : [],
+        message: {
+          id, author: { role, name: null, metadata: {} }, create_time: 1_700_000_000 + c * 1000 + i,
+          content: { content_type: 'text', parts: [text] }, status: 'finished_successfully', metadata: {}, recipient: 'all',
+        },
+      };
+    }
+    return {
+      title: `Team archive ${c}`, conversation_id: `conv-team-${c}`, create_time: 1_700_000_000 + c * 1000,
+      update_time: 1_700_000_000 + c * 1000 + pairs * 2, current_node: `m${pairs * 2 - 1}`, mapping,
+    };
+  });
+}
+
+/** What a device's archive holds, as the export says (context manifests, not synced yet, aside). */
+async function synced(page) {
+  return (await exportArchive(page)).filter((l) => l.type !== 'manifest');
+}
+
+/** Waits until every page says Synced and they all export the same; resolves to that export. */
+async function converged(pages) {
+  let exports = [];
+  for (let i = 0; i < 60; i++) {
+    await pages[0].waitForTimeout(500);
+    let all = true;
+    for (const page of pages) all &&= (await page.locator('.sync-status', { hasText: /^Synced$/ }).count()) > 0;
+    if (!all) continue;
+    exports = [];
+    for (const page of pages) exports.push(await synced(page));
+    if (exports.every((e) => JSON.stringify(e) === JSON.stringify(exports[0]))) return exports[0];
+  }
+  for (const e of exports.slice(1)) assert.deepEqual(e, exports[0], 'every device exports the same archive');
+  assert.fail('the devices did not all say Synced within 30 s');
+}
+
+test('a team space shared by two people; wrong credentials and another\'s space are refused; the server killed mid-sync loses and repeats nothing; a third device joins with everything', async (t) => {
+  const [laptop, bobs, tablet] = [await launchBrowser(), await launchBrowser(), await launchBrowser()];
+  const nats_sh = (cmd) => execFileSync('bash', [join(root, 'scripts/nats.sh'), cmd, nats.dir], { encoding: 'utf8' });
+  const file = join(nats.dir, 'team-export.json');
+  const [conversations, pairs] = [30, 40];
+  writeFileSync(file, JSON.stringify(chatgptExport(conversations, pairs)));
+  try {
+    // Alice's laptop holds an imported history of 2,400 turns.
+    const a = await openPage(laptop.context, app.server.url);
+    await ready(a);
+    await importFile(a, file, conversations);
+    const before = await exportArchive(a);
+
+    // Wrong credentials: a plain error naming them, and nothing changes.
+    await turnOnSync(a, { device: 'Laptop', password: 'not-alices-password', space: 'team1' });
+    const failed = a.locator('.sync-status.failed');
+    await failed.waitFor({ timeout: 20_000 });
+    assert.match(await failed.getAttribute('title'), /refused user alice: check the user name and password/, 'the error says what to check');
+    assert.deepEqual(await exportArchive(a), before, 'the local archive is untouched');
+
+    // The right ones, for the team's space: the first sync starts; the server is killed in its middle.
+    await turnOnSync(a, { device: 'Laptop', space: 'team1' });
+    await a.locator('.sync-status', { hasText: /^[\d,]+ waiting$/ }).waitFor({ timeout: 30_000 });
+    const started = Date.now();
+    nats_sh('kill');
+    await a.locator('.sync-status.offline').waitFor({ timeout: 20_000 });
+    t.diagnostic(`killed mid-sync: "${await a.locator('.sync-status').innerText()}"`);
+    nats_sh('start');
+    await a.locator('.sync-status', { hasText: /^Synced$/ }).waitFor({ timeout: 60_000 });
+    t.diagnostic(`laptop's first sync of ${conversations * pairs * 2} turns finished ${Date.now() - started} ms after the kill`);
+
+    // Bob may not open Alice's personal space: refused, nothing applied, his archive his own.
+    const b = await openPage(bobs.context, app.server.url);
+    await ready(b);
+    await exchange(b, 'team sync: bob was here first');
+    const bobsOwn = await exportArchive(b);
+    await turnOnSync(b, { device: 'Bob', user: 'bob', space: 'alice' });
+    await b.locator('.sync-status.failed').waitFor({ timeout: 20_000 });
+    assert.match(await b.locator('.sync-status').getAttribute('title'), /alice/, 'the refusal names the space');
+    assert.deepEqual(await exportArchive(b), bobsOwn, 'nothing of Alice\'s space reached Bob');
+
+    // The team's space: Bob receives everything Alice published there, and what he writes reaches her.
+    await turnOnSync(b, { device: 'Bob', user: 'bob', space: 'team1' });
+    await b.locator('.session', { hasText: `Team archive ${conversations - 1}` }).waitFor({ timeout: 60_000 });
+    await exchange(b, 'team sync: bob adds the otter feeding times');
+    await a.locator('.session', { hasText: 'team sync: bob was here first' }).click({ timeout: 20_000 });
+    await a.locator('.turn[data-role="user"]', { hasText: 'bob adds the otter feeding times' }).waitFor({ timeout: 20_000 });
+
+    // A third device of Alice's joins with the passphrase and receives everything, once.
+    const c = await openPage(tablet.context, app.server.url);
+    await ready(c);
+    await turnOnSync(c, { device: 'Tablet', space: 'team1' });
+    const all = await converged([a, b, c]);
+    const users = all.filter((l) => l.type === 'turn' && l.role === 'user').map((l) => l.content);
+    const expected = [
+      ...Array.from({ length: conversations * pairs }, (_, k) => `team sync ${Math.floor(k / pairs)}.${(k % pairs) * 2}: where does the otter go?`),
+      'team sync: bob was here first', 'team sync: bob adds the otter feeding times',
+    ];
+    assert.deepEqual([...users].sort(), [...expected].sort(), 'every message is on every device, once');
+    assert.ok(!JSON.stringify(all).includes('quokka'), 'nothing of Alice\'s personal space is in the team\'s');
+    for (const page of [a, b, c]) assert.deepEqual(page.problems, [], 'no errors in the page');
+  } finally {
+    await Promise.all([laptop.close(), bobs.close(), tablet.close()]);
   }
 });

@@ -165,9 +165,12 @@ mod browser {
             chat.tell(Notice::info("Storage is not available, so the message cannot be saved."));
             return;
         };
-        if !window().navigator().on_line() {
+        // Offline, a new message is saved (the model is asked when Retry is pressed, back online); the
+        // other asks need the model now.
+        let offline = !window().navigator().on_line();
+        if offline && !matches!(ask, Ask::Send(_)) {
             chat.tell(Notice::info(
-                "You are offline: the message is kept here; send it when the connection is back. \
+                "You are offline: the model cannot be asked until the connection is back. \
                  Reading and searching your sessions work offline.",
             ));
             return;
@@ -198,7 +201,8 @@ mod browser {
                 (Ask::Send(text), session_id) => {
                     let key = crate::protocol::random_key();
                     let workspace = chat.workspace.get_untracked();
-                    Op::SendMessage { session_id, workspace, text, model, key, host, attachments: Vec::new() }
+                    let attachments = Vec::new();
+                    Op::SendMessage { session_id, workspace, text, model, key, host, attachments, offline }
                 }
                 (Ask::Continue, Some(session_id)) => Op::Continue { session_id, model, host },
                 (Ask::Edit { turn_number, text }, Some(session_id)) => {
@@ -221,6 +225,10 @@ mod browser {
                 crate::settings::remember_choice(session_id, &choice);
             }
             match &result {
+                Ok(Reply::Sent { outcome: SendOutcome::Offline, .. }) => chat.tell(Notice::info(
+                    "You are offline: your message is saved. Press Retry for the reply when the connection is \
+                     back. Reading and searching your sessions work offline.",
+                )),
                 Ok(Reply::Sent { outcome, .. }) if *outcome != SendOutcome::Done => {
                     chat.tell(Notice::info(format!("Reply {}", outcome.describe())))
                 }

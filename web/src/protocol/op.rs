@@ -95,6 +95,10 @@ pub enum Op {
         /// `max_attachment_bytes` refuses the message (`ErrorKind::AttachmentTooLarge`, nothing saved).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         attachments: Vec<FilePayload>,
+        /// The browser is offline: save the message and answer it later (Retry), without calling the
+        /// model now (answered `SendOutcome::Offline`).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        offline: bool,
     },
     /// The bytes of an attachment, by its SHA-256 ([`cowork_core::Attachment::sha256`] of a turn's
     /// `attachments`); answered with `Reply::Attachment` (to show an image from a blob URL, or download

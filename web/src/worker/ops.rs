@@ -5,7 +5,7 @@ use super::tools::WorkerTools;
 use crate::fetch::FetchTransport;
 use crate::protocol::{ErrorKind, Event, FilePayload, HostOptions, ModelSettings, Op, Problem, Reply, SendOutcome};
 use cowork_core::agent::{
-    continue_session, send_user_message, AgentEvent, AgentSettings, Outcome, Transport, UserMessage,
+    continue_session, save_user_message, send_user_message, AgentEvent, AgentSettings, Outcome, Transport, UserMessage,
 };
 use cowork_core::context::ContextSettings;
 use cowork_core::prompt::PromptOptions;
@@ -131,10 +131,11 @@ pub async fn handle(
         | Op::ListModels { .. }
         | Op::SyncStart { .. }
         | Op::SyncStatus => Ok(Reply::Done),
-        Op::SendMessage { session_id, workspace, text, model, key, host, attachments } => {
+        Op::SendMessage { session_id, workspace, text, model, key, host, attachments, offline } => {
             let attachments = attachments.into_iter().map(FilePayload::into_attachment).collect();
             let message = Some((text, serde_json::json!({ "client_key": key }), attachments));
-            return send(store, transport, tools, emit, session_id, workspace, message, model, host).await;
+            let answer = if offline { Answer::Later } else { Answer::Now };
+            return send(store, transport, tools, emit, session_id, workspace, message, model, host, answer).await;
         }
         Op::Branches { session_id } => store.branch_points(&session_id).map(|points| Reply::Branches { points }),
         Op::EditMessage { session_id, turn_number, text, model, key, host, attachments } => {
@@ -144,14 +145,17 @@ pub async fn handle(
             let edited_from = serde_json::json!({ "session_id": session_id, "turn_number": turn_number });
             let message =
                 Some((text, serde_json::json!({ "client_key": key, "edited_from": edited_from }), attachments));
-            return send(store, transport, tools, emit, Some(fork), String::new(), message, model, host).await;
+            return send(store, transport, tools, emit, Some(fork), String::new(), message, model, host, Answer::Now)
+                .await;
         }
         Op::Regenerate { session_id, turn_number, model, host } => {
             let fork = branch_before(store, emit, &session_id, turn_number, "regenerated")?;
-            return send(store, transport, tools, emit, Some(fork), String::new(), None, model, host).await;
+            return send(store, transport, tools, emit, Some(fork), String::new(), None, model, host, Answer::Now)
+                .await;
         }
         Op::Continue { session_id, model, host } => {
-            return send(store, transport, tools, emit, Some(session_id), String::new(), None, model, host).await;
+            let (to, ws) = (Some(session_id), String::new());
+            return send(store, transport, tools, emit, to, ws, None, model, host, Answer::Now).await;
         }
         Op::PreviewImport { files } => return super::import::preview(store, &files),
         Op::ImportFiles { files } => return super::import::import(store, &files, emit),
@@ -249,6 +253,13 @@ fn append_once(
     store.append_turn_with_attachments(session_id, turn, attachments)
 }
 
+/// Whether a message is answered now, or only saved (the browser is offline; Retry answers it).
+#[derive(Clone, Copy, PartialEq)]
+enum Answer {
+    Now,
+    Later,
+}
+
 #[allow(clippy::too_many_arguments)] // one request's fields, passed straight through
 async fn send(
     store: &mut Store,
@@ -262,6 +273,7 @@ async fn send(
     message: Option<(String, serde_json::Value, Vec<cowork_core::NewAttachment>)>,
     model: ModelSettings,
     host: HostOptions,
+    answer: Answer,
 ) -> Result<Reply, Problem> {
     // Sent before, to an owner that closed before answering: the message is saved, and the reply the
     // old owner was streaming is continued here (in place, from its saved words), never run twice.
@@ -293,11 +305,17 @@ async fn send(
     let settings = agent_settings(tools, &model, &session.workspace, &host);
     let mut on_event = |e: AgentEvent| emit(wire_event(e, &session_id));
     // Background (`wait: false`) tasks that have ended since: their results join the conversation first.
-    if let Some(base) = &settings.orchestrator_url {
+    if let (Some(base), Answer::Now) = (&settings.orchestrator_url, answer) {
         let _ = cowork_core::delegate::deliver_pending_tasks(store, transport, base, &session_id, false, &mut on_event)
             .await;
     }
     let ran = match message {
+        Some((text, metadata, attachments)) if answer == Answer::Later => {
+            let turn = NewTurn { metadata, ..NewTurn::user(text) };
+            let message = UserMessage { turn: &turn, attachments: &attachments };
+            save_user_message(store, &settings, &session_id, message, &mut on_event)?;
+            return Ok(Reply::Sent { session_id, outcome: SendOutcome::Offline });
+        }
         Some((text, metadata, attachments)) => {
             let turn = NewTurn { metadata, ..NewTurn::user(text) };
             let message = UserMessage { turn: &turn, attachments: &attachments };

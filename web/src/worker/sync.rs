@@ -48,6 +48,8 @@ pub struct Sync {
     run: Cell<u64>,
     /// The last settings this tab asked for: whichever worker becomes the owner starts with them.
     pub last: RefCell<Option<(SyncSettings, String)>>,
+    /// Whether the browser's `offline` event is listened to (once per worker).
+    listening: Cell<bool>,
 }
 
 impl Sync {
@@ -77,8 +79,37 @@ pub fn start(sync: &Rc<Sync>, link: Link, settings: Option<SyncSettings>, module
         set_state(sync, &link, SyncState::Failed { message: problem });
         return;
     }
+    if !sync.listening.replace(true) {
+        listen_for_offline(sync, &link);
+    }
     let sync = sync.clone();
     wasm_bindgen_futures::spawn_local(async move { run_sync(sync, link, settings, module_url, run).await });
+}
+
+/// What the header says while the browser has no network.
+const OFFLINE: &str = "This device is offline: changes are kept here and go out when it is back online.";
+
+/// Whether the browser says it has a network (`navigator.onLine`; true when it cannot tell).
+fn online() -> bool {
+    let navigator = js_sys::Reflect::get(&js_sys::global(), &"navigator".into()).unwrap_or(JsValue::UNDEFINED);
+    js_sys::Reflect::get(&navigator, &"onLine".into()).ok().and_then(|v| v.as_bool()).unwrap_or(true)
+}
+
+/// Says "Offline" the moment the browser loses the network, not when a request to the server times out.
+fn listen_for_offline(sync: &Rc<Sync>, link: &Link) {
+    let (sync, link) = (Rc::downgrade(sync), link.clone());
+    let on_offline = Closure::<dyn Fn()>::new(move || {
+        let Some(sync) = sync.upgrade() else { return };
+        let waiting = match sync.state() {
+            SyncState::Off | SyncState::Failed { .. } => return,
+            SyncState::Synced { waiting } | SyncState::Offline { waiting, .. } => waiting,
+            SyncState::Connecting => 0,
+        };
+        set_state(&sync, &link, SyncState::Offline { waiting, message: OFFLINE.into() });
+    });
+    let global: web_sys::EventTarget = js_sys::global().unchecked_into();
+    let _ = global.add_event_listener_with_callback("offline", on_offline.as_ref().unchecked_ref());
+    on_offline.forget(); // one listener for the worker's life
 }
 
 fn set_state(sync: &Sync, link: &Link, state: SyncState) {
@@ -212,6 +243,12 @@ async fn run_sync(sync: Rc<Sync>, link: Link, settings: SyncSettings, module_url
     }
     let mut idle = 0u32;
     while current() {
+        if !online() {
+            let waiting = waiting(&link).unwrap_or(0);
+            set_state(&sync, &link, SyncState::Offline { waiting, message: OFFLINE.into() });
+            super::hub::sleep_ms(300).await;
+            continue;
+        }
         match round(&link, &space).await {
             Ok(worked) => {
                 let waiting = waiting(&link);

@@ -398,7 +398,10 @@ impl Archive {
                 let key = cowork_web::protocol::random_key();
                 let session_id = Some(session_id);
                 let (workspace, attachments) = (String::new(), Vec::new());
-                Ok((Op::SendMessage { session_id, workspace, text, model, key, host, attachments }, files))
+                Ok((
+                    Op::SendMessage { session_id, workspace, text, model, key, host, attachments, offline: false },
+                    files,
+                ))
             });
         self.request_with_files(WHAT, op, sent_reply)
     }
