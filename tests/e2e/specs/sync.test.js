@@ -1,6 +1,9 @@
-// Sync across devices through a real NATS JetStream server on loopback: two browser profiles are two
-// devices with their own OPFS archives. What one writes, the other shows; a wrong passphrase is refused
-// and leaves the local archive alone; the server's store holds no sentence the user typed.
+// Sync across devices through a real NATS JetStream server on loopback: browser profiles are devices
+// with their own OPFS archives. What one writes, the other shows; a wrong passphrase or wrong
+// credentials are refused and leave the local archive alone; devices that wrote while offline converge;
+// a team space is shared by two people, one of whom may not open the other's personal space; the
+// server killed mid-sync loses and repeats nothing; a third device joins with everything; the server's
+// store holds no sentence the user typed.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -30,7 +33,8 @@ after(async () => {
 });
 
 /** Sets sync up on `page` as device `device` and waits for the header to say so. */
-async function turnOnSync(page, { device, passphrase = 'correct horse battery staple', user = 'alice', password, space = '' }) {
+/** With `makeKey`, a recovery key is made in the dialog and used as the passphrase; resolves to it. */
+async function turnOnSync(page, { device, passphrase = 'correct horse battery staple', user = 'alice', password, space = '', makeKey = false }) {
   await page.getByRole('button', { name: 'Settings' }).click();
   await page.getByRole('button', { name: 'Sync…' }).click();
   const dialog = page.locator('.sync-dialog');
@@ -39,9 +43,16 @@ async function turnOnSync(page, { device, passphrase = 'correct horse battery st
   await dialog.locator('input[name="sync-password"]').fill(password ?? `${user}-secret`);
   await dialog.locator('input[name="sync-space"]').fill(space);
   await dialog.locator('input[name="sync-passphrase"]').fill(passphrase);
+  let key;
+  if (makeKey) {
+    await dialog.getByRole('button', { name: 'Make a recovery key' }).click();
+    key = await dialog.locator('.recovery-key code').innerText();
+    assert.equal(await dialog.locator('input[name="sync-passphrase"]').inputValue(), key, 'the key is the passphrase');
+  }
   await dialog.locator('input[name="sync-device"]').fill(device);
   await dialog.getByRole('button', { name: 'Sync this archive' }).click();
   await dialog.getByRole('button', { name: 'Close' }).click();
+  return key;
 }
 
 /** Every file under `dir`, read whole, one after another. */
@@ -256,8 +267,10 @@ test('a team space shared by two people; wrong credentials and another\'s space 
     assert.match(await failed.getAttribute('title'), /refused user alice: check the user name and password/, 'the error says what to check');
     assert.deepEqual(await exportArchive(a), before, 'the local archive is untouched');
 
-    // The right ones, for the team's space: the first sync starts; the server is killed in its middle.
-    await turnOnSync(a, { device: 'Laptop', space: 'team1' });
+    // The right ones, for the team's space, with a recovery key made for it: the first sync starts; the
+    // server is killed in its middle.
+    const key = await turnOnSync(a, { device: 'Laptop', space: 'team1', makeKey: true });
+    assert.match(key, /^([0-9A-HJKMNP-TV-Z]{4}-){7}[0-9A-HJKMNP-TV-Z]{4}$/, `a recovery key: ${key}`);
     await a.locator('.sync-status', { hasText: /^[\d,]+ waiting$/ }).waitFor({ timeout: 30_000 });
     const started = Date.now();
     nats_sh('kill');
@@ -272,13 +285,13 @@ test('a team space shared by two people; wrong credentials and another\'s space 
     await ready(b);
     await exchange(b, 'team sync: bob was here first');
     const bobsOwn = await exportArchive(b);
-    await turnOnSync(b, { device: 'Bob', user: 'bob', space: 'alice' });
+    await turnOnSync(b, { device: 'Bob', user: 'bob', space: 'alice', passphrase: key });
     await b.locator('.sync-status.failed').waitFor({ timeout: 20_000 });
     assert.match(await b.locator('.sync-status').getAttribute('title'), /alice/, 'the refusal names the space');
     assert.deepEqual(await exportArchive(b), bobsOwn, 'nothing of Alice\'s space reached Bob');
 
     // The team's space: Bob receives everything Alice published there, and what he writes reaches her.
-    await turnOnSync(b, { device: 'Bob', user: 'bob', space: 'team1' });
+    await turnOnSync(b, { device: 'Bob', user: 'bob', space: 'team1', passphrase: key });
     await b.locator('.session', { hasText: `Team archive ${conversations - 1}` }).waitFor({ timeout: 60_000 });
     await exchange(b, 'team sync: bob adds the otter feeding times');
     await a.locator('.session', { hasText: 'team sync: bob was here first' }).click({ timeout: 20_000 });
@@ -287,7 +300,8 @@ test('a team space shared by two people; wrong credentials and another\'s space 
     // A third device of Alice's joins with the passphrase and receives everything, once.
     const c = await openPage(tablet.context, app.server.url);
     await ready(c);
-    await turnOnSync(c, { device: 'Tablet', space: 'team1' });
+    // Typed as people do: lower case, spaces for dashes.
+    await turnOnSync(c, { device: 'Tablet', space: 'team1', passphrase: key.toLowerCase().replaceAll('-', ' ') });
     const all = await converged([a, b, c]);
     const users = all.filter((l) => l.type === 'turn' && l.role === 'user').map((l) => l.content);
     const expected = [

@@ -100,6 +100,10 @@ pub fn SyncDialog(
     let (chat, dialogs) = (ChatState::get(), DialogState::get());
     let draft = RwSignal::new(SyncSettings::default());
     let error = RwSignal::new(None::<String>);
+    // A recovery key instead of a passphrase: 160 random bits, shown once here to be written down.
+    let recovery = RwSignal::new(None::<String>);
+    // A NATS credentials file, read as text (it is kept with the other settings, in this browser only).
+    let creds_name = RwSignal::new(None::<String>);
     Effect::new(move |_| {
         if dialogs.sync_open.get() {
             draft.set(
@@ -107,6 +111,8 @@ pub fn SyncDialog(
                     .unwrap_or_else(|| SyncSettings { device_name: default_device_name(), ..SyncSettings::default() }),
             );
             error.set(None);
+            recovery.set(None);
+            creds_name.set(None);
         }
     });
     let close = move || dialogs.sync_open.set(false);
@@ -123,6 +129,28 @@ pub fn SyncDialog(
                     on:input=move |ev| { let v = event_target_value(&ev); draft.update(|d| set(d, v)) } />
             </label>
         }
+    };
+    let make_key = move |_| match random_bits() {
+        Some(bits) => {
+            let key = crate::protocol::recovery_key(bits);
+            draft.update(|d| d.passphrase = key.clone());
+            recovery.set(Some(key));
+        }
+        None => error.set(Some("This browser has no secure random numbers to make a key with.".into())),
+    };
+    let pick_creds = move |ev: web_sys::Event| {
+        let input: web_sys::HtmlInputElement = event_target(&ev);
+        let Some(file) = input.files().and_then(|f| f.get(0)) else { return };
+        let name = file.name();
+        leptos::task::spawn_local(async move {
+            match wasm_bindgen_futures::JsFuture::from(file.text()).await.ok().and_then(|t| t.as_string()) {
+                Some(text) => {
+                    draft.update(|d| d.creds = text);
+                    creds_name.set(Some(name));
+                }
+                None => error.set(Some(format!("{name} could not be read."))),
+            }
+        });
     };
     let turn_on = move |_| {
         let settings = draft.get_untracked();
@@ -166,8 +194,35 @@ pub fn SyncDialog(
                     {field("User", "sync-user", "text", "", |d| d.user.clone(), |d, v| d.user = v)}
                     {field("Password", "sync-password", "password", "", |d| d.password.clone(), |d, v| d.password = v)}
                     {field("Token (instead of user and password)", "sync-token", "password", "", |d| d.token.clone(), |d, v| d.token = v)}
+                    <label class="field">
+                        <span>"Credentials file (.creds, instead of the above)"</span>
+                        <input type="file" name="sync-creds" accept=".creds,text/plain" on:change=pick_creds />
+                    </label>
+                    {move || {
+                        let set = draft.with(|d| !d.creds.trim().is_empty());
+                        set.then(|| view! {
+                            <p class="hint creds-loaded">
+                                {format!("Credentials: {}", creds_name.get().unwrap_or_else(|| "saved".into()))}
+                                " "
+                                <button class="link" on:click=move |_| { draft.update(|d| d.creds.clear()); creds_name.set(None) }>
+                                    "Remove"
+                                </button>
+                            </p>
+                        })
+                    }}
                     {field("Space", "sync-space", "text", "your user name, or a team's space", |d| d.space.clone(), |d, v| d.space = v)}
                     {field("Sync passphrase", "sync-passphrase", "password", "at least 8 characters", |d| d.passphrase.clone(), |d, v| d.passphrase = v)}
+                    <p class="hint">
+                        "No passphrase yet? "
+                        <button class="link make-recovery-key" on:click=make_key>"Make a recovery key"</button>
+                        " and use it as the passphrase on every device."
+                    </p>
+                    {move || recovery.get().map(|key| view! {
+                        <div class="recovery-key" role="status">
+                            <p>"Your recovery key (write it down or keep it in a password manager: it is the only way                                 into this space from a new device, and it is shown only now):"</p>
+                            <code>{key}</code>
+                        </div>
+                    })}
                     {field("This device's name", "sync-device", "text", "Laptop", |d| d.device_name.clone(), |d, v| d.device_name = v)}
                     {move || error.get().map(|e| view! { <p class="field-error" role="alert">{e}</p> })}
                     <div class="dialog-actions">
@@ -181,6 +236,14 @@ pub fn SyncDialog(
             </div>
         </Show>
     }
+}
+
+/// 160 bits from the browser's secure random numbers.
+fn random_bits() -> Option<[u8; 20]> {
+    let mut bits = [0u8; 20];
+    let crypto = web_sys::window()?.crypto().ok()?;
+    crypto.get_random_values_with_u8_array(&mut bits).ok()?;
+    Some(bits)
 }
 
 /// A first guess at this device's name (the user can change it).

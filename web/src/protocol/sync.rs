@@ -16,6 +16,8 @@ pub struct SyncSettings {
     pub password: String,
     /// A token instead of user and password.
     pub token: String,
+    /// A NATS credentials file's text (a user JWT and its NKey seed) instead of either.
+    pub creds: String,
     /// The space to sync: the user's personal one (their user name) or a team's.
     pub space: String,
     /// The sync passphrase (or recovery key) the space's key comes from; never leaves this browser.
@@ -33,8 +35,11 @@ impl SyncSettings {
                 "The server URL must be a WebSocket URL, e.g. wss://sync.example.com or ws://127.0.0.1:9222.".into(),
             );
         }
-        if self.user.trim().is_empty() && self.token.trim().is_empty() {
-            return Some("Give the NATS user and password, or a token.".into());
+        if self.user.trim().is_empty() && self.token.trim().is_empty() && self.creds.trim().is_empty() {
+            return Some("Give the NATS user and password, a token, or a credentials file.".into());
+        }
+        if self.space.trim().is_empty() && self.user.trim().is_empty() {
+            return Some("Name the space to sync (with a token or a credentials file there is no user name).".into());
         }
         let space = self.space_name();
         if space.is_empty()
@@ -86,6 +91,20 @@ pub enum SyncState {
     },
 }
 
+/// Recovery keys are written in Crockford's base32 (no I, L, O or U), as `web/sync` reads them.
+const RECOVERY_ALPHABET: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+/// A recovery key from 160 random bits: 32 characters in groups of four ("7Q2M-…"). It is used as the
+/// space's passphrase (`web/sync` reads it in any case, with or without dashes, O for 0, I or L for 1).
+pub fn recovery_key(bits: [u8; 20]) -> String {
+    let bit = |i: usize| (bits[i / 8] >> (7 - i % 8)) & 1;
+    let chars: Vec<char> = (0..32)
+        .map(|c| (0..5).fold(0usize, |v, b| (v << 1) | usize::from(bit(c * 5 + b))))
+        .map(|v| char::from(RECOVERY_ALPHABET[v]))
+        .collect();
+    chars.chunks(4).map(|g| g.iter().collect::<String>()).collect::<Vec<_>>().join("-")
+}
+
 impl SyncState {
     /// The header's words for it.
     pub fn label(&self) -> String {
@@ -129,11 +148,24 @@ mod tests {
         };
         check(|_| {}, None);
         check(|s| s.server_url = "https://x".into(), Some("WebSocket URL"));
-        check(|s| s.user.clear(), Some("user and password, or a token"));
+        check(|s| s.user.clear(), Some("user and password, a token, or a credentials file"));
         check(|s| (s.user.clear(), s.token = "t".into(), s.space = "team1".into()).2, None);
+        check(|s| (s.user.clear(), s.creds = "-----BEGIN NATS USER JWT-----".into()).1, Some("Name the space"));
+        check(|s| (s.user.clear(), s.creds = "-----BEGIN NATS USER JWT-----".into(), s.space = "t".into()).2, None);
         check(|s| s.space = "my space".into(), Some("letters, digits"));
         check(|s| s.passphrase = "short".into(), Some("8 characters"));
         assert_eq!(settings().space_name(), "alice", "the personal space is the user's");
+    }
+
+    /// The same keys as `newRecoveryKey` in `web/sync` makes from these bits (worked out there).
+    #[test]
+    fn recovery_keys_are_160_bits_in_crockford_base32() {
+        let counting: [u8; 20] = std::array::from_fn(|i| i as u8);
+        assert_eq!(recovery_key(counting), "000G-40R4-0M30-E209-185G-R38E-1W81-24GK");
+        let falling: [u8; 20] = std::array::from_fn(|i| 255 - 7 * i as u8);
+        assert_eq!(recovery_key(falling), "ZZWF-3TQ3-VKAW-XHY0-Q6SA-Q94X-JT7R-H0BT");
+        assert_eq!(recovery_key([0; 20]), "0000-0000-0000-0000-0000-0000-0000-0000");
+        assert_eq!(recovery_key([255; 20]), "ZZZZ-ZZZZ-ZZZZ-ZZZZ-ZZZZ-ZZZZ-ZZZZ-ZZZZ");
     }
 
     #[test]

@@ -199,6 +199,7 @@ async fn run_sync(sync: Rc<Sync>, link: Link, settings: SyncSettings, module_url
                     ("user", settings.user.trim()),
                     ("pass", &settings.password),
                     ("token", settings.token.trim()),
+                    ("creds", settings.creds.trim()),
                     ("name", device),
                 ])],
             )
