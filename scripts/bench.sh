@@ -18,9 +18,14 @@ wasm-bindgen --target web --no-typescript --out-dir "$PKG" target/wasm32-unknown
 trunk build --release
 cargo build -q -p cowork-tests --bin cowork-dev-server
 
+say "starting a NATS server on loopback for the sync rows (scripts/nats.sh; stopped at the end)"
+NATS_DIR="$(mktemp -d)"
+trap 'scripts/nats.sh stop "$NATS_DIR" || true; rm -rf "$NATS_DIR"' EXIT
+NATS_WS_URL="$(COWORK_NATS_SPACES="" COWORK_NATS_LIFETIME=1800 scripts/nats.sh start "$NATS_DIR" | sed -n 's/^NATS_WS_URL=//p')"
+
 say "running the benchmark in headless Chromium"
 node tests/bench/run.mjs --pkg "$PKG" --dist "$ROOT/dist" --server "$ROOT/target/debug/cowork-dev-server" \
-  --out "$ROOT/bench-results/bench-results.json" "$@"
+  --out "$ROOT/bench-results/bench-results.json" --nats "$NATS_WS_URL" "$@"
 
 # The import of a generated 100 MB ChatGPT export (5,000 conversations). Natively, on a file archive:
 # the browser harness has no phase for it yet (see BENCHMARKS.md for what that leaves out).

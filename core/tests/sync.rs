@@ -646,6 +646,25 @@ fn histories_that_once_diverged_converge() {
                 (1, Publish { n: 1 }),
             ],
         ),
+        (
+            2,
+            vec![
+                (1, NewSession),
+                (0, NewSession),
+                (0, Append { session: 0, user: false }),
+                (1, Publish { n: 1 }),
+                (2, Consume { n: 1 }),
+                (2, Fork { session: 1, at: 11 }),
+                (0, Delete { session: 0 }),
+                (2, Append { session: 1, user: false }),
+                (0, Publish { n: 1 }),
+                (2, Append { session: 1, user: false }),
+                (2, Delete { session: 0 }),
+                (0, Publish { n: 1 }),
+                (0, Append { session: 0, user: false }),
+                (2, Fork { session: 0, at: 106 }),
+            ],
+        ),
     ];
     for (ndev, ops) in cases {
         let (devices, _, _) = run(ndev, &ops);

@@ -63,7 +63,10 @@ function serve() {
       res.writeHead(204).end();
       return;
     }
-    const file = path.startsWith('/pkg/') ? join(PKG, path.slice(5)) : join(here, 'www', path === '/' ? 'index.html' : path.slice(1));
+    // The app's sync transport, for the sync phases.
+    const sync = path === '/sync.js' && readdirSync(DIST).find((f) => /^sync-[0-9a-f]{16}\.js$/.test(f));
+    const file = sync ? join(DIST, sync)
+      : path.startsWith('/pkg/') ? join(PKG, path.slice(5)) : join(here, 'www', path === '/' ? 'index.html' : path.slice(1));
     if (file.includes('..') || !existsSync(file)) {
       res.writeHead(404).end();
       return;
@@ -127,8 +130,19 @@ async function browserPhases() {
       ...(QUICK ? { sessions: 2, perSession: 1000, reps: 2, likeReps: 1, contextReps: 3 } : {}),
     });
     const resume = await run('resume', QUICK ? { reps: 3, pages: 2 } : {});
+    // Sync (spec §14) through the NATS server bench.sh started on loopback: the 100k-turn archive sent
+    // once, received whole by an empty device, then device-to-device latency.
+    let sync = null;
+    if (typeof args.nats === 'string') {
+      const space = { url: args.nats, space: `bench${Date.now()}`, passphrase: 'bench passphrase' };
+      sync = {
+        upload: await run('sync_upload', space),
+        first: await run('sync_first', space),
+        latency: await run('sync_latency', { ...space, reps: QUICK ? 5 : 60 }),
+      };
+    }
     await run('cleanup', {});
-    return { version, userAgent: await page.evaluate(() => navigator.userAgent), append, attach, search, resume };
+    return { version, userAgent: await page.evaluate(() => navigator.userAgent), append, attach, search, resume, sync };
   } finally {
     await close();
     await new Promise((ok) => server.close(ok));
@@ -219,6 +233,7 @@ async function firstRender(runs) {
 const ms = (x) => (x === undefined || x === null || Number.isNaN(x) ? '–' : x < 10 ? `${x.toFixed(2)} ms` : `${x.toFixed(1)} ms`);
 const mb = (b) => `${(b / 1048576).toFixed(2)} MB`;
 const times = (x) => `${x.toFixed(2)}×`;
+const secs = (x) => `${(x / 1000).toFixed(1)} s`;
 
 function buildRows(b, cold, stream) {
   const rows = [];
@@ -238,6 +253,17 @@ function buildRows(b, cold, stream) {
       add('cold start', 'time to first render (app shell), median of fresh loads', ms(p50(shell)),
         `FCP ${ms(p50(cold.render.map((x) => x.fcp)))}, archive ready ${ms(p50(cold.render.map((x) => x.ready)))}`, { goal: '(no goal)', ratio: null, met: null });
     }
+  }
+  if (b?.sync) {
+    const { upload: u, first: f, latency: l } = b.sync;
+    add('sync', `send a ${u.turns.toLocaleString('en')}-turn archive once (${u.messages.toLocaleString('en')} changes)`, secs(u.upload_ms),
+      `queueing ${ms(u.queue_ms)}, opening the space ${ms(u.open_ms)}`, { goal: '(shown)', ratio: null, met: null });
+    add('sync', `first sync of ${f.turns.toLocaleString('en')} turns to an empty device`, secs(f.first_sync_ms),
+      `applying ${secs(f.apply_ms)}, opening ${ms(f.open_ms)}`, within(f.first_sync_ms, 60_000, '≤ 60 s'));
+    add('sync', '  wasm memory of that device after it', mb(f.memory), `at start ${mb(f.memory_at_start)}`,
+      within(f.memory, 64 * 1048576, '≤ 64 MB'));
+    add('sync', `device → device on loopback, the worker's rounds, p50 / p99 (${l.ms.length})`, `${ms(p50(l.ms))} / ${ms(p99(l.ms))}`,
+      'append → on the other device', { goal: '(shown; e2e goal ≤ 2 s)', ratio: null, met: null });
   }
   if (b) {
     const r = b.resume;

@@ -8,7 +8,7 @@
 //   openSpace(connection, { space, passphrase, create }) → Space
 //   newRecoveryKey() → "XXXX-XXXX-…" (160 random bits, accepted by openSpace as the passphrase)
 //   space.publish([{ id, subject, body }]) → number acknowledged, in order
-//   space.fetch(afterSeq, max) → { messages: [{ seq, id, body }], lastSeq }
+//   space.fetch(afterSeq, max) → { messages: [{ seq, id, body }], lastSeq, streamLast }
 //   space.watch(afterSeq, onBatch, { onError }) → stop()
 //   connection.status, connection.onStatus(listener) → unsubscribe; space.close(); connection.close()
 // Every failure is a SyncError whose `kind` is "unreachable" | "auth" | "permission" | "passphrase" |
@@ -456,8 +456,9 @@ class Space {
 
   /**
    * The space's messages after stream sequence `afterSeq`, in stream order, decrypted: at most `max`,
-   * and `lastSeq`, the sequence read up to (pass it as the next `afterSeq`). Returns at once when there
-   * is nothing new.
+   * and `lastSeq`, the sequence read up to (pass it as the next `afterSeq`), and `streamLast`, the
+   * stream's last sequence when the read began (how far there is to go). Returns at once when there is
+   * nothing new.
    */
   async fetch(afterSeq = 0, max = 1000) {
     this.#open();
@@ -470,7 +471,7 @@ class Space {
       const last = (await jsm.streams.info(this.stream)).state.last_seq;
       const messages = [];
       let cursor = afterSeq;
-      if (last <= afterSeq) return { messages, lastSeq: afterSeq };
+      if (last <= afterSeq) return { messages, lastSeq: afterSeq, streamLast: last };
       consumer = await this.#connection.js.consumers.get(this.stream, { opt_start_seq: afterSeq + 1 });
       const partial = new Map();
       reading: while (messages.length < max && cursor < last) {
@@ -485,7 +486,7 @@ class Space {
         }
         if (got === 0) break; // the rest was removed from the stream while we read
       }
-      return { messages, lastSeq: cursor };
+      return { messages, lastSeq: cursor, streamLast: last };
     } catch (err) {
       throw classify(err, ctx);
     } finally {

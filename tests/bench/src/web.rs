@@ -195,6 +195,57 @@ impl Bench {
         Ok(now() - t)
     }
 
+    /// Names this archive a sync device (`name`) without queueing anything: the empty device of the
+    /// first-sync phase.
+    pub fn join_sync(&mut self, name: &str) -> Result<(), JsValue> {
+        self.store_mut()?.enable_sync(name).map_err(js).map(|_| ())
+    }
+
+    /// The sync outbox's next `limit` messages as the worker hands them to the transport: a JSON list
+    /// of `{ id, subject, body, seq }` (`seq`: the outbox entry, for `sync_published`).
+    pub fn sync_outgoing(&mut self, limit: usize) -> Result<String, JsValue> {
+        let out = self.store_mut()?.sync_outgoing(limit).map_err(js)?;
+        let list: Vec<serde_json::Value> = out
+            .iter()
+            .map(|m| {
+                let body = serde_json::to_string(m).expect("sync messages are plain data");
+                serde_json::json!({ "id": m.id, "subject": m.change.subject(), "body": body, "seq": m.seq })
+            })
+            .collect();
+        Ok(serde_json::Value::Array(list).to_string())
+    }
+
+    /// Records that the server acknowledged the outbox up to entry `seq`.
+    pub fn sync_published(&mut self, seq: f64) -> Result<(), JsValue> {
+        self.store_mut()?.sync_published(seq as i64).map_err(js)
+    }
+
+    /// Applies fetched messages (a JSON list of `{ seq, body }`, as the transport's `fetch` gives them)
+    /// in one transaction with the cursor, as the worker does; returns the milliseconds it took.
+    pub fn apply_sync(&mut self, json: &str) -> Result<f64, JsValue> {
+        let t = now();
+        let list: Vec<serde_json::Value> = serde_json::from_str(json).map_err(|e| e.to_string())?;
+        let batch = list
+            .iter()
+            .map(|m| {
+                let body = m["body"].as_str().unwrap_or_default();
+                serde_json::from_str(body).map(|msg| (m["seq"].as_i64().unwrap_or(0), msg)).map_err(|e| e.to_string())
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        self.store_mut()?.apply_sync_batch(&batch).map_err(js)?;
+        Ok(now() - t)
+    }
+
+    /// The stream sequence this archive has applied up to.
+    pub fn sync_cursor(&self) -> Result<f64, JsValue> {
+        Ok(self.store()?.sync_cursor().map_err(js)? as f64)
+    }
+
+    /// Changes waiting in the outbox for the server.
+    pub fn sync_waiting(&self) -> Result<f64, JsValue> {
+        Ok(self.store()?.sync_status().map_err(js)?.waiting as f64)
+    }
+
     /// Appends the prepared turn durably (commit + index, `Store::append_turn`); returns milliseconds.
     pub fn append_prepared(&mut self) -> Result<f64, JsValue> {
         let (sid, turn) = self.prepared.take().ok_or_else(|| JsValue::from_str("no prepared turn"))?;

@@ -65,6 +65,49 @@ function idbPut(db, store, value, durability) {
   });
 }
 
+/** The app's sync transport (dist/sync-*.js, served as ./sync.js): a classic script defining the global
+ *  `CoworkSync`, evaluated here as the storage worker's importScripts would (a module worker has none). */
+async function syncModule() {
+  if (!self.CoworkSync) (0, eval)(await (await fetch('./sync.js')).text());
+  return self.CoworkSync;
+}
+
+const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
+
+/** The storage worker's round cadence (web/src/worker/sync.rs): 20 ms after a busy round, then 100,
+ *  150, … up to 300 ms while idle. */
+function cadence() {
+  let idle = 0;
+  return (worked) => {
+    idle = worked ? 0 : Math.min(idle + 1, 6);
+    return idle === 0 ? 20 : Math.min(50 * idle + 50, 300);
+  };
+}
+
+/** Publishes what waits in `bench`'s outbox, one batch of 500; resolves to how many went. */
+async function publishBatch(bench, space) {
+  const out = JSON.parse(bench.sync_outgoing(500));
+  if (!out.length) return 0;
+  const acked = await space.publish(out.map(({ id, subject, body }) => ({ id, subject, body })));
+  if (acked > 0) bench.sync_published(out[Math.min(acked, out.length) - 1].seq);
+  if (acked < out.length) throw new Error(`the server acknowledged ${acked} of ${out.length} messages`);
+  return acked;
+}
+
+/** Fetches up to 500 messages after `bench`'s cursor and applies them; resolves to [messages, ms]. */
+async function applyBatch(bench, space, after) {
+  const cursor = Math.max(bench.sync_cursor(), after.seq);
+  const { messages, lastSeq } = await space.fetch(cursor, 500);
+  after.seq = Math.max(after.seq, lastSeq ?? 0);
+  if (!messages.length) return [0, 0];
+  return [messages.length, bench.apply_sync(JSON.stringify(messages.map(({ seq, body }) => ({ seq, body }))))];
+}
+
+const openSpace = async (S, { url, space, passphrase }, name, create = false) => {
+  const connection = await S.connect({ url, user: 'carol', pass: 'carol-secret', name });
+  return { connection, space: await S.openSpace(connection, { space, passphrase, create }) };
+};
+
 // --- phases -------------------------------------------------------------------------------------------
 
 const PHASES = {
@@ -194,9 +237,103 @@ const PHASES = {
     return out;
   },
 
+  /** Device A: the search phase's 100k-turn archive turns sync on (everything queued once) and sends it
+   *  all to a fresh space on the loopback NATS server. */
+  async sync_upload(o) {
+    const S = await syncModule();
+    const a = new w.Bench('archive.db', SEED);
+    const queue_ms = a.enable_sync();
+    let t = performance.now();
+    const { connection, space } = await openSpace(S, o, 'bench-a', true);
+    const open_ms = performance.now() - t;
+    t = performance.now();
+    let messages = 0;
+    for (let n; (n = await publishBatch(a, space)); ) messages += n;
+    const upload_ms = performance.now() - t;
+    const turns = a.turn_total();
+    a.close();
+    await space.close();
+    await connection.close();
+    return { queue_ms, open_ms, upload_ms, messages, turns };
+  },
+
+  /** Device B, empty, in a fresh worker (so the wasm memory is its own): opens the space with the
+   *  passphrase and applies it whole, 500 messages a transaction, as the storage worker does. */
+  async sync_first(o) {
+    const S = await syncModule();
+    w.remove_archive('sync-b.db');
+    const b = new w.Bench('sync-b.db', SEED + 1);
+    b.join_sync('bench-b');
+    const memory_at_start = w.wasm_memory_bytes();
+    const t = performance.now();
+    const { connection, space } = await openSpace(S, o, 'bench-b');
+    const open_ms = performance.now() - t;
+    let applied = 0, apply_ms = 0, empty = 0;
+    const after = { seq: 0 };
+    while (empty < 2) {
+      const [n, ms] = await applyBatch(b, space, after);
+      [applied, apply_ms, empty] = [applied + n, apply_ms + ms, n ? 0 : empty + 1];
+    }
+    const first_sync_ms = performance.now() - t;
+    const result = { open_ms, first_sync_ms, apply_ms, applied, turns: b.turn_total(), memory_at_start, memory: w.wasm_memory_bytes() };
+    b.close();
+    await space.close();
+    await connection.close();
+    return result;
+  },
+
+  /** Device to device: A appends a turn now and then; both run the storage worker's rounds (publish,
+   *  fetch, apply, at its cadence); the time from A's append to B having the turn, `reps` times. */
+  async sync_latency({ reps = 50, ...o }) {
+    const S = await syncModule();
+    const a = new w.Bench('archive.db', SEED + 2);
+    a.adopt_sessions();
+    const b = new w.Bench('sync-b.db', SEED + 3);
+    const [A, B] = [await openSpace(S, o, 'bench-a'), await openSpace(S, o, 'bench-b')];
+    let running = true;
+    const received = { count: 0, at: 0 }; // B's messages from A, and when the last batch was applied
+    const device = async (bench, space, arrivals) => {
+      const next = cadence();
+      const after = { seq: 0 };
+      while (running) {
+        const sent = await publishBatch(bench, space);
+        const [got] = await applyBatch(bench, space, after);
+        if (got && arrivals) Object.assign(arrivals, { count: arrivals.count + got, at: performance.now() });
+        await sleep(next(sent + got > 0));
+      }
+    };
+    // B catches up first (the turns the latency phase of an earlier run left), then A starts writing.
+    const catchUp = { seq: 0 };
+    while ((await applyBatch(b, B.space, catchUp))[0]) {}
+    const loops = [device(a, A.space), device(b, B.space, received)];
+    const ms = [];
+    try {
+      for (let i = 0; i < reps; i++) {
+        await sleep(300 + Math.random() * 500);
+        const want = received.count + 1;
+        a.prepare_turn();
+        a.append_prepared();
+        const t = performance.now();
+        while (received.count < want) {
+          if (performance.now() - t > 10_000) throw new Error('a turn did not arrive within 10 s');
+          await sleep(1);
+        }
+        ms.push(received.at - t);
+      }
+    } finally {
+      running = false;
+      await Promise.all(loops);
+    }
+    for (const d of [A, B]) { await d.space.close(); await d.connection.close(); }
+    a.close();
+    b.close();
+    return { ms };
+  },
+
   async cleanup() {
     w.remove_archive('archive.db');
     w.remove_archive('append.db');
+    w.remove_archive('sync-b.db');
     return true;
   },
 };

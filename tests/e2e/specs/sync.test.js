@@ -300,9 +300,21 @@ test('a team space shared by two people; wrong credentials and another\'s space 
     // A third device of Alice's joins with the passphrase and receives everything, once.
     const c = await openPage(tablet.context, app.server.url);
     await ready(c);
+    // Its first sync shows its progress in the header (watched for, as it may pass quickly).
+    await c.evaluate(() => {
+      window.sawProgress = [];
+      new MutationObserver(() => {
+        const bar = document.querySelector('.sync-status progress');
+        if (bar) window.sawProgress.push([Number(bar.value), Number(bar.max), bar.parentElement.textContent]);
+      }).observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true });
+    });
     // Typed as people do: lower case, spaces for dashes.
     await turnOnSync(c, { device: 'Tablet', space: 'team1', passphrase: key.toLowerCase().replaceAll('-', ' ') });
     const all = await converged([a, b, c]);
+    const progress = await c.evaluate(() => window.sawProgress);
+    assert.ok(progress.length > 0, 'a progress bar showed while the tablet caught up');
+    assert.ok(progress.every(([done, whole]) => done < whole && whole >= conversations * pairs * 2), JSON.stringify(progress.slice(0, 3)));
+    assert.match(progress[0][2], /^Receiving · \d+ to go/, 'and the header said how much was left');
     const users = all.filter((l) => l.type === 'turn' && l.role === 'user').map((l) => l.content);
     const expected = [
       ...Array.from({ length: conversations * pairs }, (_, k) => `team sync ${Math.floor(k / pairs)}.${(k % pairs) * 2}: where does the otter go?`),

@@ -86,6 +86,11 @@ pub fn SyncStatus() -> impl IntoView {
         <Show when=move || chat.sync.get() != SyncState::Off>
             <button class=class title=title aria-live="polite" on:click=move |_| dialogs.sync_open.set(true)>
                 {move || chat.sync.get().label()}
+                // A first sync's progress: how far this device has read its space.
+                {move || chat.sync.get().progress().map(|(done, whole)| view! {
+                    <progress class="sync-progress" max=whole.to_string() value=done.to_string()
+                        aria-label="Sync progress"></progress>
+                })}
             </button>
         </Show>
     }

@@ -76,6 +76,12 @@ pub enum SyncState {
     Synced {
         /// Changes made here that the server has not acknowledged yet.
         waiting: i64,
+        /// Messages on the server this device has not applied yet (a first sync's progress).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        behind: i64,
+        /// The stream's last sequence when it was last read (the whole of that progress).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        stream_last: i64,
     },
     /// The server cannot be reached; changes are kept and sent when it can.
     Offline {
@@ -105,14 +111,29 @@ pub fn recovery_key(bits: [u8; 20]) -> String {
     chars.chunks(4).map(|g| g.iter().collect::<String>()).collect::<Vec<_>>().join("-")
 }
 
+fn is_zero(n: &i64) -> bool {
+    *n == 0
+}
+
 impl SyncState {
+    /// How far this device has read its space, as (read, whole), while it is behind (a progress bar).
+    pub fn progress(&self) -> Option<(i64, i64)> {
+        match *self {
+            SyncState::Synced { behind, stream_last, .. } if behind > 0 && stream_last >= behind => {
+                Some((stream_last - behind, stream_last))
+            }
+            _ => None,
+        }
+    }
+
     /// The header's words for it.
     pub fn label(&self) -> String {
         match self {
             SyncState::Off => "Sync off".into(),
             SyncState::Connecting => "Connecting…".into(),
-            SyncState::Synced { waiting: 0 } => "Synced".into(),
-            SyncState::Synced { waiting } => format!("{waiting} waiting"),
+            SyncState::Synced { waiting: 0, behind: 0, .. } => "Synced".into(),
+            SyncState::Synced { waiting: 0, behind, .. } => format!("Receiving · {behind} to go"),
+            SyncState::Synced { waiting, .. } => format!("{waiting} waiting"),
             SyncState::Offline { waiting: 0, .. } => "Offline".into(),
             SyncState::Offline { waiting, .. } => format!("Offline · {waiting} waiting"),
             SyncState::Failed { .. } => "Sync error".into(),
@@ -170,8 +191,16 @@ mod tests {
 
     #[test]
     fn the_header_says_where_sync_stands() {
-        assert_eq!(SyncState::Synced { waiting: 0 }.label(), "Synced");
-        assert_eq!(SyncState::Synced { waiting: 3 }.label(), "3 waiting");
+        let synced = |waiting, behind, stream_last| SyncState::Synced { waiting, behind, stream_last };
+        assert_eq!(synced(0, 0, 0).label(), "Synced");
+        assert_eq!(synced(3, 0, 0).label(), "3 waiting");
+        assert_eq!(synced(0, 250, 1000).label(), "Receiving · 250 to go");
+        assert_eq!(synced(3, 250, 1000).label(), "3 waiting", "what waits here is said first");
+        assert_eq!(synced(0, 250, 1000).progress(), Some((750, 1000)));
+        assert_eq!(synced(0, 0, 1000).progress(), None, "no bar once caught up");
+        // An older tab's state, without the new fields, still reads.
+        let old: SyncState = serde_json::from_str(r#"{"synced":{"waiting":2}}"#).unwrap();
+        assert_eq!(old, synced(2, 0, 0));
         assert_eq!(SyncState::Offline { waiting: 2, message: String::new() }.label(), "Offline · 2 waiting");
     }
 }

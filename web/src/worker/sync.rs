@@ -102,7 +102,7 @@ fn listen_for_offline(sync: &Rc<Sync>, link: &Link) {
         let Some(sync) = sync.upgrade() else { return };
         let waiting = match sync.state() {
             SyncState::Off | SyncState::Failed { .. } => return,
-            SyncState::Synced { waiting } | SyncState::Offline { waiting, .. } => waiting,
+            SyncState::Synced { waiting, .. } | SyncState::Offline { waiting, .. } => waiting,
             SyncState::Connecting => 0,
         };
         set_state(&sync, &link, SyncState::Offline { waiting, message: OFFLINE.into() });
@@ -243,6 +243,7 @@ async fn run_sync(sync: Rc<Sync>, link: Link, settings: SyncSettings, module_url
         }
     }
     let mut idle = 0u32;
+    let mut read = Read::default();
     while current() {
         if !online() {
             let waiting = waiting(&link).unwrap_or(0);
@@ -250,11 +251,14 @@ async fn run_sync(sync: Rc<Sync>, link: Link, settings: SyncSettings, module_url
             super::hub::sleep_ms(300).await;
             continue;
         }
-        match round(&link, &space).await {
+        match round(&link, &space, &mut read).await {
             Ok(worked) => {
-                let waiting = waiting(&link);
-                if let Some(waiting) = waiting {
-                    set_state(&sync, &link, SyncState::Synced { waiting });
+                let status = with_store(&link, |s| s.sync_status().ok()).flatten();
+                if let Some(status) = status {
+                    // Read up to the stream's end as last seen, less what this archive has applied.
+                    let (stream_last, cursor) = (read.stream_last, status.cursor.max(read.last_seq));
+                    let behind = (stream_last - cursor).max(0);
+                    set_state(&sync, &link, SyncState::Synced { waiting: status.waiting, behind, stream_last });
                 }
                 idle = if worked { 0 } else { (idle + 1).min(6) };
             }
@@ -275,8 +279,16 @@ async fn run_sync(sync: Rc<Sync>, link: Link, settings: SyncSettings, module_url
     let _ = call(&connection, "close", &[]).await;
 }
 
+/// How far the transport has read the space: the sequence read up to (set-up messages and chunks
+/// included, which the archive's cursor skips) and the stream's last when the read began.
+#[derive(Default)]
+struct Read {
+    last_seq: i64,
+    stream_last: i64,
+}
+
 /// One round: publish what waits, apply what arrived. Whether anything was done.
-async fn round(link: &Link, space: &JsValue) -> Result<bool, Failure> {
+async fn round(link: &Link, space: &JsValue, read: &mut Read) -> Result<bool, Failure> {
     let mut worked = false;
     let store_error = |e: cowork_core::Error| Failure { kind: "invalid".into(), message: format!("The archive: {e}") };
     if let Some(out) = with_store(link, |s| s.sync_outgoing(BATCH)) {
@@ -300,7 +312,11 @@ async fn round(link: &Link, space: &JsValue) -> Result<bool, Failure> {
     let Some(cursor) = with_store(link, |s| s.sync_cursor()).transpose().map_err(store_error)? else {
         return Ok(worked);
     };
-    let fetched = call(space, "fetch", &[JsValue::from_f64(cursor as f64), JsValue::from_f64(BATCH as f64)]).await?;
+    let after = cursor.max(read.last_seq);
+    let fetched = call(space, "fetch", &[JsValue::from_f64(after as f64), JsValue::from_f64(BATCH as f64)]).await?;
+    let number = |k: &str| js_sys::Reflect::get(&fetched, &k.into()).ok().and_then(|v| v.as_f64()).map(|v| v as i64);
+    let read_to = number("lastSeq").unwrap_or(after);
+    read.stream_last = number("streamLast").unwrap_or(read_to);
     let messages: js_sys::Array =
         js_sys::Reflect::get(&fetched, &"messages".into()).ok().and_then(|m| m.dyn_into().ok()).unwrap_or_default();
     let mut batch = Vec::with_capacity(messages.length() as usize);
@@ -318,6 +334,7 @@ async fn round(link: &Link, space: &JsValue) -> Result<bool, Failure> {
         }
     }
     if batch.is_empty() {
+        read.last_seq = read_to; // only set-up messages or the first chunks of one: nothing to apply
         return Ok(worked);
     }
     let Some(applied) = with_store(link, |s| {
@@ -328,6 +345,7 @@ async fn round(link: &Link, space: &JsValue) -> Result<bool, Failure> {
         return Ok(worked);
     };
     let (applied, turns) = applied.map_err(store_error)?;
+    read.last_seq = read_to;
     for turn in turns {
         (link.broadcast)(Event::turn_appended(turn));
     }

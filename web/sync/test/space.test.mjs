@@ -52,11 +52,12 @@ describe('a personal space', { timeout: 60_000 }, () => {
     const page = await space.fetch(middle, 30);
     assert.deepEqual(page.messages.map((m) => m.id), published.slice(100, 130).map((m) => m.id));
     assert.equal(page.lastSeq, all[129].seq);
+    assert.equal(page.streamLast, all.at(-1).seq, 'how far the stream goes (a first sync\'s progress)');
     const rest = await space.fetch(page.lastSeq, 1000);
     assert.deepEqual(rest.messages.map((m) => m.id), published.slice(130).map((m) => m.id));
     const started = Date.now();
     const nothing = await space.fetch(rest.lastSeq, 1000);
-    assert.deepEqual(nothing, { messages: [], lastSeq: rest.lastSeq });
+    assert.deepEqual(nothing, { messages: [], lastSeq: rest.lastSeq, streamLast: rest.lastSeq });
     assert.ok(Date.now() - started < 1000, `an empty fetch took ${Date.now() - started} ms`);
   });
 

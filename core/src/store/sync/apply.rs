@@ -46,7 +46,13 @@ impl Store {
             return Ok(Applied::default());
         }
         set_capture(&tx, false)?;
-        let mut lifted = if rebase::pending_any(&tx)? { Some(rebase::lift(&tx)?) } else { None };
+        // Our pending changes are lifted out only when others' changes (or our own deletes, carried out
+        // where the stream put them) come in between: a batch that only confirms our own changes leaves
+        // them in place. A device sending its whole archive reads it back in batches, and lifting every
+        // still-unconfirmed turn for each would take time quadratic in the archive.
+        let reorders = |m: &SyncMessage| m.device_id != me.id || matches!(m.change, Change::SessionDeleted { .. });
+        let lift = fresh.iter().any(|(_, m)| reorders(m)) && rebase::pending_any(&tx)?;
+        let mut lifted = if lift { Some(rebase::lift(&tx)?) } else { None };
         let mut applied = Applied::default();
         for (seq, msg) in fresh {
             if msg.device_id == me.id {
