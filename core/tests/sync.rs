@@ -237,6 +237,8 @@ fn an_archive_that_turns_sync_on_sends_what_it_already_had() {
     let f = old.fork_session(&s, 1).unwrap().id;
     old.append_turn(&f, &NewTurn::assistant("Another answer")).unwrap();
     old.set_archived(&s, true).unwrap();
+    // Active later than its last turn, as an imported conversation's "updated" time can leave it.
+    old.connection().execute("UPDATE sessions SET last_active_at = last_active_at + 60000", []).unwrap();
     old.enable_sync("Desktop").unwrap();
     let mut devices = vec![Device { store: old, read: 0 }, device("Phone")];
     settle(&mut Stream::default(), &mut devices);

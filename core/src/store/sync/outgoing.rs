@@ -100,6 +100,15 @@ fn change(conn: &Connection, e: &Entry) -> Result<Option<Change>> {
 }
 
 fn session_record(conn: &Connection, id: &str) -> Result<Option<SessionRecord>> {
+    // A session's last activity is its newest turn's time (or its creation) on every device that
+    // receives it; one imported with a later "updated" time is brought to that rule here, as it goes.
+    conn.execute(
+        "UPDATE sessions SET last_active_at =
+             max(created_at, coalesce((SELECT max(created_at) FROM turns WHERE session_id = ?1), 0))
+         WHERE id = ?1",
+        [id],
+    )
+    .context(format!("dating session {id} by its turns"))?;
     let Some(s) = conn
         .prepare_cached(&format!("SELECT {SESSION_COLS} FROM sessions WHERE id = ?1"))
         .and_then(|mut st| st.query_row([id], session_from_row).optional())
