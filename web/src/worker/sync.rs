@@ -89,6 +89,9 @@ pub fn start(sync: &Rc<Sync>, link: Link, settings: Option<SyncSettings>, module
 /// What the header says while the browser has no network.
 const OFFLINE: &str = "This device is offline: changes are kept here and go out when it is back online.";
 
+/// What the header says while the server cannot be reached.
+const UNREACHABLE: &str = "The sync server cannot be reached: changes are kept here and go out when it is back.";
+
 /// Whether the browser says it has a network (`navigator.onLine`; true when it cannot tell).
 fn online() -> bool {
     let navigator = js_sys::Reflect::get(&js_sys::global(), &"navigator".into()).unwrap_or(JsValue::UNDEFINED);
@@ -242,9 +245,33 @@ async fn run_sync(sync: Rc<Sync>, link: Link, settings: SyncSettings, module_url
             None => super::hub::sleep_ms(200).await,
         }
     }
+    // The connection says when it drops (the server went away): Offline at once, not when the round
+    // in flight times out.
+    let on_status = {
+        let (sync, link, run_now) = (sync.clone(), link.clone(), run);
+        Closure::<dyn Fn(JsValue)>::new(move |change: JsValue| {
+            let status = js_sys::Reflect::get(&change, &"status".into()).ok().and_then(|s| s.as_string());
+            if sync.run.get() == run_now && status.as_deref() == Some("offline") {
+                let waiting = waiting(&link).unwrap_or(0);
+                set_state(&sync, &link, SyncState::Offline { waiting, message: UNREACHABLE.into() });
+            }
+        })
+    };
+    let unsubscribe = call(&connection, "onStatus", &[on_status.as_ref().clone()]).await.ok();
+    // (A closed connection is not skipped: the next round fails with what to do.)
+    let connected = || {
+        js_sys::Reflect::get(&connection, &"status".into()).ok().and_then(|v| v.as_string()).as_deref()
+            != Some("offline")
+    };
     let mut idle = 0u32;
     let mut read = Read::default();
     while current() {
+        if !connected() {
+            let waiting = waiting(&link).unwrap_or(0);
+            set_state(&sync, &link, SyncState::Offline { waiting, message: UNREACHABLE.into() });
+            super::hub::sleep_ms(300).await;
+            continue;
+        }
         if !online() {
             let waiting = waiting(&link).unwrap_or(0);
             set_state(&sync, &link, SyncState::Offline { waiting, message: OFFLINE.into() });
@@ -275,6 +302,10 @@ async fn run_sync(sync: Rc<Sync>, link: Link, settings: SyncSettings, module_url
         // Busy rounds follow each other; an idle one waits a little longer each time (≤ 300 ms).
         super::hub::sleep_ms(if idle == 0 { 20 } else { (50 * idle + 50).min(300) }).await;
     }
+    if let Some(unsubscribe) = unsubscribe.and_then(|f| f.dyn_into::<js_sys::Function>().ok()) {
+        let _ = unsubscribe.call0(&JsValue::NULL);
+    }
+    drop(on_status);
     let _ = call(&space, "close", &[]).await;
     let _ = call(&connection, "close", &[]).await;
 }
