@@ -240,8 +240,79 @@ pub struct WorkspaceSettings {
     pub orchestrator_dir: String,
     /// The orchestrator asks before each step (Loom's `approval_mode: "manual"`).
     pub manual_approvals: bool,
+    /// Where the workspace's sessions sync to (absent in exports before it existed: personal).
+    #[serde(default)]
+    pub sync: SyncScope,
     /// When these settings last changed (ms since the Unix epoch; 0 for never).
     pub updated_at: i64,
+}
+
+/// Where a workspace's sessions sync to (spec §14).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SyncScope {
+    /// The user's personal space: every device of theirs.
+    #[default]
+    Personal,
+    /// A team's space (its name): the devices of everyone who joined it.
+    Team(String),
+    /// Nowhere: the workspace stays on this device.
+    ThisDevice,
+}
+
+impl SyncScope {
+    /// The space its changes go to; `None` for this device only.
+    pub fn space(&self) -> Option<Space> {
+        match self {
+            SyncScope::Personal => Some(Space::Personal),
+            SyncScope::Team(name) => Some(Space::Team(name.clone())),
+            SyncScope::ThisDevice => None,
+        }
+    }
+
+    /// How the archive stores it: `""` personal, `"."` this device, else the team space's name.
+    pub fn key(&self) -> &str {
+        match self {
+            SyncScope::Personal => "",
+            SyncScope::Team(name) => name,
+            SyncScope::ThisDevice => ".",
+        }
+    }
+
+    /// The scope stored as `key` (see [`SyncScope::key`]).
+    pub fn from_key(key: &str) -> SyncScope {
+        match key {
+            "" => SyncScope::Personal,
+            "." => SyncScope::ThisDevice,
+            name => SyncScope::Team(name.to_owned()),
+        }
+    }
+}
+
+/// One of the streams an archive syncs with: the user's personal space or a team's.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Space {
+    /// The user's own space (its name on the server is in the device's sync settings).
+    Personal,
+    /// A team's space, by name.
+    Team(String),
+}
+
+impl Space {
+    /// How the archive's outbox and cursors name it: `""` for the personal space, else the name.
+    pub fn key(&self) -> &str {
+        match self {
+            Space::Personal => "",
+            Space::Team(name) => name,
+        }
+    }
+}
+
+/// Whether `name` can name a space on the server: 1–64 letters, digits, `-` and `_` (a NATS subject
+/// token and stream name).
+pub fn valid_space_name(name: &str) -> bool {
+    !name.is_empty() && name.len() <= 64 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
 impl WorkspaceSettings {

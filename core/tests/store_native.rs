@@ -223,6 +223,60 @@ fn write_v4_fixture() {
     assert_eq!(rusqlite_version_of(&path), 4, "the committed fixture is a schema-v4 archive");
 }
 
+/// Regenerates the schema-v5 fixture (as `write_v1_fixture`): an archive with sync on, made by the
+/// code of schema 5 (one space): its stream cursor, what the server acknowledged and two changes
+/// still waiting.
+#[test]
+fn write_v5_fixture() {
+    let path = fixture("archive-v5.db");
+    if std::env::var_os("COWORK_WRITE_FIXTURES").is_some() {
+        let _ = std::fs::remove_file(&path);
+        let store = Store::open_at_version(path.to_str().unwrap(), 5).unwrap();
+        store
+            .connection()
+            .execute_batch(
+                "INSERT INTO sync_meta (id, device_id, device_name, cursor, published)
+                     VALUES (1, 'v5-device', 'Old laptop', 7, 1);
+                 INSERT INTO sessions (id, workspace, title, created_at, last_active_at, turn_count)
+                     VALUES ('v5-session', 'my-project', 'From version five', 1780000000000, 1780000000001, 2);
+                 INSERT INTO turns (id, session_id, turn_number, role, content, token_count, status, created_at,
+                         gid, prev_gid)
+                     VALUES (1, 'v5-session', 1, 'user', 'Is the platypus job done?', 6, 'complete',
+                             1780000000000, 'g-1', NULL),
+                            (2, 'v5-session', 2, 'assistant', 'It finished at noon', 5, 'complete',
+                             1780000000001, 'g-2', 'g-1');
+                 INSERT INTO workspace_settings (workspace, orchestrator_dir, manual_approvals, updated_at)
+                     VALUES ('my-project', '/src/app', 0, 1780000000000);
+                 DELETE FROM sync_outbox;
+                 INSERT INTO sync_outbox (seq, kind, key) VALUES (1, 'session', 'v5-session'), (2, 'turn', 'g-1'),
+                     (3, 'turn', 'g-2');
+                 PRAGMA journal_mode = DELETE;",
+            )
+            .unwrap();
+    }
+    assert_eq!(rusqlite_version_of(&path), 5, "the committed fixture is a schema-v5 archive");
+}
+
+#[test]
+fn a_version_5_archive_keeps_its_sync_place_as_its_personal_space() {
+    let db = TempDb::new("migrate-v5");
+    std::fs::copy(fixture("archive-v5.db"), &db.0).unwrap();
+    let mut store = Store::open(db.path()).unwrap();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    let personal = cowork_core::Space::Personal;
+    assert_eq!(store.sync_cursor(&personal).unwrap(), 7, "the stream is not read again from the start");
+    let status = store.sync_status().unwrap();
+    assert_eq!((status.waiting, status.unconfirmed), (2, 1), "what was acknowledged stays acknowledged");
+    let out = store.sync_outgoing(&personal, 10).unwrap();
+    assert_eq!(out.iter().map(|m| m.seq).collect::<Vec<_>>(), [2, 3], "the two waiting changes go out, in order");
+    let settings = store.workspace_settings("my-project").unwrap();
+    assert_eq!((settings.directory(), &settings.sync), (Some("/src/app"), &cowork_core::SyncScope::Personal));
+    // New changes are captured for the personal space as before.
+    store.append_turn("v5-session", &NewTurn::user("And the wombat job?")).unwrap();
+    assert_eq!(store.sync_outgoing(&personal, 10).unwrap().len(), 3);
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+}
+
 #[test]
 fn a_version_4_archive_gains_turn_ids_and_syncs_whole() {
     let db = TempDb::new("migrate-v4");
@@ -240,11 +294,11 @@ fn a_version_4_archive_gains_turn_ids_and_syncs_whole() {
     assert_eq!(gids.len(), 4, "every old turn has its own global id");
     // Turned on, sync sends the old archive whole: another device ends with the same archive.
     store.enable_sync("Old laptop").unwrap();
-    let messages = store.sync_outgoing(usize::MAX).unwrap();
+    let messages = store.sync_outgoing(&cowork_core::Space::Personal, usize::MAX).unwrap();
     let mut other = Store::open_in_memory().unwrap();
     other.enable_sync("New phone").unwrap();
     for (i, m) in messages.iter().enumerate() {
-        other.apply_sync(i as i64 + 1, m).unwrap();
+        other.apply_sync(&cowork_core::Space::Personal, i as i64 + 1, m).unwrap();
     }
     assert_eq!(other.export_jsonl(None).unwrap(), store.export_jsonl(None).unwrap());
     let fork: Vec<String> = other.get_turns("v4-fork", 0, 10).unwrap().into_iter().map(|t| t.content).collect();

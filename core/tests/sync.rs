@@ -7,51 +7,64 @@
 use cowork_core::store::sync::{Change, SyncMessage};
 use cowork_core::store::NewToolExecution;
 use cowork_core::store::{NewSession, SessionFilter, Store};
-use cowork_core::{Approval, NewAttachment, NewTurn, SearchQuery, SearchScope, TurnStatus, WorkspaceSettings};
+use cowork_core::{
+    Approval, NewAttachment, NewTurn, SearchQuery, SearchScope, Space, SyncScope, TurnStatus, WorkspaceSettings,
+};
 use proptest::prelude::*;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
-/// A device: its archive and how far it has read the stream.
+/// A device: its archive and how far it has read each space's stream.
 struct Device {
     store: Store,
-    read: usize,
+    read: HashMap<Space, usize>,
 }
 
-/// A stream as JetStream keeps one: messages in arrival order, a repeated id dropped, each message
-/// stored as the JSON that would travel (so the wire format is exercised too).
-#[derive(Default)]
+/// A space's stream as JetStream keeps one: messages in arrival order, a repeated id dropped, each
+/// message stored as the JSON that would travel (so the wire format is exercised too).
 struct Stream {
+    space: Space,
     messages: Vec<String>,
     ids: HashSet<String>,
 }
 
+impl Default for Stream {
+    fn default() -> Stream {
+        Stream::of(Space::Personal)
+    }
+}
+
 impl Stream {
+    fn of(space: Space) -> Stream {
+        Stream { space, messages: Vec::new(), ids: HashSet::new() }
+    }
+
     fn publish(&mut self, device: &mut Device, limit: usize) {
-        let out = device.store.sync_outgoing(limit).unwrap();
+        let out = device.store.sync_outgoing(&self.space, limit).unwrap();
         if let Some(last) = out.last() {
             for m in &out {
                 if self.ids.insert(m.id.clone()) {
                     self.messages.push(serde_json::to_string(m).unwrap());
                 }
             }
-            device.store.sync_published(last.seq).unwrap();
+            device.store.sync_published(&self.space, last.seq).unwrap();
         }
     }
 
     fn consume(&self, device: &mut Device, limit: usize) {
-        let end = device.read.saturating_add(limit).min(self.messages.len());
-        for i in device.read..end {
+        let read = device.read.entry(self.space.clone()).or_default();
+        let end = read.saturating_add(limit).min(self.messages.len());
+        for i in *read..end {
             let msg: SyncMessage = serde_json::from_str(&self.messages[i]).unwrap();
-            device.store.apply_sync(i as i64 + 1, &msg).unwrap();
+            device.store.apply_sync(&self.space, i as i64 + 1, &msg).unwrap();
         }
-        device.read = end;
+        *read = end;
     }
 }
 
 fn device(name: &str) -> Device {
     let mut store = Store::open_in_memory().unwrap();
     store.enable_sync(name).unwrap();
-    Device { store, read: 0 }
+    Device { store, read: HashMap::new() }
 }
 
 /// Every session a device has, archived ones too, in a stable order.
@@ -240,7 +253,7 @@ fn an_archive_that_turns_sync_on_sends_what_it_already_had() {
     // Active later than its last turn, as an imported conversation's "updated" time can leave it.
     old.connection().execute("UPDATE sessions SET last_active_at = last_active_at + 60000", []).unwrap();
     old.enable_sync("Desktop").unwrap();
-    let mut devices = vec![Device { store: old, read: 0 }, device("Phone")];
+    let mut devices = vec![Device { store: old, read: HashMap::new() }, device("Phone")];
     settle(&mut Stream::default(), &mut devices);
     assert_eq!(texts(&devices[1], &f), ["Before sync", "Another answer"]);
     assert!(devices[1].store.get_session(&s).unwrap().is_archived);
@@ -672,4 +685,123 @@ fn histories_that_once_diverged_converge() {
         let (devices, _, _) = run(ndev, &ops);
         assert_converged(&devices);
     }
+}
+
+// --- spaces: personal, team, this device ------------------------------------------------------------
+
+/// Publishes every device's changes to each space it belongs to and reads them back, three times.
+fn settle_spaces(streams: &mut [Stream], members: &[&[usize]], devices: &mut [Device]) {
+    for _ in 0..3 {
+        for (stream, who) in streams.iter_mut().zip(members) {
+            for &d in who.iter() {
+                stream.publish(&mut devices[d], usize::MAX);
+            }
+            for &d in who.iter() {
+                stream.consume(&mut devices[d], usize::MAX);
+            }
+        }
+    }
+}
+
+fn workspace_sessions(d: &Device, workspace: &str) -> Vec<String> {
+    let filter = SessionFilter {
+        workspace: Some(workspace.into()),
+        include_archived: true,
+        limit: 1000,
+        ..SessionFilter::default()
+    };
+    let mut ids: Vec<String> = d.store.list_sessions(&filter).unwrap().into_iter().map(|s| s.id).collect();
+    ids.sort();
+    ids
+}
+
+fn scope(d: &mut Device, workspace: &str, sync: SyncScope) {
+    let settings = d.store.workspace_settings(workspace).unwrap();
+    d.store.set_workspace_settings(&WorkspaceSettings { sync, ..settings }).unwrap();
+}
+
+#[test]
+fn a_team_workspace_is_shared_with_the_team_and_nothing_else_is() {
+    // Alice's laptop (personal + team "acme"), her phone (personal only), Bob (his own + "acme").
+    let mut devices = vec![device("Alice laptop"), device("Alice phone"), device("Bob")];
+    let (mut alice, mut acme, mut bob) = (Stream::default(), Stream::of(Space::Team("acme".into())), Stream::default());
+    let home = devices[0].store.create_session(&NewSession::new("home")).unwrap().id;
+    devices[0].store.append_turn(&home, &NewTurn::user("my dentist is on Tuesday")).unwrap();
+    let early = devices[0].store.create_session(&NewSession::new("acme")).unwrap().id;
+    devices[0].store.append_turn(&early, &NewTurn::user("the acme roadmap, first draft")).unwrap();
+    // The workspace moves to the team after it had a session: that session goes to the team whole.
+    scope(&mut devices[0], "acme", SyncScope::Team("acme".into()));
+    let later = devices[0].store.create_session(&NewSession::new("acme")).unwrap().id;
+    devices[0].store.append_turn(&later, &NewTurn::user("acme standup notes")).unwrap();
+    devices[2].store.create_session(&NewSession::new("bob-home")).unwrap();
+    let mut streams = [std::mem::take(&mut alice), acme, std::mem::take(&mut bob)];
+    settle_spaces(&mut streams, &[&[0, 1], &[0, 2], &[2]], &mut devices);
+    [alice, acme, bob] = streams;
+
+    assert_eq!(workspace_sessions(&devices[2], "acme"), workspace_sessions(&devices[0], "acme"), "Bob has acme's");
+    assert!(workspace_sessions(&devices[2], "home").is_empty(), "nothing personal of Alice's reaches Bob");
+    assert_eq!(texts(&devices[2], &early), ["the acme roadmap, first draft"]);
+    assert_eq!(devices[2].store.workspace_settings("acme").unwrap().sync, SyncScope::Team("acme".into()));
+    let on_server = |s: &Stream, needle: &str| s.messages.iter().any(|m| m.contains(needle));
+    assert!(!on_server(&acme, "dentist"), "the team's stream carries no personal session");
+    assert!(!on_server(&alice, "standup"), "the personal stream carries no team session written after the move");
+    // Alice's phone has what was personal, and knows the workspace now lives in the team's space.
+    assert_eq!(texts(&devices[1], &home), ["my dentist is on Tuesday"]);
+    assert_eq!(workspace_sessions(&devices[1], "acme"), [early]);
+    assert_eq!(devices[1].store.workspace_settings("acme").unwrap().sync, SyncScope::Team("acme".into()));
+
+    // Bob answers in the team's session; Alice writes to it at the same time (a conflict, settled by
+    // the team stream's order on both); Alice's personal writes meanwhile change nothing of that.
+    devices[2].store.append_turn(&later, &NewTurn::assistant("Bob: standup moved to 10:00")).unwrap();
+    devices[0].store.append_turn(&later, &NewTurn::assistant("Alice: standup is cancelled")).unwrap();
+    devices[0].store.append_turn(&home, &NewTurn::assistant("and the vet on Friday")).unwrap();
+    let mut streams = [alice, acme, bob];
+    settle_spaces(&mut streams, &[&[0, 1], &[0, 2], &[2]], &mut devices);
+    let [_, acme, _] = streams;
+    let acme_of = |d: &Device| d.store.export_jsonl(Some(&workspace_sessions(d, "acme"))).unwrap();
+    assert_eq!(acme_of(&devices[0]), acme_of(&devices[2]), "the team's workspace is the same for both");
+    let everything: Vec<String> =
+        workspace_sessions(&devices[0], "acme").iter().flat_map(|s| texts(&devices[0], s)).collect();
+    for said in ["Bob: standup moved to 10:00", "Alice: standup is cancelled"] {
+        assert!(everything.iter().any(|t| t == said), "{said:?} is kept");
+    }
+    assert!(!on_server(&acme, "vet on Friday"));
+    for d in &devices {
+        let status = d.store.sync_status().unwrap();
+        assert_eq!((status.waiting, status.unconfirmed), (0, 0), "everything went out and came back");
+    }
+}
+
+#[test]
+fn a_this_device_workspace_never_leaves_it() {
+    let mut devices = vec![device("Laptop"), device("Phone")];
+    scope(&mut devices[0], "diary", SyncScope::ThisDevice);
+    let diary = devices[0].store.create_session(&NewSession::new("diary")).unwrap().id;
+    devices[0].store.append_turn(&diary, &NewTurn::user("a private thought")).unwrap();
+    devices[0].store.rename_session(&diary, "Private").unwrap();
+    let work = devices[0].store.create_session(&NewSession::new("work")).unwrap().id;
+    devices[0].store.append_turn(&work, &NewTurn::user("the quarterly plan")).unwrap();
+    let mut stream = Stream::default();
+    settle(&mut stream, &mut devices);
+    assert!(stream.messages.iter().all(|m| !m.contains("private thought") && !m.contains("diary")));
+    assert_eq!(sessions(&devices[1]), [work]);
+    // A delete there is carried out at once: no stream will ever order it.
+    devices[0].store.delete_session(&diary).unwrap();
+    assert!(devices[0].store.get_session(&diary).is_err());
+    // Turned back to personal, the workspace goes out whole.
+    scope(&mut devices[0], "diary", SyncScope::Personal);
+    let kept = devices[0].store.create_session(&NewSession::new("diary")).unwrap().id;
+    devices[0].store.append_turn(&kept, &NewTurn::user("now shared with my phone")).unwrap();
+    settle(&mut stream, &mut devices);
+    assert_eq!(texts(&devices[1], &kept), ["now shared with my phone"]);
+    assert_converged(&devices);
+}
+
+#[test]
+fn a_team_space_name_is_checked() {
+    let mut d = device("Laptop");
+    let bad = WorkspaceSettings { sync: SyncScope::Team("acme corp".into()), ..WorkspaceSettings::unset("acme") };
+    let err = d.store.set_workspace_settings(&bad).unwrap_err().to_string();
+    assert!(err.contains("letters, digits"), "{err}");
+    assert_eq!(d.store.workspace_settings("acme").unwrap().sync, SyncScope::Personal, "nothing saved");
 }

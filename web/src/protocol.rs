@@ -21,7 +21,7 @@ pub use event::{Event, EVENT_CONTENT_CHARS};
 pub use files::js as files_js;
 pub use files::{thousands, FilePayload, ImportReport};
 pub use op::{HostOptions, HostToolSpec, Op};
-pub use sync::{recovery_key, SyncSettings, SyncState};
+pub use sync::{recovery_key, SyncSettings, SyncState, TeamSpace};
 
 use cowork_core::context::ContextMessage;
 pub use cowork_core::provider::ModelSettings;

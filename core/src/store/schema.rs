@@ -257,8 +257,93 @@ CREATE TRIGGER sync_workspace_changed AFTER UPDATE ON workspace_settings WHEN (S
 END;
 "#;
 
+/// Version 6: sync scopes (spec §14). A workspace syncs to the personal space, a team's space or
+/// nowhere (`workspace_settings.sync_scope`: `''`, the team space's name, or `'.'` for this device
+/// only). Each outbox entry names the space it goes to (`sync_outbox.space`, `''` personal), and each
+/// space has its own stream cursor and publish mark (`sync_spaces`, moved from `sync_meta`). The
+/// triggers read a session's space through `sync_session_space` and skip this-device-only ones.
+const V6: &str = r#"
+ALTER TABLE workspace_settings ADD COLUMN sync_scope TEXT NOT NULL DEFAULT '';
+ALTER TABLE sync_outbox ADD COLUMN space TEXT NOT NULL DEFAULT '';
+CREATE INDEX sync_outbox_by_space ON sync_outbox(space, seq);
+
+CREATE TABLE sync_spaces (
+    space     TEXT PRIMARY KEY NOT NULL,
+    -- The last stream sequence applied, written in the same transaction as what it applied.
+    cursor    INTEGER NOT NULL DEFAULT 0,
+    -- The last outbox sequence the server acknowledged.
+    published INTEGER NOT NULL DEFAULT 0
+);
+INSERT INTO sync_spaces (space, cursor, published) SELECT '', cursor, published FROM sync_meta;
+ALTER TABLE sync_meta DROP COLUMN cursor;
+ALTER TABLE sync_meta DROP COLUMN published;
+
+CREATE VIEW sync_session_space AS
+    SELECT s.id AS session_id, coalesce(w.sync_scope, '') AS space
+    FROM sessions s LEFT JOIN workspace_settings w ON w.workspace = s.workspace;
+
+DROP TRIGGER sync_session_added;
+DROP TRIGGER sync_session_title;
+DROP TRIGGER sync_session_archived;
+DROP TRIGGER sync_session_model;
+DROP TRIGGER sync_session_state;
+DROP TRIGGER sync_session_usage;
+DROP TRIGGER sync_turn_added;
+DROP TRIGGER sync_turn_changed;
+DROP TRIGGER sync_workspace_added;
+DROP TRIGGER sync_workspace_changed;
+
+CREATE TRIGGER sync_session_added AFTER INSERT ON sessions WHEN (SELECT capture FROM sync_meta) BEGIN
+    INSERT INTO sync_outbox (kind, key, space)
+    SELECT 'session', new.id, space FROM sync_session_space WHERE session_id = new.id AND space != '.';
+END;
+CREATE TRIGGER sync_session_title AFTER UPDATE OF title ON sessions
+WHEN (SELECT capture FROM sync_meta) AND new.title IS NOT old.title BEGIN
+    INSERT INTO sync_outbox (kind, key, field, space)
+    SELECT 'session_field', new.id, 'title', space FROM sync_session_space WHERE session_id = new.id AND space != '.';
+END;
+CREATE TRIGGER sync_session_archived AFTER UPDATE OF is_archived ON sessions
+WHEN (SELECT capture FROM sync_meta) AND new.is_archived IS NOT old.is_archived BEGIN
+    INSERT INTO sync_outbox (kind, key, field, space)
+    SELECT 'session_field', new.id, 'archived', space FROM sync_session_space WHERE session_id = new.id AND space != '.';
+END;
+CREATE TRIGGER sync_session_model AFTER UPDATE OF model ON sessions
+WHEN (SELECT capture FROM sync_meta) AND new.model IS NOT old.model BEGIN
+    INSERT INTO sync_outbox (kind, key, field, space)
+    SELECT 'session_field', new.id, 'model', space FROM sync_session_space WHERE session_id = new.id AND space != '.';
+END;
+CREATE TRIGGER sync_session_state AFTER UPDATE OF session_state ON sessions
+WHEN (SELECT capture FROM sync_meta) AND new.session_state IS NOT old.session_state BEGIN
+    INSERT INTO sync_outbox (kind, key, field, space)
+    SELECT 'session_field', new.id, 'state', space FROM sync_session_space WHERE session_id = new.id AND space != '.';
+END;
+CREATE TRIGGER sync_session_usage AFTER UPDATE OF prompt_tokens, completion_tokens ON sessions
+WHEN (SELECT capture FROM sync_meta)
+    AND (new.prompt_tokens IS NOT old.prompt_tokens OR new.completion_tokens IS NOT old.completion_tokens) BEGIN
+    INSERT INTO sync_outbox (kind, key, field, space)
+    SELECT 'session_field', new.id, 'usage', space FROM sync_session_space WHERE session_id = new.id AND space != '.';
+END;
+CREATE TRIGGER sync_turn_added AFTER INSERT ON turns WHEN (SELECT capture FROM sync_meta) BEGIN
+    INSERT INTO sync_outbox (kind, key, space)
+    SELECT 'turn', new.gid, space FROM sync_session_space WHERE session_id = new.session_id AND space != '.';
+END;
+CREATE TRIGGER sync_turn_changed AFTER UPDATE OF content, status, metadata, tool_calls ON turns
+WHEN (SELECT capture FROM sync_meta) BEGIN
+    INSERT INTO sync_outbox (kind, key, space)
+    SELECT 'turn_update', new.gid, space FROM sync_session_space WHERE session_id = new.session_id AND space != '.';
+END;
+CREATE TRIGGER sync_workspace_added AFTER INSERT ON workspace_settings
+WHEN (SELECT capture FROM sync_meta) AND new.sync_scope != '.' BEGIN
+    INSERT INTO sync_outbox (kind, key, space) VALUES ('workspace', new.workspace, new.sync_scope);
+END;
+CREATE TRIGGER sync_workspace_changed AFTER UPDATE ON workspace_settings
+WHEN (SELECT capture FROM sync_meta) AND new.sync_scope != '.' BEGIN
+    INSERT INTO sync_outbox (kind, key, space) VALUES ('workspace', new.workspace, new.sync_scope);
+END;
+"#;
+
 /// Every migration, in order: `MIGRATIONS[i]` upgrades version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
 
 /// The schema version this build writes.
 pub const LATEST: i64 = MIGRATIONS.len() as i64;

@@ -249,8 +249,9 @@ impl Store {
     pub fn delete_session(&mut self, id: &str) -> Result<()> {
         self.get_session(id)?;
         let tx = self.conn.transaction().context("starting to delete a session")?;
-        if super::sync::enabled(&tx)? {
-            super::sync::queue_delete(&tx, id)?;
+        let space = if super::sync::enabled(&tx)? { super::sync::space_of(&tx, id)? } else { None };
+        if let Some(space) = space {
+            super::sync::queue_delete(&tx, &space, id)?;
         } else {
             delete_in(&tx, id)?;
         }

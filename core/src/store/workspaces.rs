@@ -2,11 +2,11 @@
 //! ([`WorkspaceSettings::unset`]).
 
 use super::Store;
-use crate::error::{Context, Result};
-use crate::WorkspaceSettings;
+use crate::error::{Context, Error, Result};
+use crate::{SyncScope, WorkspaceSettings};
 use rusqlite::{Connection, OptionalExtension, Row};
 
-const COLS: &str = "workspace, orchestrator_dir, manual_approvals, updated_at";
+const COLS: &str = "workspace, orchestrator_dir, manual_approvals, updated_at, sync_scope";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<WorkspaceSettings> {
     Ok(WorkspaceSettings {
@@ -14,18 +14,26 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<WorkspaceSettings> {
         orchestrator_dir: r.get(1)?,
         manual_approvals: r.get(2)?,
         updated_at: r.get(3)?,
+        sync: SyncScope::from_key(&r.get::<_, String>(4)?),
     })
 }
 
-/// Writes `settings` as they are (their `updated_at` included), replacing any row of that workspace.
+/// Writes `settings` as they are (their `updated_at` included) over any row of that workspace (an
+/// update, so sync's triggers see the scope it had).
 pub(super) fn upsert(conn: &Connection, settings: &WorkspaceSettings) -> rusqlite::Result<()> {
     conn.execute(
-        &format!("INSERT OR REPLACE INTO workspace_settings ({COLS}) VALUES (?1, ?2, ?3, ?4)"),
+        &format!(
+            "INSERT INTO workspace_settings ({COLS}) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (workspace) DO UPDATE SET orchestrator_dir = excluded.orchestrator_dir,
+                 manual_approvals = excluded.manual_approvals, updated_at = excluded.updated_at,
+                 sync_scope = excluded.sync_scope"
+        ),
         rusqlite::params![
             settings.workspace,
             settings.orchestrator_dir.trim(),
             settings.manual_approvals,
-            settings.updated_at
+            settings.updated_at,
+            settings.sync.key(),
         ],
     )
     .map(|_| ())
@@ -44,9 +52,27 @@ impl Store {
     }
 
     /// Saves a workspace's settings (the directory trimmed), stamping them with the time of the change.
+    ///
+    /// With sync on, a workspace that moves to another space sends its sessions there whole (they
+    /// stay in the space they were in: other devices there keep them), and the space it leaves is
+    /// told where it went.
     pub fn set_workspace_settings(&mut self, settings: &WorkspaceSettings) -> Result<WorkspaceSettings> {
+        if let SyncScope::Team(name) = &settings.sync {
+            if !crate::valid_space_name(name) {
+                return Err(Error::Invalid(format!(
+                    "a team space is named with 1–64 letters, digits, - and _, not {name:?}"
+                )));
+            }
+        }
         let saved = WorkspaceSettings { updated_at: self.tick(), ..settings.clone() };
-        upsert(&self.conn, &saved).context(format!("saving the settings of workspace {:?}", settings.workspace))?;
+        let what = || format!("saving the settings of workspace {:?}", settings.workspace);
+        let tx = self.conn.transaction().context(what())?;
+        let before = get(&tx, &settings.workspace)?.map(|w| w.sync).unwrap_or_default();
+        upsert(&tx, &saved).context(what())?;
+        if before != saved.sync {
+            super::sync::scope_changed(&tx, &saved.workspace, &before, &saved.sync)?;
+        }
+        tx.commit().context(what())?;
         Ok(WorkspaceSettings { orchestrator_dir: saved.orchestrator_dir.trim().to_owned(), ..saved })
     }
 

@@ -204,7 +204,7 @@ impl Bench {
     /// The sync outbox's next `limit` messages as the worker hands them to the transport: a JSON list
     /// of `{ id, subject, body, seq }` (`seq`: the outbox entry, for `sync_published`).
     pub fn sync_outgoing(&mut self, limit: usize) -> Result<String, JsValue> {
-        let out = self.store_mut()?.sync_outgoing(limit).map_err(js)?;
+        let out = self.store_mut()?.sync_outgoing(&cowork_core::Space::Personal, limit).map_err(js)?;
         let list: Vec<serde_json::Value> = out
             .iter()
             .map(|m| {
@@ -217,7 +217,7 @@ impl Bench {
 
     /// Records that the server acknowledged the outbox up to entry `seq`.
     pub fn sync_published(&mut self, seq: f64) -> Result<(), JsValue> {
-        self.store_mut()?.sync_published(seq as i64).map_err(js)
+        self.store_mut()?.sync_published(&cowork_core::Space::Personal, seq as i64).map_err(js)
     }
 
     /// Applies fetched messages (a JSON list of `{ seq, body }`, as the transport's `fetch` gives them)
@@ -232,13 +232,13 @@ impl Bench {
                 serde_json::from_str(body).map(|msg| (m["seq"].as_i64().unwrap_or(0), msg)).map_err(|e| e.to_string())
             })
             .collect::<Result<Vec<_>, _>>()?;
-        self.store_mut()?.apply_sync_batch(&batch).map_err(js)?;
+        self.store_mut()?.apply_sync_batch(&cowork_core::Space::Personal, &batch).map_err(js)?;
         Ok(now() - t)
     }
 
     /// The stream sequence this archive has applied up to.
     pub fn sync_cursor(&self) -> Result<f64, JsValue> {
-        Ok(self.store()?.sync_cursor().map_err(js)? as f64)
+        Ok(self.store()?.sync_cursor(&cowork_core::Space::Personal).map_err(js)? as f64)
     }
 
     /// Changes waiting in the outbox for the server.

@@ -24,6 +24,48 @@ pub struct SyncSettings {
     pub passphrase: String,
     /// This device's name, shown on conflict forks ("… (on Laptop)").
     pub device_name: String,
+    /// The team spaces this device joined, each with its key (from an invite code).
+    pub teams: Vec<TeamSpace>,
+}
+
+/// A team's space as a member's device knows it: its name on the server and the key its invite code
+/// carried (used as that space's passphrase). Kept with the other settings, in this browser only.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TeamSpace {
+    /// The space's name on the server (the stream `cowork_<name>`).
+    pub name: String,
+    /// Its key: a recovery key made by whoever created the space.
+    pub key: String,
+}
+
+/// What an invite code starts with.
+const INVITE: &str = "cowork-team:";
+
+impl TeamSpace {
+    /// The invite code a member passes on: the space's name and its key, in one line to paste.
+    pub fn invite_code(&self) -> String {
+        format!("{INVITE}{}:{}", self.name, self.key)
+    }
+
+    /// The team space an invite code names (spaces and line breaks around or inside it are ignored,
+    /// the prefix read in any case); the error says what is wrong with it.
+    pub fn from_invite(code: &str) -> Result<TeamSpace, String> {
+        let code: String = code.chars().filter(|c| !c.is_whitespace()).collect();
+        let rest = code
+            .get(..INVITE.len())
+            .filter(|p| p.eq_ignore_ascii_case(INVITE))
+            .map(|_| &code[INVITE.len()..])
+            .ok_or("An invite code starts with “cowork-team:”; ask the team for the whole code.")?;
+        let (name, key) = rest.split_once(':').ok_or("This invite code is cut short: it has no key.")?;
+        let name = name.to_ascii_lowercase();
+        if !cowork_core::valid_space_name(&name) {
+            return Err("This invite code's space name is not valid: ask for the code again.".into());
+        }
+        if key.chars().count() < 8 {
+            return Err("This invite code's key is too short: ask for the whole code again.".into());
+        }
+        Ok(TeamSpace { name, key: key.to_owned() })
+    }
 }
 
 impl SyncSettings {
@@ -42,16 +84,16 @@ impl SyncSettings {
             return Some("Name the space to sync (with a token or a credentials file there is no user name).".into());
         }
         let space = self.space_name();
-        if space.is_empty()
-            || space.len() > 64
-            || !space.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        {
+        if !cowork_core::valid_space_name(&space) {
             return Some(
                 "The space is a name of letters, digits, - and _ (your user name for your own archive).".into(),
             );
         }
         if self.passphrase.chars().count() < 8 {
             return Some("The sync passphrase needs at least 8 characters (or paste your recovery key).".into());
+        }
+        if self.teams.iter().any(|t| t.name == space) {
+            return Some(format!("{space} is this device's own space: it cannot be one of its team spaces too."));
         }
         None
     }
@@ -175,7 +217,28 @@ mod tests {
         check(|s| (s.user.clear(), s.creds = "-----BEGIN NATS USER JWT-----".into(), s.space = "t".into()).2, None);
         check(|s| s.space = "my space".into(), Some("letters, digits"));
         check(|s| s.passphrase = "short".into(), Some("8 characters"));
+        check(|s| s.teams = vec![TeamSpace { name: "acme".into(), key: "7Q2M-0000-ABCD".into() }], None);
+        check(|s| s.teams = vec![TeamSpace { name: "alice".into(), key: "7Q2M-0000-ABCD".into() }], Some("own space"));
         assert_eq!(settings().space_name(), "alice", "the personal space is the user's");
+    }
+
+    #[test]
+    fn an_invite_code_carries_the_space_and_its_key() {
+        let team = TeamSpace { name: "acme".into(), key: "ZZWF-3TQ3-VKAW-XHY0-Q6SA-Q94X-JT7R-H0BT".into() };
+        let code = team.invite_code();
+        assert_eq!(code, "cowork-team:acme:ZZWF-3TQ3-VKAW-XHY0-Q6SA-Q94X-JT7R-H0BT");
+        assert_eq!(TeamSpace::from_invite(&code), Ok(team.clone()));
+        // Pasted from a chat: wrapped, with spaces, the prefix and name in another case.
+        let pasted = "  COWORK-TEAM:Acme:ZZWF-3TQ3-VKAW-XHY0-\n Q6SA-Q94X-JT7R-H0BT \n";
+        assert_eq!(TeamSpace::from_invite(pasted), Ok(team));
+        let refused = |code: &str, word: &str| {
+            let e = TeamSpace::from_invite(code).unwrap_err();
+            assert!(e.contains(word), "{code:?}: {e}");
+        };
+        refused("acme:ZZWF-3TQ3-VKAW", "starts with");
+        refused("cowork-team:acme", "no key");
+        refused("cowork-team:ac.me:ZZWF-3TQ3-VKAW", "space name");
+        refused("cowork-team:acme:ZZWF", "too short");
     }
 
     /// The same keys as `newRecoveryKey` in `web/sync` makes from these bits (worked out there).

@@ -15,6 +15,7 @@ use super::hub::Archive;
 use crate::protocol::{Event, SyncSettings, SyncState};
 use cowork_core::store::sync::SyncMessage;
 use cowork_core::store::Store;
+use cowork_core::Space;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -188,39 +189,12 @@ async fn run_sync(sync: Rc<Sync>, link: Link, settings: SyncSettings, module_url
     };
     let device = if settings.device_name.trim().is_empty() { "this device" } else { settings.device_name.trim() };
     let mut delay = 500;
-    // Connect and open the space; a server that is away is tried again, a refusal waits for the user.
-    let (connection, space) = loop {
+    // Connect and open the spaces; a server that is away is tried again, a refusal waits for the user.
+    let (connection, mut spaces) = loop {
         if !current() {
             return;
         }
-        let opened = async {
-            let connection = call(
-                &module,
-                "connect",
-                &[options(&[
-                    ("url", settings.server_url.trim()),
-                    ("user", settings.user.trim()),
-                    ("pass", &settings.password),
-                    ("token", settings.token.trim()),
-                    ("creds", settings.creds.trim()),
-                    ("name", device),
-                ])],
-            )
-            .await?;
-            let space = call(
-                &module,
-                "openSpace",
-                &[connection.clone(), {
-                    let o = options(&[("space", &settings.space_name()), ("passphrase", &settings.passphrase)]);
-                    let _ = js_sys::Reflect::set(&o, &"create".into(), &true.into());
-                    o
-                }],
-            )
-            .await?;
-            Ok::<_, Failure>((connection, space))
-        }
-        .await;
-        match opened {
+        match open(&module, &settings, device).await {
             Ok(v) => break v,
             Err(f) if f.passing() => {
                 let waiting = waiting(&link).unwrap_or(0);
@@ -264,7 +238,6 @@ async fn run_sync(sync: Rc<Sync>, link: Link, settings: SyncSettings, module_url
             != Some("offline")
     };
     let mut idle = 0u32;
-    let mut read = Read::default();
     while current() {
         if !connected() {
             let waiting = waiting(&link).unwrap_or(0);
@@ -278,14 +251,20 @@ async fn run_sync(sync: Rc<Sync>, link: Link, settings: SyncSettings, module_url
             super::hub::sleep_ms(300).await;
             continue;
         }
-        match round(&link, &space, &mut read).await {
+        let mut result = Ok(false);
+        for space in spaces.iter_mut() {
+            result = match round(&link, space).await {
+                Ok(worked) => result.map(|w| w || worked),
+                Err(f) => Err(f),
+            };
+            if result.is_err() {
+                break;
+            }
+        }
+        match result {
             Ok(worked) => {
-                let status = with_store(&link, |s| s.sync_status().ok()).flatten();
-                if let Some(status) = status {
-                    // Read up to the stream's end as last seen, less what this archive has applied.
-                    let (stream_last, cursor) = (read.stream_last, status.cursor.max(read.last_seq));
-                    let behind = (stream_last - cursor).max(0);
-                    set_state(&sync, &link, SyncState::Synced { waiting: status.waiting, behind, stream_last });
+                if let Some(state) = with_store(&link, |s| synced(s, &spaces)).flatten() {
+                    set_state(&sync, &link, state);
                 }
                 idle = if worked { 0 } else { (idle + 1).min(6) };
             }
@@ -306,11 +285,58 @@ async fn run_sync(sync: Rc<Sync>, link: Link, settings: SyncSettings, module_url
         let _ = unsubscribe.call0(&JsValue::NULL);
     }
     drop(on_status);
-    let _ = call(&space, "close", &[]).await;
+    for space in &spaces {
+        let _ = call(&space.handle, "close", &[]).await;
+    }
     let _ = call(&connection, "close", &[]).await;
 }
 
-/// How far the transport has read the space: the sequence read up to (set-up messages and chunks
+/// Connects and opens this device's spaces: its own, then each team space it joined. A team's
+/// refusal names the team (the user may leave it in Settings → Sync).
+async fn open(module: &JsValue, settings: &SyncSettings, device: &str) -> Result<(JsValue, Vec<Opened>), Failure> {
+    let connection = call(
+        module,
+        "connect",
+        &[options(&[
+            ("url", settings.server_url.trim()),
+            ("user", settings.user.trim()),
+            ("pass", &settings.password),
+            ("token", settings.token.trim()),
+            ("creds", settings.creds.trim()),
+            ("name", device),
+        ])],
+    )
+    .await?;
+    let own = (Space::Personal, settings.space_name(), settings.passphrase.clone());
+    let teams = settings.teams.iter().map(|t| (Space::Team(t.name.clone()), t.name.clone(), t.key.clone()));
+    let mut spaces = Vec::new();
+    for (space, name, passphrase) in std::iter::once(own).chain(teams) {
+        let o = options(&[("space", &name), ("passphrase", &passphrase)]);
+        let _ = js_sys::Reflect::set(&o, &"create".into(), &true.into());
+        let handle = match call(module, "openSpace", &[connection.clone(), o]).await {
+            Ok(handle) => handle,
+            Err(f) if matches!(space, Space::Team(_)) && !f.passing() => {
+                let message = format!(
+                    "Team space {name}: {} (Settings → Sync: leave it, or ask for a new invite code.)",
+                    f.message
+                );
+                return Err(Failure { message, ..f });
+            }
+            Err(f) => return Err(f),
+        };
+        spaces.push(Opened { space, handle, read: Read::default() });
+    }
+    Ok((connection, spaces))
+}
+
+/// One open space: the archive's name for it, the module's handle, and how far it was read.
+struct Opened {
+    space: Space,
+    handle: JsValue,
+    read: Read,
+}
+
+/// How far the transport has read a space: the sequence read up to (set-up messages and chunks
 /// included, which the archive's cursor skips) and the stream's last when the read began.
 #[derive(Default)]
 struct Read {
@@ -318,11 +344,26 @@ struct Read {
     stream_last: i64,
 }
 
-/// One round: publish what waits, apply what arrived. Whether anything was done.
-async fn round(link: &Link, space: &JsValue, read: &mut Read) -> Result<bool, Failure> {
+/// Where sync stands after a round: what waits here, and how far the spaces are read (a first sync's
+/// progress counts every space).
+fn synced(store: &Store, spaces: &[Opened]) -> Option<SyncState> {
+    let waiting = store.sync_status().ok()?.waiting;
+    let (mut behind, mut stream_last) = (0, 0);
+    for s in spaces {
+        let cursor = store.sync_cursor(&s.space).ok()?.max(s.read.last_seq);
+        behind += (s.read.stream_last - cursor).max(0);
+        stream_last += s.read.stream_last;
+    }
+    Some(SyncState::Synced { waiting, behind, stream_last })
+}
+
+/// One round in one space: publish what waits, apply what arrived. Whether anything was done.
+async fn round(link: &Link, opened: &mut Opened) -> Result<bool, Failure> {
+    let Opened { space: which, handle: space, read } = opened;
+    let which = &*which;
     let mut worked = false;
     let store_error = |e: cowork_core::Error| Failure { kind: "invalid".into(), message: format!("The archive: {e}") };
-    if let Some(out) = with_store(link, |s| s.sync_outgoing(BATCH)) {
+    if let Some(out) = with_store(link, |s| s.sync_outgoing(which, BATCH)) {
         let out = out.map_err(store_error)?;
         if !out.is_empty() {
             let list: js_sys::Array = out
@@ -335,12 +376,12 @@ async fn round(link: &Link, space: &JsValue, read: &mut Read) -> Result<bool, Fa
             let acked = call(space, "publish", &[list.into()]).await?.as_f64().unwrap_or(0.0) as usize;
             if acked > 0 {
                 let seq = out[acked.min(out.len()) - 1].seq;
-                with_store(link, |s| s.sync_published(seq)).transpose().map_err(store_error)?;
+                with_store(link, |s| s.sync_published(which, seq)).transpose().map_err(store_error)?;
                 worked = true;
             }
         }
     }
-    let Some(cursor) = with_store(link, |s| s.sync_cursor()).transpose().map_err(store_error)? else {
+    let Some(cursor) = with_store(link, |s| s.sync_cursor(which)).transpose().map_err(store_error)? else {
         return Ok(worked);
     };
     let after = cursor.max(read.last_seq);
@@ -369,7 +410,7 @@ async fn round(link: &Link, space: &JsValue, read: &mut Read) -> Result<bool, Fa
         return Ok(worked);
     }
     let Some(applied) = with_store(link, |s| {
-        let applied = s.apply_sync_batch(&batch)?;
+        let applied = s.apply_sync_batch(which, &batch)?;
         let turns = s.turns_by_gid(&applied.turns)?;
         Ok::<_, cowork_core::Error>((applied, turns))
     }) else {

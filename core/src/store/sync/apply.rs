@@ -21,26 +21,29 @@ use crate::error::{Context, Error, Result};
 use crate::store::rows::{self, TurnRow};
 use crate::store::sessions::{clip_title, delete_in};
 use crate::store::Store;
+use crate::Space;
 use base64::Engine as _;
 use rusqlite::{params, Connection, TransactionBehavior};
 
 impl Store {
-    /// Applies the stream's message at sequence `stream_seq` (see [`Store::apply_sync_batch`]).
-    pub fn apply_sync(&mut self, stream_seq: i64, msg: &SyncMessage) -> Result<Applied> {
-        self.apply_sync_batch(&[(stream_seq, msg.clone())])
+    /// Applies the message at sequence `stream_seq` of `space`'s stream (see [`Store::apply_sync_batch`]).
+    pub fn apply_sync(&mut self, space: &Space, stream_seq: i64, msg: &SyncMessage) -> Result<Applied> {
+        self.apply_sync_batch(space, &[(stream_seq, msg.clone())])
     }
 
-    /// Applies the stream's messages `(sequence, message)`, in order, in one transaction: a
-    /// sequence at or below the cursor is skipped, and the cursor is saved with the changes. This
-    /// device's own messages only confirm (they leave the outbox). Returns what changed.
-    pub fn apply_sync_batch(&mut self, batch: &[(i64, SyncMessage)]) -> Result<Applied> {
+    /// Applies `space`'s stream messages `(sequence, message)`, in order, in one transaction: a
+    /// sequence at or below the space's cursor is skipped, and the cursor is saved with the changes.
+    /// This device's own messages only confirm (they leave the outbox). Returns what changed.
+    ///
+    /// Each space is a stream of its own with its own order; a session belongs to one space at a
+    /// time (its workspace's), so only this space's pending changes are lifted and placed again.
+    pub fn apply_sync_batch(&mut self, space: &Space, batch: &[(i64, SyncMessage)]) -> Result<Applied> {
         let me = device(&self.conn)?.ok_or_else(|| Error::Invalid("sync is not enabled on this archive".into()))?;
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .context("starting to apply synced changes")?;
-        let mut cursor: i64 =
-            tx.query_row("SELECT cursor FROM sync_meta", [], |r| r.get(0)).context("reading the sync cursor")?;
+        let mut cursor = super::mark(&tx, space, "cursor")?;
         let fresh: Vec<&(i64, SyncMessage)> = batch.iter().filter(|(seq, _)| *seq > cursor).collect();
         if fresh.is_empty() {
             return Ok(Applied::default());
@@ -51,22 +54,22 @@ impl Store {
         // them in place. A device sending its whole archive reads it back in batches, and lifting every
         // still-unconfirmed turn for each would take time quadratic in the archive.
         let reorders = |m: &SyncMessage| m.device_id != me.id || matches!(m.change, Change::SessionDeleted { .. });
-        let lift = fresh.iter().any(|(_, m)| reorders(m)) && rebase::pending_any(&tx)?;
-        let mut lifted = if lift { Some(rebase::lift(&tx)?) } else { None };
+        let lift = fresh.iter().any(|(_, m)| reorders(m)) && rebase::pending_any(&tx, space)?;
+        let mut lifted = if lift { Some(rebase::lift(&tx, space)?) } else { None };
         let mut applied = Applied::default();
         for (seq, msg) in fresh {
             if msg.device_id == me.id {
                 if let Some(l) = lifted.as_mut() {
-                    rebase::replay(&tx, &me, l, msg.seq)?;
+                    rebase::replay(&tx, space, &me, l, msg.seq)?;
                 }
-                tx.execute("DELETE FROM sync_outbox WHERE seq <= ?1", [msg.seq])
+                tx.execute("DELETE FROM sync_outbox WHERE seq <= ?1 AND space = ?2", params![msg.seq, space.key()])
                     .context("confirming our own changes")?;
                 // Our delete is carried out where the stream ordered it, as on every other device.
                 if let Change::SessionDeleted { session_id } = &msg.change {
                     delete_session(&tx, session_id)?;
                 }
             } else {
-                apply_change(&tx, msg)?;
+                apply_change(&tx, space, msg)?;
                 applied.changes += 1;
                 match &msg.change {
                     Change::TurnAdded(t) => applied.turns.push(t.gid.clone()),
@@ -77,10 +80,16 @@ impl Store {
             cursor = *seq;
         }
         if let Some(mut l) = lifted {
-            rebase::replay(&tx, &me, &mut l, i64::MAX)?;
+            rebase::replay(&tx, space, &me, &mut l, i64::MAX)?;
             rebase::finish(&tx, l)?;
         }
-        tx.execute("UPDATE sync_meta SET capture = 1, cursor = ?1", [cursor]).context("saving the sync cursor")?;
+        set_capture(&tx, true)?;
+        tx.execute(
+            "INSERT INTO sync_spaces (space, cursor) VALUES (?1, ?2)
+             ON CONFLICT (space) DO UPDATE SET cursor = excluded.cursor",
+            params![space.key(), cursor],
+        )
+        .context("saving the sync cursor")?;
         tx.commit().context("committing synced changes")?;
         Ok(applied)
     }
@@ -109,15 +118,15 @@ pub struct Applied {
     pub deleted: Vec<String>,
 }
 
-fn apply_change(conn: &Connection, msg: &SyncMessage) -> Result<()> {
+fn apply_change(conn: &Connection, space: &Space, msg: &SyncMessage) -> Result<()> {
     match &msg.change {
         Change::SessionCreated(rec) => create_session(conn, rec),
-        Change::SessionField { session_id, field } => set_field(conn, session_id, field),
+        Change::SessionField { session_id, field } => set_field(conn, space, session_id, field),
         Change::SessionDeleted { session_id } => delete_session(conn, session_id),
         Change::TurnAdded(rec) => add_turn(conn, msg, rec),
-        Change::TurnUpdated(u) => update_turn(conn, u),
+        Change::TurnUpdated(u) => update_turn(conn, space, u),
         Change::Workspace(ws) => {
-            if !pending(conn, "workspace", &ws.workspace, "")? {
+            if !pending(conn, space, "workspace", &ws.workspace, "")? {
                 crate::store::workspaces::upsert(conn, ws).context("saving synced workspace settings")?;
             }
             Ok(())
@@ -184,8 +193,8 @@ pub(super) fn fork_point(
     })
 }
 
-fn set_field(conn: &Connection, session_id: &str, field: &SessionField) -> Result<()> {
-    if !exists(conn, session_id)? || pending(conn, "session_field", session_id, field.name())? {
+fn set_field(conn: &Connection, space: &Space, session_id: &str, field: &SessionField) -> Result<()> {
+    if !exists(conn, session_id)? || pending(conn, space, "session_field", session_id, field.name())? {
         return Ok(());
     }
     write_field(conn, session_id, field)
@@ -298,8 +307,8 @@ fn insert(conn: &Connection, session_id: &str, number: i64, rec: &TurnRecord) ->
     Ok(())
 }
 
-fn update_turn(conn: &Connection, u: &TurnUpdate) -> Result<()> {
-    if pending(conn, "turn_update", &u.gid, "")? {
+fn update_turn(conn: &Connection, space: &Space, u: &TurnUpdate) -> Result<()> {
+    if pending(conn, space, "turn_update", &u.gid, "")? {
         return Ok(());
     }
     conn.execute(

@@ -28,6 +28,7 @@ pub use message::{
 
 use super::Store;
 use crate::error::{Context, Result};
+use crate::{Space, SyncScope};
 use rusqlite::{params, Connection, OptionalExtension};
 
 /// This archive's identity in its space's stream.
@@ -67,17 +68,8 @@ impl Store {
             let id = uuid::Uuid::now_v7().to_string();
             tx.execute("INSERT INTO sync_meta (id, device_id, device_name) VALUES (1, ?1, ?2)", params![id, name])
                 .context("enabling sync")?;
-            tx.execute_batch(
-                "INSERT INTO sync_outbox (kind, key)
-                 SELECT kind, key FROM (
-                     SELECT s.rowid AS r, 0 AS o, 0 AS n, 'session' AS kind, s.id AS key FROM sessions s
-                     UNION ALL
-                     SELECT s.rowid, 1, t.turn_number, 'turn', t.gid FROM turns t JOIN sessions s ON s.id = t.session_id
-                 ) ORDER BY r, o, n;
-                 INSERT INTO sync_outbox (kind, key) SELECT 'workspace', workspace FROM workspace_settings
-                 ORDER BY workspace;",
-            )
-            .context("queueing the archive for its first sync")?;
+            tx.execute("INSERT INTO sync_spaces (space) VALUES ('')", []).context("enabling sync")?;
+            queue_whole(&tx, None).context("queueing the archive for its first sync")?;
         }
         let device = device(&tx)?.expect("the row was just written");
         tx.commit().context("enabling sync")?;
@@ -89,39 +81,43 @@ impl Store {
         device(&self.conn)
     }
 
-    /// What waits to be published and confirmed, and the stream cursor.
+    /// What waits to be published and confirmed (in every space), and the personal space's cursor.
     pub fn sync_status(&self) -> Result<SyncStatus> {
         let Some(device) = device(&self.conn)? else { return Ok(SyncStatus::default()) };
-        let (published, cursor): (i64, i64) = self
-            .conn
-            .query_row("SELECT published, cursor FROM sync_meta", [], |r| Ok((r.get(0)?, r.get(1)?)))
-            .context("reading the sync status")?;
-        let count = |sql: &str| -> Result<i64> {
-            self.conn.query_row(sql, [published], |r| r.get(0)).context("counting the sync outbox")
+        let count = |cmp: &str| -> Result<i64> {
+            self.conn
+                .query_row(
+                    &format!(
+                        "SELECT count(*) FROM sync_outbox o LEFT JOIN sync_spaces p ON p.space = o.space
+                         WHERE o.seq {cmp} coalesce(p.published, 0)"
+                    ),
+                    [],
+                    |r| r.get(0),
+                )
+                .context("counting the sync outbox")
         };
         Ok(SyncStatus {
             device: Some(device),
-            waiting: count("SELECT count(*) FROM sync_outbox WHERE seq > ?1")?,
-            unconfirmed: count("SELECT count(*) FROM sync_outbox WHERE seq <= ?1")?,
-            cursor,
+            waiting: count(">")?,
+            unconfirmed: count("<=")?,
+            cursor: self.sync_cursor(&Space::Personal)?,
         })
     }
 
-    /// The last stream sequence applied (0: none).
-    pub fn sync_cursor(&self) -> Result<i64> {
-        Ok(self
-            .conn
-            .query_row("SELECT cursor FROM sync_meta", [], |r| r.get(0))
-            .optional()
-            .context("reading the sync cursor")?
-            .unwrap_or(0))
+    /// The last sequence of `space`'s stream applied here (0: none).
+    pub fn sync_cursor(&self, space: &Space) -> Result<i64> {
+        mark(&self.conn, space, "cursor")
     }
 
-    /// Records that the server acknowledged every message up to outbox sequence `seq`: they are not
-    /// published again (they stay pending until the stream brings them back).
-    pub fn sync_published(&mut self, seq: i64) -> Result<()> {
+    /// Records that the server acknowledged every message of `space` up to outbox sequence `seq`:
+    /// they are not published again (they stay pending until the stream brings them back).
+    pub fn sync_published(&mut self, space: &Space, seq: i64) -> Result<()> {
         self.conn
-            .execute("UPDATE sync_meta SET published = max(published, ?1)", [seq])
+            .execute(
+                "INSERT INTO sync_spaces (space, published) VALUES (?1, ?2)
+                 ON CONFLICT (space) DO UPDATE SET published = max(published, excluded.published)",
+                params![space.key(), seq],
+            )
             .context("recording what the server acknowledged")
             .map(|_| ())
     }
@@ -131,10 +127,89 @@ impl Store {
     /// lost its store, or a new space.
     pub fn sync_republish(&mut self) -> Result<()> {
         self.conn
-            .execute("UPDATE sync_meta SET published = 0", [])
+            .execute("UPDATE sync_spaces SET published = 0", [])
             .context("queueing pending changes again")
             .map(|_| ())
     }
+
+    /// The spaces this archive has changes for or has read from: the personal one and every team
+    /// space a workspace syncs to (whether or not this device has joined it yet).
+    pub fn sync_spaces(&self) -> Result<Vec<Space>> {
+        let keys: Vec<String> = self
+            .conn
+            .prepare(
+                "SELECT space FROM sync_spaces UNION SELECT DISTINCT space FROM sync_outbox
+                 UNION SELECT sync_scope FROM workspace_settings WHERE sync_scope != '.' ORDER BY 1",
+            )
+            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+            .context("listing the sync spaces")?;
+        Ok(keys.into_iter().filter_map(|k| SyncScope::from_key(&k).space()).collect())
+    }
+}
+
+/// A space's `cursor` or `published` mark (0 before anything).
+fn mark(conn: &Connection, space: &Space, column: &str) -> Result<i64> {
+    Ok(conn
+        .prepare_cached(&format!("SELECT {column} FROM sync_spaces WHERE space = ?1"))
+        .and_then(|mut s| s.query_row([space.key()], |r| r.get(0)).optional())
+        .context("reading where sync stands")?
+        .unwrap_or(0))
+}
+
+/// Queues sessions (parents before their forks, each before its turns) and workspace settings for
+/// their spaces: the whole archive, or only `workspace` (which moved to another space). This-device
+/// workspaces are left out.
+fn queue_whole(conn: &Connection, workspace: Option<&str>) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO sync_outbox (kind, key, space)
+         SELECT kind, key, space FROM (
+             SELECT s.rowid AS r, 0 AS o, 0 AS n, 'session' AS kind, s.id AS key, v.space FROM sessions s
+                 JOIN sync_session_space v ON v.session_id = s.id WHERE ?1 IS NULL OR s.workspace = ?1
+             UNION ALL
+             SELECT s.rowid, 1, t.turn_number, 'turn', t.gid, v.space FROM turns t JOIN sessions s ON s.id = t.session_id
+                 JOIN sync_session_space v ON v.session_id = s.id WHERE ?1 IS NULL OR s.workspace = ?1
+         ) WHERE space != '.' ORDER BY r, o, n",
+        [workspace],
+    )?;
+    if workspace.is_none() {
+        conn.execute(
+            "INSERT INTO sync_outbox (kind, key, space) SELECT 'workspace', workspace, sync_scope
+             FROM workspace_settings WHERE sync_scope != '.' ORDER BY workspace",
+            [],
+        )?;
+    }
+    Ok(())
+}
+
+/// A workspace's scope changed from `before` to `now` (its settings row already says `now`, and
+/// the trigger queued the settings for the new space): with sync on, its sessions are sent there
+/// whole, and the space it left learns where it went (unless it went to this device only).
+pub(in crate::store) fn scope_changed(
+    conn: &Connection,
+    workspace: &str,
+    before: &SyncScope,
+    now: &SyncScope,
+) -> Result<()> {
+    if !enabled(conn)? || !capturing(conn)? {
+        return Ok(());
+    }
+    // A workspace kept to this device is nobody else's business: not even its name goes out.
+    if now.space().is_none() {
+        return Ok(());
+    }
+    queue_whole(conn, Some(workspace)).context(format!("sending workspace {workspace:?} to its new space"))?;
+    if let Some(old) = before.space() {
+        conn.execute(
+            "INSERT INTO sync_outbox (kind, key, space) VALUES ('workspace', ?1, ?2)",
+            params![workspace, old.key()],
+        )
+        .context(format!("telling the old space where workspace {workspace:?} went"))?;
+    }
+    Ok(())
+}
+
+fn capturing(conn: &Connection) -> Result<bool> {
+    conn.query_row("SELECT capture FROM sync_meta", [], |r| r.get(0)).context("reading whether sync captures")
 }
 
 fn device(conn: &Connection) -> Result<Option<SyncDevice>> {
@@ -145,11 +220,14 @@ fn device(conn: &Connection) -> Result<Option<SyncDevice>> {
     .context("reading this device's sync identity")
 }
 
-/// Whether this device has a change of `kind`/`key`/`field` the stream has not brought back yet.
-fn pending(conn: &Connection, kind: &str, key: &str, field: &str) -> Result<bool> {
-    conn.prepare_cached("SELECT EXISTS (SELECT 1 FROM sync_outbox WHERE kind = ?1 AND key = ?2 AND field = ?3)")
-        .and_then(|mut s| s.query_row(params![kind, key, field], |r| r.get(0)))
-        .context("looking for a pending change")
+/// Whether this device has a change of `kind`/`key`/`field` for `space` that its stream has not
+/// brought back yet.
+fn pending(conn: &Connection, space: &Space, kind: &str, key: &str, field: &str) -> Result<bool> {
+    conn.prepare_cached(
+        "SELECT EXISTS (SELECT 1 FROM sync_outbox WHERE kind = ?1 AND key = ?2 AND field = ?3 AND space = ?4)",
+    )
+    .and_then(|mut s| s.query_row(params![kind, key, field, space.key()], |r| r.get(0)))
+    .context("looking for a pending change")
 }
 
 /// Whether sync is enabled on this archive.
@@ -162,10 +240,25 @@ pub(super) fn deleting_any(conn: &Connection) -> Result<bool> {
     conn.query_row("SELECT EXISTS (SELECT 1 FROM sync_deleting)", [], |r| r.get(0)).context("reading pending deletes")
 }
 
-/// Queues the delete of `session_id`: hidden now, deleted when the stream brings the delete back.
-pub(super) fn queue_delete(conn: &Connection, session_id: &str) -> Result<()> {
+/// The space `session_id`'s changes go to; `None` when its workspace stays on this device.
+pub(super) fn space_of(conn: &Connection, session_id: &str) -> Result<Option<Space>> {
+    let key: Option<String> = conn
+        .prepare_cached("SELECT space FROM sync_session_space WHERE session_id = ?1")
+        .and_then(|mut s| s.query_row([session_id], |r| r.get(0)).optional())
+        .context("reading where a session syncs")?;
+    Ok(key.and_then(|k| SyncScope::from_key(&k).space()))
+}
+
+/// Queues the delete of `session_id` in `space`: hidden now, deleted when the stream brings the
+/// delete back.
+pub(super) fn queue_delete(conn: &Connection, space: &Space, session_id: &str) -> Result<()> {
     conn.execute("INSERT OR IGNORE INTO sync_deleting (session_id) VALUES (?1)", [session_id])
-        .and_then(|_| conn.execute("INSERT INTO sync_outbox (kind, key) VALUES ('session_deleted', ?1)", [session_id]))
+        .and_then(|_| {
+            conn.execute(
+                "INSERT INTO sync_outbox (kind, key, space) VALUES ('session_deleted', ?1, ?2)",
+                params![session_id, space.key()],
+            )
+        })
         .context(format!("deleting session {session_id}"))
         .map(|_| ())
 }

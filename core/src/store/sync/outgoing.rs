@@ -5,11 +5,11 @@
 use super::message::{
     AttachmentRecord, Change, SessionField, SessionRecord, SyncMessage, ToolExecutionRecord, TurnRecord, TurnUpdate,
 };
-use super::{device, SyncDevice};
+use super::{device, mark, SyncDevice};
 use crate::error::{Context, Error, Result};
 use crate::store::rows::{self, session_from_row, turn_from_row, SESSION_COLS, TURN_COLS};
 use crate::store::Store;
-use crate::{Approval, Attachment};
+use crate::{Approval, Attachment, Space};
 use base64::Engine as _;
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -19,21 +19,20 @@ struct Entry {
     kind: String,
     key: String,
     field: String,
+    space: String,
 }
 
 impl Store {
-    /// The next messages to publish (at most `limit`), in outbox order, after the last one the server
-    /// acknowledged. An entry a later entry supersedes (the same row and field) is skipped, and one
-    /// whose row is gone (its session was deleted here) is dropped: the delete's own message follows.
-    pub fn sync_outgoing(&mut self, limit: usize) -> Result<Vec<SyncMessage>> {
+    /// The next messages to publish to `space` (at most `limit`), in outbox order, after the last one
+    /// the server acknowledged. An entry a later entry supersedes (the same row and field, for the
+    /// same space) is skipped, and one whose row is gone (its session was deleted here) is dropped:
+    /// the delete's own message follows.
+    pub fn sync_outgoing(&mut self, space: &Space, limit: usize) -> Result<Vec<SyncMessage>> {
         let me = device(&self.conn)?.ok_or_else(|| Error::Invalid("sync is not enabled on this archive".into()))?;
         let mut out = Vec::new();
-        let mut after: i64 = self
-            .conn
-            .query_row("SELECT published FROM sync_meta", [], |r| r.get(0))
-            .context("reading the sync outbox")?;
+        let mut after = mark(&self.conn, space, "published")?;
         while out.len() < limit {
-            let entries = entries_after(&self.conn, after, 200)?;
+            let entries = entries_after(&self.conn, space, after, 200)?;
             let Some(last) = entries.last() else { break };
             after = last.seq;
             for e in entries {
@@ -61,15 +60,17 @@ fn message(me: &SyncDevice, seq: i64, change: Change) -> SyncMessage {
     SyncMessage { id: format!("{}:{seq}", me.id), device_id: me.id.clone(), device_name: me.name.clone(), seq, change }
 }
 
-fn entries_after(conn: &Connection, after: i64, limit: i64) -> Result<Vec<Entry>> {
-    conn.prepare_cached("SELECT seq, kind, key, field FROM sync_outbox WHERE seq > ?1 ORDER BY seq LIMIT ?2")
-        .and_then(|mut s| {
-            s.query_map(params![after, limit], |r| {
-                Ok(Entry { seq: r.get(0)?, kind: r.get(1)?, key: r.get(2)?, field: r.get(3)? })
-            })?
-            .collect()
-        })
-        .context("reading the sync outbox")
+fn entries_after(conn: &Connection, space: &Space, after: i64, limit: i64) -> Result<Vec<Entry>> {
+    conn.prepare_cached(
+        "SELECT seq, kind, key, field, space FROM sync_outbox WHERE space = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+    )
+    .and_then(|mut s| {
+        s.query_map(params![space.key(), after, limit], |r| {
+            Ok(Entry { seq: r.get(0)?, kind: r.get(1)?, key: r.get(2)?, field: r.get(3)?, space: r.get(4)? })
+        })?
+        .collect()
+    })
+    .context("reading the sync outbox")
 }
 
 /// Whether a later entry carries the same row's field (its message will hold the newer state).
@@ -79,9 +80,10 @@ fn superseded(conn: &Connection, e: &Entry) -> Result<bool> {
         return Ok(false);
     }
     conn.prepare_cached(
-        "SELECT EXISTS (SELECT 1 FROM sync_outbox WHERE kind = ?1 AND key = ?2 AND field = ?3 AND seq > ?4)",
+        "SELECT EXISTS (SELECT 1 FROM sync_outbox
+         WHERE kind = ?1 AND key = ?2 AND field = ?3 AND seq > ?4 AND space = ?5)",
     )
-    .and_then(|mut s| s.query_row(params![e.kind, e.key, e.field, e.seq], |r| r.get(0)))
+    .and_then(|mut s| s.query_row(params![e.kind, e.key, e.field, e.seq, e.space], |r| r.get(0)))
     .context("reading the sync outbox")
 }
 

@@ -10,6 +10,7 @@ use super::{pending, SessionField, SyncDevice};
 use crate::error::{Context, Error, Result};
 use crate::store::rows;
 use crate::store::sessions::clip_title;
+use crate::Space;
 use rusqlite::{params, Connection};
 use std::collections::HashMap;
 
@@ -33,20 +34,26 @@ pub(super) struct Lifted {
     made: Vec<(String, Vec<SessionField>)>,
 }
 
-/// Whether this device has turns or sessions the stream has not ordered yet.
-pub(super) fn pending_any(conn: &Connection) -> Result<bool> {
-    conn.query_row("SELECT EXISTS (SELECT 1 FROM sync_outbox WHERE kind IN ('turn', 'session'))", [], |r| r.get(0))
-        .context("looking for unsynced changes")
+/// Whether this device has turns or sessions for `space` its stream has not ordered yet.
+pub(super) fn pending_any(conn: &Connection, space: &Space) -> Result<bool> {
+    conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sync_outbox WHERE kind IN ('turn', 'session') AND space = ?1)",
+        [space.key()],
+        |r| r.get(0),
+    )
+    .context("looking for unsynced changes")
 }
 
-pub(super) fn lift(conn: &Connection) -> Result<Lifted> {
+/// Lifts out this device's changes for `space` that its stream has not ordered yet.
+pub(super) fn lift(conn: &Connection, space: &Space) -> Result<Lifted> {
     let mut lifted = Lifted::default();
     let forks: Vec<(String, String, i64)> = conn
         .prepare_cached(
             "SELECT s.id, s.parent_session_id, s.fork_turn FROM sessions s
-             JOIN sync_outbox o ON o.kind = 'session' AND o.key = s.id WHERE s.parent_session_id IS NOT NULL",
+             JOIN sync_outbox o ON o.kind = 'session' AND o.key = s.id AND o.space = ?1
+             WHERE s.parent_session_id IS NOT NULL",
         )
-        .and_then(|mut s| s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect())
+        .and_then(|mut s| s.query_map([space.key()], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect())
         .context("finding this device's unsynced forks")?;
     for (id, parent, k) in forks {
         let gid = rows::gid_at(conn, &parent, k).context("reading where a fork starts")?;
@@ -61,9 +68,12 @@ pub(super) fn lift(conn: &Connection) -> Result<Lifted> {
     let turns: Vec<(i64, String, String, String, i64)> = conn
         .prepare_cached(
             "SELECT t.id, t.gid, t.session_id, s.workspace, o.seq FROM turns t
-             JOIN sessions s ON s.id = t.session_id JOIN sync_outbox o ON o.kind = 'turn' AND o.key = t.gid",
+             JOIN sessions s ON s.id = t.session_id
+             JOIN sync_outbox o ON o.kind = 'turn' AND o.key = t.gid AND o.space = ?1",
         )
-        .and_then(|mut s| s.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?.collect())
+        .and_then(|mut s| {
+            s.query_map([space.key()], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?.collect()
+        })
         .context("finding this device's unsynced turns")?;
     let mut sources: Vec<String> = Vec::new();
     for (id, gid, session, workspace, seq) in turns {
@@ -94,7 +104,7 @@ pub(super) fn lift(conn: &Connection) -> Result<Lifted> {
     for id in made {
         let mut changed = Vec::new();
         for field in ["title", "archived", "model", "state", "usage"] {
-            if pending(conn, "session_field", &id, field)? {
+            if pending(conn, space, "session_field", &id, field)? {
                 changed.extend(super::outgoing::session_field(conn, &id, field)?);
             }
         }
@@ -104,13 +114,14 @@ pub(super) fn lift(conn: &Connection) -> Result<Lifted> {
     Ok(lifted)
 }
 
-/// Places again the lifted changes up to outbox sequence `upto`, in outbox order.
-pub(super) fn replay(conn: &Connection, me: &SyncDevice, lifted: &mut Lifted, upto: i64) -> Result<()> {
+/// Places again the lifted changes for `space` up to outbox sequence `upto`, in outbox order.
+pub(super) fn replay(conn: &Connection, space: &Space, me: &SyncDevice, lifted: &mut Lifted, upto: i64) -> Result<()> {
     let entries: Vec<(String, String)> = conn
         .prepare_cached(
-            "SELECT kind, key FROM sync_outbox WHERE kind IN ('session', 'turn') AND seq <= ?1 ORDER BY seq",
+            "SELECT kind, key FROM sync_outbox
+             WHERE kind IN ('session', 'turn') AND seq <= ?1 AND space = ?2 ORDER BY seq",
         )
-        .and_then(|mut s| s.query_map([upto], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
+        .and_then(|mut s| s.query_map(params![upto, space.key()], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
         .context("reading unsynced changes")?;
     for (kind, key) in entries {
         if kind == "session" {
