@@ -3,7 +3,7 @@
 # users alice, bob and carol). Used by web/sync's tests, the end-to-end tests and by hand:
 #   scripts/nats.sh start DIR   starts it on free ports (the same ones again when DIR had a server
 #                               before), with its store in DIR/store; waits until it is ready; makes the
-#                               streams of the spaces in COWORK_NATS_SPACES (default: alice bob team1)
+#                               streams of the spaces in COWORK_NATS_SPACES (default: alice bob team1 acme)
 #                               as that config's administrator would; prints and writes DIR/env
 #                               (NATS_URL, NATS_WS_URL, NATS_PID, NATS_STORE)
 #   scripts/nats.sh stop DIR    stops it (TERM, then KILL after 10 s)
@@ -66,7 +66,7 @@ case "$cmd" in
       echo "NATS_WS_URL=$ws_url"
       echo "NATS_PID=$(cat "$dir/nats.pid")"
       echo "NATS_STORE=$dir/store"; } >"$dir/env"
-    spaces="${COWORK_NATS_SPACES-alice bob team1}"
+    spaces="${COWORK_NATS_SPACES-alice bob team1 acme}"
     if [ -n "$spaces" ]; then
       # shellcheck disable=SC2086 # one argument per space
       if ! (cd "$ROOT/web/sync" && timeout 30 node support/provision.mjs "$ws_url" $spaces) >&2; then

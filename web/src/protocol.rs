@@ -148,8 +148,11 @@ pub struct Request {
 }
 
 /// A successful answer, one variant per kind of result.
+///
+/// Externally tagged (`{"sessions":{…}}`), as is [`WorkerMessage`]: serde reads an internal
+/// tag by buffering the whole message first, code that cost the app's wasm tens of KB.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "reply", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum Reply {
     /// The archive's counts and size ([`Op::Stats`]).
     Stats {
@@ -262,9 +265,9 @@ pub enum Reply {
     },
 }
 
-/// A message from the worker.
+/// A message from the worker (externally tagged, like [`Reply`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum WorkerMessage {
     /// The archive is open: the UI may send requests now (sent once, first).
     Ready(ReadyInfo),
@@ -410,8 +413,10 @@ mod tests {
         // Events as pages see them: an error keeps its message field and gains its kind.
         let error = WorkerMessage::Event { id: 3, event: Event::Error(full) };
         assert_eq!(serde_json::from_str::<WorkerMessage>(&error.to_json()).unwrap(), error);
-        let json = serde_json::to_value(Event::Error(Problem::new(ErrorKind::Auth, "bad key"))).unwrap();
+        let json = Event::Error(Problem::new(ErrorKind::Auth, "bad key")).page_json();
         assert_eq!(json, serde_json::json!({"event": "error", "kind": "auth", "message": "bad key"}));
+        let delta = Event::Delta { session_id: "s".into(), turn_number: 2, text: "Hi".into() }.page_json();
+        assert_eq!(delta, serde_json::json!({"event": "delta", "session_id": "s", "turn_number": 2, "text": "Hi"}));
     }
 
     #[test]

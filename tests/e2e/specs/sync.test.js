@@ -327,3 +327,93 @@ test('a team space shared by two people; wrong credentials and another\'s space 
     await Promise.all([laptop.close(), bobs.close(), tablet.close()]);
   }
 });
+
+/** A JSON Lines archive of one session in `workspace` with one user turn (core/src/store/jsonl.rs). */
+function oneSessionArchive(workspace, text) {
+  const id = `${workspace}-session-1`;
+  const at = Date.now() - 60_000;
+  return [
+    { type: 'header', format: 'cowork-archive', version: 1 },
+    { type: 'session', id, workspace, title: text, model: 'demo', system_prompt: '', created_at: at, last_active_at: at,
+      turn_count: 1, prompt_tokens: 0, completion_tokens: 0, state: {}, parent_session_id: null, fork_turn: null, is_archived: false },
+    { type: 'turn', session_id: id, turn_number: 1, role: 'user', content: text, tool_calls: [], tool_call_id: null,
+      tool_name: null, token_count: 6, status: 'complete', created_at: at, metadata: {} },
+    { type: 'end', sessions: 1, turns: 1 },
+  ].map((l) => JSON.stringify(l)).join('\n') + '\n';
+}
+
+test('a team workspace: its invite code lets a second person in, who gets that workspace and nothing else of the first person\'s', async () => {
+  const [alices, bobs] = [await launchBrowser(), await launchBrowser()];
+  const file = join(nats.dir, 'acme.jsonl');
+  const [draft, mine, bobsOwn] = ['acme team: the roadmap draft', 'acme private: my dentist is on Tuesday', 'acme private: bob\'s shopping list'];
+  writeFileSync(file, oneSessionArchive('acme', draft));
+  try {
+    // Alice: a personal conversation and an imported one in the workspace "acme"; sync on.
+    const a = await openPage(alices.context, app.server.url);
+    await ready(a);
+    await exchange(a, mine);
+    await importFile(a, file, 1);
+    await turnOnSync(a, { device: 'Alice laptop', passphrase: 'alice passphrase for acme test' });
+    await a.locator('.sync-status', { hasText: 'Synced' }).waitFor({ timeout: 30_000 });
+
+    // She creates the team space "acme" (Settings → Sync), which shows its invite code once…
+    await a.getByRole('button', { name: 'Settings' }).click();
+    await a.getByRole('button', { name: 'Sync…' }).click();
+    const dialog = a.locator('.sync-dialog');
+    await dialog.locator('input[name="team-invite"]').fill('acme');
+    await dialog.getByRole('button', { name: 'Create' }).click();
+    const invite = await dialog.locator('.invite-code code').innerText();
+    assert.match(invite, /^cowork-team:acme:([0-9A-HJKMNP-TV-Z]{4}-){7}[0-9A-HJKMNP-TV-Z]{4}$/, invite);
+    await dialog.locator('.team-spaces li', { hasText: 'acme' }).waitFor();
+    await dialog.getByRole('button', { name: 'Close' }).click();
+    // … and moves the workspace there (its settings, from the sidebar).
+    await a.getByRole('button', { name: 'Configure workspace acme' }).click();
+    const ws = a.locator('.workspace-settings');
+    await ws.locator('select.workspace-sync').selectOption({ label: 'Team space acme' });
+    await ws.getByRole('button', { name: 'Save' }).click();
+    await ws.waitFor({ state: 'detached' });
+    await a.locator('.sync-status', { hasText: /^Synced$/ }).waitFor({ timeout: 30_000 });
+
+    // Bob: his own archive and personal space; he joins with the invite code, pasted with a line break.
+    const b = await openPage(bobs.context, app.server.url);
+    await ready(b);
+    await exchange(b, bobsOwn);
+    await turnOnSync(b, { device: 'Bob', user: 'bob', passphrase: 'bob passphrase for acme test' });
+    await b.locator('.sync-status', { hasText: 'Synced' }).waitFor({ timeout: 30_000 });
+    await b.getByRole('button', { name: 'Settings' }).click();
+    await b.getByRole('button', { name: 'Sync…' }).click();
+    const bd = b.locator('.sync-dialog');
+    await bd.locator('input[name="team-invite"]').fill(`${invite.slice(0, 20)}\n${invite.slice(20)}`);
+    await bd.getByRole('button', { name: 'Join' }).click();
+    await bd.locator('.team-spaces li', { hasText: 'acme' }).waitFor();
+    await bd.getByRole('button', { name: 'Close' }).click();
+
+    // He receives the team's workspace, set to the team's space, and writes in it; Alice sees it.
+    await b.locator('.session', { hasText: draft }).click({ timeout: 30_000 });
+    await b.getByRole('button', { name: 'Configure workspace acme' }).click();
+    assert.equal(await b.locator('select.workspace-sync option:checked').innerText(), 'Team space acme');
+    await b.locator('.workspace-settings').getByRole('button', { name: 'Cancel' }).click();
+    const reply = 'acme team: bob adds the budget';
+    await exchange(b, reply);
+    await a.locator('.session', { hasText: draft }).click();
+    await a.locator('.turn[data-role="user"]', { hasText: reply }).waitFor({ timeout: 20_000 });
+    await a.locator('.sync-status', { hasText: /^Synced$/ }).waitFor({ timeout: 30_000 });
+    await b.locator('.sync-status', { hasText: /^Synced$/ }).waitFor({ timeout: 30_000 });
+
+    // The workspace is the same on both; neither has the other's personal conversations.
+    const [ea, eb] = [await exportArchive(a), await exportArchive(b)];
+    const acme = (lines) => {
+      const ids = new Set(lines.filter((l) => l.type === 'session' && l.workspace === 'acme').map((s) => s.id));
+      return lines.filter((l) => l.type === 'turn' && ids.has(l.session_id)).map((t) => `${t.turn_number} ${t.role}: ${t.content}`);
+    };
+    assert.deepEqual(acme(eb), acme(ea), 'the team workspace holds the same turns on both devices');
+    assert.ok(acme(ea).some((t) => t.endsWith(reply)) && acme(ea).some((t) => t.endsWith(draft)));
+    const text = (lines) => JSON.stringify(lines);
+    assert.ok(!text(eb).includes('dentist'), 'nothing of Alice\'s personal space reached Bob');
+    assert.ok(!text(ea).includes('shopping list'), 'nothing of Bob\'s personal space reached Alice');
+    assert.equal(ea.find((l) => l.type === 'workspace' && l.workspace === 'acme')?.sync?.team, 'acme');
+    for (const page of [a, b]) assert.deepEqual(page.problems, [], 'no errors in the page');
+  } finally {
+    await Promise.all([alices.close(), bobs.close()]);
+  }
+});

@@ -6,7 +6,7 @@ mod actions;
 mod attach;
 mod backup;
 mod storage;
-mod sync;
+pub(crate) mod sync;
 mod transfer;
 
 pub use backup::{BackupBanner, BackupSection, BackupState};

@@ -4,7 +4,7 @@
 
 use super::Client;
 use crate::chat::{ChatState, DialogState};
-use crate::protocol::{SyncSettings, SyncState};
+use crate::protocol::{SyncSettings, SyncState, TeamSpace};
 use leptos::prelude::*;
 
 /// Local-storage key of the sync settings (absent: sync is off on this device).
@@ -109,6 +109,9 @@ pub fn SyncDialog(
     let recovery = RwSignal::new(None::<String>);
     // A NATS credentials file, read as text (it is kept with the other settings, in this browser only).
     let creds_name = RwSignal::new(None::<String>);
+    // Team spaces: what is typed (an invite code or a new space's name) and the invite code shown.
+    let team_input = RwSignal::new(String::new());
+    let invite = RwSignal::new(None::<(String, String)>);
     Effect::new(move |_| {
         if dialogs.sync_open.get() {
             draft.set(
@@ -118,6 +121,7 @@ pub fn SyncDialog(
             error.set(None);
             recovery.set(None);
             creds_name.set(None);
+            invite.set(None);
         }
     });
     let close = move || dialogs.sync_open.set(false);
@@ -157,7 +161,7 @@ pub fn SyncDialog(
             }
         });
     };
-    let turn_on = move |_| {
+    let apply = move || {
         let settings = draft.get_untracked();
         if let Some(problem) = settings.problem() {
             error.set(Some(problem));
@@ -170,6 +174,47 @@ pub fn SyncDialog(
             }
             Err(e) => error.set(Some(e)),
         }
+    };
+    let turn_on = move |_| apply();
+    // Team spaces: joined with an invite code, or created here with a new key (whose invite is shown).
+    let add_team = move |team: TeamSpace| {
+        draft.update(|d| {
+            d.teams.retain(|t| t.name != team.name);
+            d.teams.push(team);
+        });
+        team_input.set(String::new());
+        apply();
+    };
+    let join = move |_| match TeamSpace::from_invite(&team_input.get_untracked()) {
+        Ok(team) => add_team(team),
+        Err(e) => error.set(Some(e)),
+    };
+    let create = move |_| {
+        let name = team_input.get_untracked().trim().to_ascii_lowercase();
+        if !cowork_core::valid_space_name(&name) {
+            error.set(Some("Name the new team space with letters, digits, - and _ (as your server calls it).".into()));
+            return;
+        }
+        let Some(bits) = random_bits() else { return };
+        let team = TeamSpace { name, key: crate::protocol::recovery_key(bits) };
+        invite.set(Some((team.name.clone(), team.invite_code())));
+        add_team(team);
+    };
+    let teams = move || {
+        draft.get().teams.into_iter().map(|team| {
+            let (name, code) = (team.name.clone(), team.invite_code());
+            let leave = team.name.clone();
+            view! {
+                <li>
+                    <span class="team-name">{name.clone()}</span>
+                    <button class="link show-invite" on:click=move |_| invite.set(Some((name.clone(), code.clone())))>"Invite code"</button>
+                    <button class="link leave-team" on:click=move |_| {
+                        draft.update(|d| d.teams.retain(|t| t.name != leave));
+                        apply();
+                    }>"Leave"</button>
+                </li>
+            }
+        }).collect_view()
     };
     let turn_off = move |_| {
         let _ = save(None);
@@ -226,6 +271,25 @@ pub fn SyncDialog(
                         <div class="recovery-key" role="status">
                             <p>"Your recovery key (write it down or keep it in a password manager: it is the only way                                 into this space from a new device, and it is shown only now):"</p>
                             <code>{key}</code>
+                        </div>
+                    })}
+                    <h3>"Team spaces"</h3>
+                    <p class="hint">"A workspace set to a team space (its settings, in the sidebar) is shared with \
+                        everyone who joined it, and only it: your other workspaces stay yours."</p>
+                    <ul class="team-spaces">{teams}</ul>
+                    <label class="field">
+                        <span>"Invite code, or a new team space's name"</span>
+                        <input type="text" name="team-invite" autocomplete="off" prop:value=move || team_input.get()
+                            on:input=move |ev| team_input.set(event_target_value(&ev)) />
+                    </label>
+                    <p class="dialog-actions">
+                        <button class="join-team" on:click=join>"Join"</button>
+                        <button class="create-team" on:click=create>"Create"</button>
+                    </p>
+                    {move || invite.get().map(|(name, code)| view! {
+                        <div class="invite-code" role="status">
+                            <p>{format!("Invite code for {name}: it carries the space's key, so pass it only to the team.")}</p>
+                            <code>{code}</code>
                         </div>
                     })}
                     {field("This device's name", "sync-device", "text", "Laptop", |d| d.device_name.clone(), |d, v| d.device_name = v)}

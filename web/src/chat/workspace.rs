@@ -3,7 +3,7 @@
 //! workspace's heading in the sidebar, from Settings, and from a delegation refused for want of it.
 
 use super::state::DialogState;
-use cowork_core::WorkspaceSettings;
+use cowork_core::{SyncScope, WorkspaceSettings};
 use leptos::prelude::*;
 
 /// Opens a workspace's settings dialog (by label), for components that offer it (a delegation refused
@@ -54,6 +54,18 @@ pub fn WorkspaceDialog(
                             on:change=move |ev| draft.update(|d| d.manual_approvals = event_target_checked(&ev)) />
                         " The orchestrator asks before each step"
                     </label>
+                    <label class="field">
+                        <span>"Sync"</span>
+                        <select class="workspace-sync" on:change=move |ev| {
+                            draft.update(|d| d.sync = SyncScope::from_key(&event_target_value(&ev)))
+                        }>
+                            {move || scopes(&draft.get().sync).into_iter().map(|(scope, text)| {
+                                let key = scope.key().to_owned();
+                                view! { <option value=key selected=scope == draft.get_untracked().sync>{text}</option> }
+                            }).collect_view()}
+                        </select>
+                        <span class="field-hint">"A team space is joined in Settings → Sync first."</span>
+                    </label>
                     <p class="field-error" role="alert">{move || dialogs.workspace_error.get()}</p>
                     <div class="dialog-actions">
                         <button class="secondary" on:click=move |_| close()>"Cancel"</button>
@@ -63,4 +75,20 @@ pub fn WorkspaceDialog(
             </div>
         </Show>
     }
+}
+
+/// Where a workspace may sync: the personal space, each team space this device joined (and the one it
+/// is set to, joined or not), or nowhere.
+fn scopes(current: &SyncScope) -> Vec<(SyncScope, String)> {
+    let mut teams: Vec<String> =
+        crate::app::sync::load().map(|s| s.teams.into_iter().map(|t| t.name).collect()).unwrap_or_default();
+    if let SyncScope::Team(name) = current {
+        if !teams.contains(name) {
+            teams.push(name.clone());
+        }
+    }
+    let mut out = vec![(SyncScope::Personal, "My personal space (all my devices)".to_owned())];
+    out.extend(teams.into_iter().map(|name| (SyncScope::Team(name.clone()), format!("Team space {name}"))));
+    out.push((SyncScope::ThisDevice, "This device only".to_owned()));
+    out
 }

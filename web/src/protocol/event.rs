@@ -8,8 +8,11 @@ use serde::{Deserialize, Serialize};
 pub const EVENT_CONTENT_CHARS: usize = 100_000;
 
 /// Progress of a [`Op::SendMessage`](super::Op::SendMessage), for the UI.
+///
+/// Externally tagged between worker and UI (`{"delta":{…}}`: an internal tag costs the app's wasm the
+/// code that buffers the message first); pages see [`Event::page_json`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "event", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum Event {
     /// A session was created (by `CreateSession`, or by a `SendMessage` without a session).
     SessionCreated {
@@ -138,6 +141,23 @@ pub enum Event {
 }
 
 impl Event {
+    /// The event as the embedding API gives it to pages: its fields, with `event` naming its kind
+    /// (`{"event": "error", "kind": "auth", "message": "…"}`).
+    pub fn page_json(&self) -> serde_json::Value {
+        use serde_json::{Map, Value};
+        let (kind, body) = match serde_json::to_value(self) {
+            Ok(Value::Object(outer)) => outer.into_iter().next().unwrap_or((String::new(), Value::Null)),
+            Ok(Value::String(kind)) => (kind, Value::Null),
+            _ => (String::new(), Value::Null),
+        };
+        let mut page = match body {
+            Value::Object(fields) => fields,
+            _ => Map::new(),
+        };
+        page.insert("event".into(), Value::String(kind));
+        Value::Object(page)
+    }
+
     /// A committed turn, as every event carrying one is built (the worker's `appendTurn`, the agent
     /// loop's turns and tool results, a message found saved already): its content cut to its first
     /// [`EVENT_CONTENT_CHARS`] characters, so a 10 MB tool output is not sent whole to every tab (the

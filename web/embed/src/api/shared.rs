@@ -54,9 +54,9 @@ impl Shared {
         };
         let payload = match event {
             Event::SessionCreated { session } => {
-                to_js(&Event::SessionCreated { session: options::session_for_page(session.clone()) })
+                to_js(&Event::SessionCreated { session: options::session_for_page(session.clone()) }.page_json())
             }
-            other => to_js(other),
+            other => to_js(&other.page_json()),
         };
         match payload {
             Ok(payload) => self.emit(name, &payload),
