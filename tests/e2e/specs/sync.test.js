@@ -342,6 +342,16 @@ function oneSessionArchive(workspace, text) {
   ].map((l) => JSON.stringify(l)).join('\n') + '\n';
 }
 
+/** Waits for the header to say Synced; on a timeout the error says what it said instead. */
+async function waitSynced(page, timeout = 30_000) {
+  try {
+    await page.locator('.sync-status', { hasText: /^Synced$/ }).waitFor({ timeout });
+  } catch (e) {
+    const status = page.locator('.sync-status');
+    throw new Error(`not synced after ${timeout} ms: "${await status.innerText()}" (${await status.getAttribute('title')})`, { cause: e });
+  }
+}
+
 test('a team workspace: its invite code lets a second person in, who gets that workspace and nothing else of the first person\'s', async () => {
   const [alices, bobs] = [await launchBrowser(), await launchBrowser()];
   const file = join(nats.dir, 'acme.jsonl');
@@ -353,8 +363,8 @@ test('a team workspace: its invite code lets a second person in, who gets that w
     await ready(a);
     await exchange(a, mine);
     await importFile(a, file, 1);
-    await turnOnSync(a, { device: 'Alice laptop', passphrase: 'alice passphrase for acme test' });
-    await a.locator('.sync-status', { hasText: 'Synced' }).waitFor({ timeout: 30_000 });
+    await turnOnSync(a, { device: 'Alice laptop' }); // her personal space, as the tests above left it
+    await waitSynced(a);
 
     // She creates the team space "acme" (Settings → Sync), which shows its invite code once…
     await a.getByRole('button', { name: 'Settings' }).click();
@@ -372,14 +382,14 @@ test('a team workspace: its invite code lets a second person in, who gets that w
     await ws.locator('select.workspace-sync').selectOption({ label: 'Team space acme' });
     await ws.getByRole('button', { name: 'Save' }).click();
     await ws.waitFor({ state: 'detached' });
-    await a.locator('.sync-status', { hasText: /^Synced$/ }).waitFor({ timeout: 30_000 });
+    await waitSynced(a);
 
     // Bob: his own archive and personal space; he joins with the invite code, pasted with a line break.
     const b = await openPage(bobs.context, app.server.url);
     await ready(b);
     await exchange(b, bobsOwn);
-    await turnOnSync(b, { device: 'Bob', user: 'bob', passphrase: 'bob passphrase for acme test' });
-    await b.locator('.sync-status', { hasText: 'Synced' }).waitFor({ timeout: 30_000 });
+    await turnOnSync(b, { device: 'Bob', user: 'bob' }); // his personal space, as the offline test left it
+    await waitSynced(b);
     await b.getByRole('button', { name: 'Settings' }).click();
     await b.getByRole('button', { name: 'Sync…' }).click();
     const bd = b.locator('.sync-dialog');
@@ -397,8 +407,8 @@ test('a team workspace: its invite code lets a second person in, who gets that w
     await exchange(b, reply);
     await a.locator('.session', { hasText: draft }).click();
     await a.locator('.turn[data-role="user"]', { hasText: reply }).waitFor({ timeout: 20_000 });
-    await a.locator('.sync-status', { hasText: /^Synced$/ }).waitFor({ timeout: 30_000 });
-    await b.locator('.sync-status', { hasText: /^Synced$/ }).waitFor({ timeout: 30_000 });
+    await waitSynced(a);
+    await waitSynced(b);
 
     // The workspace is the same on both; neither has the other's personal conversations.
     const [ea, eb] = [await exportArchive(a), await exportArchive(b)];
