@@ -104,16 +104,23 @@ fn listen_for_offline(sync: &Rc<Sync>, link: &Link) {
     let (sync, link) = (Rc::downgrade(sync), link.clone());
     let on_offline = Closure::<dyn Fn()>::new(move || {
         let Some(sync) = sync.upgrade() else { return };
-        let waiting = match sync.state() {
-            SyncState::Off | SyncState::Failed { .. } => return,
-            SyncState::Synced { waiting, .. } | SyncState::Offline { waiting, .. } => waiting,
-            SyncState::Connecting => 0,
-        };
-        set_state(&sync, &link, SyncState::Offline { waiting, message: OFFLINE.into() });
+        if !matches!(sync.state(), SyncState::Off | SyncState::Failed { .. }) {
+            go_offline(&sync, &link, OFFLINE.into());
+        }
     });
     let global: web_sys::EventTarget = js_sys::global().unchecked_into();
     let _ = global.add_event_listener_with_callback("offline", on_offline.as_ref().unchecked_ref());
     on_offline.forget(); // one listener for the worker's life
+}
+
+/// Says Offline, why, and how many changes wait here (as last counted while a request holds the archive).
+fn go_offline(sync: &Sync, link: &Link, message: String) {
+    let known = match sync.state() {
+        SyncState::Synced { waiting, .. } | SyncState::Offline { waiting, .. } => waiting,
+        _ => 0,
+    };
+    let waiting = waiting(link).unwrap_or(known);
+    set_state(sync, link, SyncState::Offline { waiting, message });
 }
 
 fn set_state(sync: &Sync, link: &Link, state: SyncState) {
@@ -197,8 +204,7 @@ async fn run_sync(sync: Rc<Sync>, link: Link, settings: SyncSettings, module_url
         match open(&module, &settings, device).await {
             Ok(v) => break v,
             Err(f) if f.passing() => {
-                let waiting = waiting(&link).unwrap_or(0);
-                set_state(&sync, &link, SyncState::Offline { waiting, message: f.message });
+                go_offline(&sync, &link, f.message);
                 super::hub::sleep_ms(delay).await;
                 delay = (delay * 2).min(15_000);
             }
@@ -226,8 +232,7 @@ async fn run_sync(sync: Rc<Sync>, link: Link, settings: SyncSettings, module_url
         Closure::<dyn Fn(JsValue)>::new(move |change: JsValue| {
             let status = js_sys::Reflect::get(&change, &"status".into()).ok().and_then(|s| s.as_string());
             if sync.run.get() == run_now && status.as_deref() == Some("offline") {
-                let waiting = waiting(&link).unwrap_or(0);
-                set_state(&sync, &link, SyncState::Offline { waiting, message: UNREACHABLE.into() });
+                go_offline(&sync, &link, UNREACHABLE.into());
             }
         })
     };
@@ -239,15 +244,16 @@ async fn run_sync(sync: Rc<Sync>, link: Link, settings: SyncSettings, module_url
     };
     let mut idle = 0u32;
     while current() {
-        if !connected() {
-            let waiting = waiting(&link).unwrap_or(0);
-            set_state(&sync, &link, SyncState::Offline { waiting, message: UNREACHABLE.into() });
-            super::hub::sleep_ms(300).await;
-            continue;
-        }
-        if !online() {
-            let waiting = waiting(&link).unwrap_or(0);
-            set_state(&sync, &link, SyncState::Offline { waiting, message: OFFLINE.into() });
+        // No round while the browser or the connection is away: each would only wait for its timeout.
+        let away = if !online() {
+            Some(OFFLINE)
+        } else if !connected() {
+            Some(UNREACHABLE)
+        } else {
+            None
+        };
+        if let Some(message) = away {
+            go_offline(&sync, &link, message.into());
             super::hub::sleep_ms(300).await;
             continue;
         }
@@ -269,8 +275,7 @@ async fn run_sync(sync: Rc<Sync>, link: Link, settings: SyncSettings, module_url
                 idle = if worked { 0 } else { (idle + 1).min(6) };
             }
             Err(f) if f.passing() => {
-                let waiting = waiting(&link).unwrap_or(0);
-                set_state(&sync, &link, SyncState::Offline { waiting, message: f.message });
+                go_offline(&sync, &link, f.message);
                 idle = 6;
             }
             Err(f) => {
