@@ -422,6 +422,10 @@ test('a team workspace: its invite code lets a second person in, who gets that w
     assert.ok(!text(eb).includes('dentist'), 'nothing of Alice\'s personal space reached Bob');
     assert.ok(!text(ea).includes('shopping list'), 'nothing of Bob\'s personal space reached Alice');
     assert.equal(ea.find((l) => l.type === 'workspace' && l.workspace === 'acme')?.sync?.team, 'acme');
+    const stored = allBytes(nats.env.NATS_STORE);
+    for (const sentence of [draft, reply, mine, bobsOwn]) {
+      assert.equal(stored.indexOf(Buffer.from(sentence)), -1, `the server's store holds no "${sentence}"`);
+    }
     for (const page of [a, b]) assert.deepEqual(page.problems, [], 'no errors in the page');
   } finally {
     await Promise.all([alices.close(), bobs.close()]);
