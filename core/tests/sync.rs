@@ -747,7 +747,7 @@ fn a_team_workspace_is_shared_with_the_team_and_nothing_else_is() {
     assert!(!on_server(&alice, "standup"), "the personal stream carries no team session written after the move");
     // Alice's phone has what was personal, and knows the workspace now lives in the team's space.
     assert_eq!(texts(&devices[1], &home), ["my dentist is on Tuesday"]);
-    assert_eq!(workspace_sessions(&devices[1], "acme"), [early]);
+    assert_eq!(workspace_sessions(&devices[1], "acme"), std::slice::from_ref(&early));
     assert_eq!(devices[1].store.workspace_settings("acme").unwrap().sync, SyncScope::Team("acme".into()));
 
     // Bob answers in the team's session; Alice writes to it at the same time (a conflict, settled by
@@ -770,6 +770,12 @@ fn a_team_workspace_is_shared_with_the_team_and_nothing_else_is() {
         let status = d.store.sync_status().unwrap();
         assert_eq!((status.waiting, status.unconfirmed), (0, 0), "everything went out and came back");
     }
+    // Alice's phone never joined the team: what it writes in the workspace waits for that, and says so.
+    devices[1].store.append_turn(&early, &NewTurn::assistant("phone: added a milestone")).unwrap();
+    let team = Space::Team("acme".into());
+    assert_eq!(devices[1].store.sync_waiting(&team).unwrap(), 1);
+    assert_eq!(devices[1].store.sync_waiting(&Space::Personal).unwrap(), 0);
+    assert_eq!(devices[1].store.sync_spaces().unwrap(), [Space::Personal, team]);
 }
 
 #[test]

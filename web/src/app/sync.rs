@@ -74,7 +74,7 @@ pub fn SyncStatus() -> impl IntoView {
     let (chat, dialogs) = (ChatState::get(), DialogState::get());
     let title = move || match chat.sync.get() {
         SyncState::Failed { message } | SyncState::Offline { message, .. } => message,
-        SyncState::Synced { .. } => "Every change made here is on the sync server".into(),
+        state @ SyncState::Synced { .. } => state.detail(),
         _ => "Sync across devices".into(),
     };
     let class = move || match chat.sync.get() {

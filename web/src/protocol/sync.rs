@@ -124,6 +124,9 @@ pub enum SyncState {
         /// The stream's last sequence when it was last read (the whole of that progress).
         #[serde(default, skip_serializing_if = "is_zero")]
         stream_last: i64,
+        /// Team spaces that changes made here wait for because this device has not joined them.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        unjoined: Vec<String>,
     },
     /// The server cannot be reached; changes are kept and sent when it can.
     Offline {
@@ -165,6 +168,18 @@ impl SyncState {
                 Some((stream_last - behind, stream_last))
             }
             _ => None,
+        }
+    }
+
+    /// What the header's tooltip says of it, beyond its label, when connected.
+    pub fn detail(&self) -> String {
+        match self {
+            SyncState::Synced { unjoined, .. } if !unjoined.is_empty() => format!(
+                "Changes to workspaces of team space {} wait here until this device joins it \
+                 (Settings → Sync: Join, with the team's invite code).",
+                unjoined.join(", ")
+            ),
+            _ => "Every change made here is on the sync server".into(),
         }
     }
 
@@ -254,7 +269,8 @@ mod tests {
 
     #[test]
     fn the_header_says_where_sync_stands() {
-        let synced = |waiting, behind, stream_last| SyncState::Synced { waiting, behind, stream_last };
+        let synced =
+            |waiting, behind, stream_last| SyncState::Synced { waiting, behind, stream_last, unjoined: vec![] };
         assert_eq!(synced(0, 0, 0).label(), "Synced");
         assert_eq!(synced(3, 0, 0).label(), "3 waiting");
         assert_eq!(synced(0, 250, 1000).label(), "Receiving · 250 to go");
@@ -265,5 +281,10 @@ mod tests {
         let old: SyncState = serde_json::from_str(r#"{"synced":{"waiting":2}}"#).unwrap();
         assert_eq!(old, synced(2, 0, 0));
         assert_eq!(SyncState::Offline { waiting: 2, message: String::new() }.label(), "Offline · 2 waiting");
+        let waiting_for_team =
+            SyncState::Synced { waiting: 1, behind: 0, stream_last: 9, unjoined: vec!["acme".into()] };
+        assert_eq!(waiting_for_team.label(), "1 waiting");
+        assert!(waiting_for_team.detail().contains("team space acme wait here until this device joins"));
+        assert!(synced(0, 0, 0).detail().contains("on the sync server"));
     }
 }

@@ -359,7 +359,17 @@ fn synced(store: &Store, spaces: &[Opened]) -> Option<SyncState> {
         behind += (s.read.stream_last - cursor).max(0);
         stream_last += s.read.stream_last;
     }
-    Some(SyncState::Synced { waiting, behind, stream_last })
+    // A workspace set to a team space this device has not joined (set on another device): its
+    // changes wait, and the header says for what.
+    let mut unjoined = Vec::new();
+    for space in store.sync_spaces().ok()? {
+        if let Space::Team(name) = &space {
+            if !spaces.iter().any(|s| s.space == space) && store.sync_waiting(&space).ok()? > 0 {
+                unjoined.push(name.clone());
+            }
+        }
+    }
+    Some(SyncState::Synced { waiting, behind, stream_last, unjoined })
 }
 
 /// One round in one space: publish what waits, apply what arrived. Whether anything was done.

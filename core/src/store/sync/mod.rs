@@ -132,6 +132,19 @@ impl Store {
             .map(|_| ())
     }
 
+    /// How many changes for `space` wait to be published (for a team space this device has not
+    /// joined, until it does).
+    pub fn sync_waiting(&self, space: &Space) -> Result<i64> {
+        let published = mark(&self.conn, space, "published")?;
+        self.conn
+            .query_row(
+                "SELECT count(*) FROM sync_outbox WHERE space = ?1 AND seq > ?2",
+                params![space.key(), published],
+                |r| r.get(0),
+            )
+            .context("counting the sync outbox")
+    }
+
     /// The spaces this archive has changes for or has read from: the personal one and every team
     /// space a workspace syncs to (whether or not this device has joined it yet).
     pub fn sync_spaces(&self) -> Result<Vec<Space>> {
