@@ -374,11 +374,11 @@ fn synced(store: &Store, spaces: &[Opened]) -> Option<SyncState> {
 
 /// One round in one space: publish what waits, apply what arrived. Whether anything was done.
 async fn round(link: &Link, opened: &mut Opened) -> Result<bool, Failure> {
-    let Opened { space: which, handle: space, read } = opened;
-    let which = &*which;
+    let Opened { space, handle, read } = opened;
+    let space = &*space;
     let mut worked = false;
     let store_error = |e: cowork_core::Error| Failure { kind: "invalid".into(), message: format!("The archive: {e}") };
-    if let Some(out) = with_store(link, |s| s.sync_outgoing(which, BATCH)) {
+    if let Some(out) = with_store(link, |s| s.sync_outgoing(space, BATCH)) {
         let out = out.map_err(store_error)?;
         if !out.is_empty() {
             let list: js_sys::Array = out
@@ -388,19 +388,19 @@ async fn round(link: &Link, opened: &mut Opened) -> Result<bool, Failure> {
                     options(&[("id", &m.id), ("subject", &m.change.subject()), ("body", &body)])
                 })
                 .collect();
-            let acked = call(space, "publish", &[list.into()]).await?.as_f64().unwrap_or(0.0) as usize;
+            let acked = call(handle, "publish", &[list.into()]).await?.as_f64().unwrap_or(0.0) as usize;
             if acked > 0 {
                 let seq = out[acked.min(out.len()) - 1].seq;
-                with_store(link, |s| s.sync_published(which, seq)).transpose().map_err(store_error)?;
+                with_store(link, |s| s.sync_published(space, seq)).transpose().map_err(store_error)?;
                 worked = true;
             }
         }
     }
-    let Some(cursor) = with_store(link, |s| s.sync_cursor(which)).transpose().map_err(store_error)? else {
+    let Some(cursor) = with_store(link, |s| s.sync_cursor(space)).transpose().map_err(store_error)? else {
         return Ok(worked);
     };
     let after = cursor.max(read.last_seq);
-    let fetched = call(space, "fetch", &[JsValue::from_f64(after as f64), JsValue::from_f64(BATCH as f64)]).await?;
+    let fetched = call(handle, "fetch", &[JsValue::from_f64(after as f64), JsValue::from_f64(BATCH as f64)]).await?;
     let number = |k: &str| js_sys::Reflect::get(&fetched, &k.into()).ok().and_then(|v| v.as_f64()).map(|v| v as i64);
     let read_to = number("lastSeq").unwrap_or(after);
     read.stream_last = number("streamLast").unwrap_or(read_to);
@@ -425,7 +425,7 @@ async fn round(link: &Link, opened: &mut Opened) -> Result<bool, Failure> {
         return Ok(worked);
     }
     let Some(applied) = with_store(link, |s| {
-        let applied = s.apply_sync_batch(which, &batch)?;
+        let applied = s.apply_sync_batch(space, &batch)?;
         let turns = s.turns_by_gid(&applied.turns)?;
         Ok::<_, cowork_core::Error>((applied, turns))
     }) else {

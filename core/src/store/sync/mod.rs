@@ -145,13 +145,13 @@ impl Store {
             .context("counting the sync outbox")
     }
 
-    /// The spaces this archive has changes for or has read from: the personal one and every team
-    /// space a workspace syncs to (whether or not this device has joined it yet).
+    /// The spaces this archive has read from or published to, and every team space a workspace
+    /// syncs to (whether or not this device has joined it yet). Cheap: it reads no outbox entry.
     pub fn sync_spaces(&self) -> Result<Vec<Space>> {
         let keys: Vec<String> = self
             .conn
             .prepare(
-                "SELECT space FROM sync_spaces UNION SELECT DISTINCT space FROM sync_outbox
+                "SELECT space FROM sync_spaces
                  UNION SELECT sync_scope FROM workspace_settings WHERE sync_scope != '.' ORDER BY 1",
             )
             .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
