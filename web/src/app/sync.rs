@@ -209,8 +209,14 @@ pub fn SyncDialog(
                     <span class="team-name">{name.clone()}</span>
                     <button class="link show-invite" on:click=move |_| invite.set(Some((name.clone(), code.clone())))>"Invite code"</button>
                     <button class="link leave-team" on:click=move |_| {
-                        draft.update(|d| d.teams.retain(|t| t.name != leave));
-                        apply();
+                        // The key is in this browser only: without the invite code kept elsewhere,
+                        // this device cannot join again.
+                        let ask = format!("Leave team space {leave} on this device? Its key goes with it: keep the \
+                            invite code to join again. Nothing already synced here is deleted.");
+                        if web_sys::window().and_then(|w| w.confirm_with_message(&ask).ok()) == Some(true) {
+                            draft.update(|d| d.teams.retain(|t| t.name != leave));
+                            apply();
+                        }
                     }>"Leave"</button>
                 </li>
             }

@@ -80,15 +80,15 @@ pub fn WorkspaceDialog(
 /// Where a workspace may sync: the personal space, each team space this device joined (and the one it
 /// is set to, joined or not), or nowhere.
 fn scopes(current: &SyncScope) -> Vec<(SyncScope, String)> {
-    let mut teams: Vec<String> =
+    let joined: Vec<String> =
         crate::app::sync::load().map(|s| s.teams.into_iter().map(|t| t.name).collect()).unwrap_or_default();
+    let mut out = vec![(SyncScope::Personal, "My personal space (all my devices)".to_owned())];
+    out.extend(joined.iter().map(|name| (SyncScope::Team(name.clone()), format!("Team space {name}"))));
     if let SyncScope::Team(name) = current {
-        if !teams.contains(name) {
-            teams.push(name.clone());
+        if !joined.contains(name) {
+            out.push((current.clone(), format!("Team space {name} (not joined on this device)")));
         }
     }
-    let mut out = vec![(SyncScope::Personal, "My personal space (all my devices)".to_owned())];
-    out.extend(teams.into_iter().map(|name| (SyncScope::Team(name.clone()), format!("Team space {name}"))));
     out.push((SyncScope::ThisDevice, "This device only".to_owned()));
     out
 }
