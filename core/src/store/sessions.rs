@@ -320,10 +320,7 @@ pub(super) fn delete_in(conn: &Connection, id: &str) -> Result<()> {
         .prepare("SELECT id, fork_turn FROM sessions WHERE parent_session_id = ?1")
         .and_then(|mut s| s.query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
         .context(format!("finding forks of session {id}"))?;
-    let capture: Option<bool> = conn
-        .query_row("SELECT capture FROM sync_meta", [], |r| r.get(0))
-        .optional()
-        .context("reading the sync capture")?;
+    let capture = super::sync::capture(conn)?;
     if capture.is_some() {
         conn.execute("UPDATE sync_meta SET capture = 0", []).context("pausing sync capture")?;
     }

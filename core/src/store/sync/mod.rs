@@ -203,7 +203,7 @@ pub(in crate::store) fn scope_changed(
     before: &SyncScope,
     now: &SyncScope,
 ) -> Result<()> {
-    if !enabled(conn)? || !capturing(conn)? {
+    if capture(conn)? != Some(true) {
         return Ok(());
     }
     // A workspace kept to this device is nobody else's business: not even its name goes out.
@@ -221,8 +221,12 @@ pub(in crate::store) fn scope_changed(
     Ok(())
 }
 
-fn capturing(conn: &Connection) -> Result<bool> {
-    conn.query_row("SELECT capture FROM sync_meta", [], |r| r.get(0)).context("reading whether sync captures")
+/// Whether changes are captured for sync now: `None` while sync is off, `Some(false)` while the
+/// stream's changes are being applied.
+pub(in crate::store) fn capture(conn: &Connection) -> Result<Option<bool>> {
+    conn.query_row("SELECT capture FROM sync_meta", [], |r| r.get(0))
+        .optional()
+        .context("reading whether sync captures changes")
 }
 
 fn device(conn: &Connection) -> Result<Option<SyncDevice>> {
