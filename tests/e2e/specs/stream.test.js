@@ -92,8 +92,9 @@ test('at the end of a long conversation, turns far above are skipped while a rep
   await importFile(page, file, 1);
   await page.locator('.session', { hasText: 'Tail session of 60 turns' }).click();
   await page.locator('.turn[data-turn="60"]').waitFor();
+  // Turns are skipped a run at a time (`.chunk`, 16 turns by number): the first run holds turn 1.
   const geometry = () => page.evaluate(() => {
-    const first = document.querySelector('.turn[data-turn="1"]');
+    const first = document.querySelector('.turn[data-turn="1"]').closest('.chunk');
     return { height: first.getBoundingClientRect().height, skipped: getComputedStyle(first).contentVisibility === 'hidden' };
   });
   const before = await geometry();
@@ -105,8 +106,8 @@ test('at the end of a long conversation, turns far above are skipped while a rep
   assert.equal(await page.locator('.turns[data-tail]').count(), 1, 'following the end: only the last turns are drawn');
   const during = await geometry();
   assert.ok(during.skipped, 'the first turn is skipped while the reply streams');
-  assert.equal(during.height, before.height, 'a skipped turn keeps its size');
-  const recent = await page.locator('.turn[data-turn="60"]').evaluate((t) => getComputedStyle(t).contentVisibility);
+  assert.equal(during.height, before.height, 'a skipped run of turns keeps its size');
+  const recent = await page.locator('.turn[data-turn="60"]').evaluate((t) => getComputedStyle(t.closest('.chunk')).contentVisibility);
   assert.equal(recent, 'visible', 'the last turns are drawn');
 
   // Scrolled up mid-stream: everything is drawn again, and the user is not pulled back.

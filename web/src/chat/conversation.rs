@@ -223,9 +223,19 @@ pub fn Conversation(
     // box of settled turns, not in it: as it grows, frame after frame, the browser lays out the box
     // from its cache as one piece instead of going through every turn in view (BENCHMARKS.md, #17).
     let live = Memo::new(move |_| state.turns.with(|t| t.last().filter(|t| is_live(t)).map(turn_key)));
-    let settled = move || {
+    // The settled turns go in runs of CHUNK by turn number (`.chunk`), so that skipping the earlier
+    // ones while a reply streams skips a dozen boxes, not 200 (each skipped box is a paint layer the
+    // browser visits every frame: BENCHMARKS.md, #17). A turn's run never changes.
+    let settled = move |chunk: i64| {
         let live = live.get().is_some();
-        state.turns.with(|t| t[..t.len() - usize::from(live)].to_vec())
+        state.turns.with(|t| {
+            let t = &t[..t.len() - usize::from(live)];
+            t.iter().filter(|t| chunk_of(t) == chunk).cloned().collect::<Vec<_>>()
+        })
+    };
+    let chunks = move || {
+        let live = live.get().is_some();
+        state.turns.with(|t| chunk_ids(&t[..t.len() - usize::from(live)]))
     };
     let live_turn = move || {
         live.get()?;
@@ -292,9 +302,19 @@ pub fn Conversation(
                 </Show>
                 <div class="settled">
                     <For
-                        each=settled
-                        key=turn_key
-                        children=move |t: Turn| view! { <TurnView turn=t on_action=on_action /> }
+                        each=chunks
+                        key=|c: &i64| *c
+                        children=move |c: i64| {
+                            view! {
+                                <div class="chunk">
+                                    <For
+                                        each=move || settled(c)
+                                        key=turn_key
+                                        children=move |t: Turn| view! { <TurnView turn=t on_action=on_action /> }
+                                    />
+                                </div>
+                            }
+                        }
                     />
                 </div>
                 {live_turn}
@@ -316,17 +336,33 @@ pub fn Conversation(
     }
 }
 
-/// How many of the last settled turns may stay drawn while a reply is written at the end: one rule
-/// each in app.css (`.turns[data-tail="8"]` …).
-const TAILS: [usize; 4] = [8, 16, 32, 64];
+/// How many turns, by number, go in one `.chunk` of settled turns.
+const CHUNK: i64 = 16;
 
-/// The fewest last settled turns (of [`TAILS`]) such that every turn before them ends more than a
-/// screen above the view; `None` when there is no such count (nothing is skipped then).
+/// The run of settled turns a turn is drawn in: turns 1–16 in the first, 17–32 in the second…
+/// (numbers are unique along a conversation: forks continue their parent's numbering).
+fn chunk_of(t: &Turn) -> i64 {
+    (t.turn_number - 1).div_euclid(CHUNK)
+}
+
+/// The runs the turns (in conversation order) are drawn in, in order, each once.
+fn chunk_ids(turns: &[Turn]) -> Vec<i64> {
+    let mut ids: Vec<i64> = turns.iter().map(chunk_of).collect();
+    ids.dedup();
+    ids
+}
+
+/// How many of the last runs of settled turns may stay drawn while a reply is written at the end:
+/// one rule each in app.css (`.turns[data-tail="1"]` …).
+const TAILS: [usize; 4] = [1, 2, 3, 4];
+
+/// The fewest last runs of settled turns (of [`TAILS`]) such that every run before them ends more
+/// than a screen above the view; `None` when there is no such count (nothing is skipped then).
 fn tail_to_draw(list: &web_sys::HtmlDivElement) -> Option<usize> {
     let far_above = list.get_bounding_client_rect().top() - f64::from(list.client_height());
     TAILS.into_iter().find(|k| {
-        let before = list.query_selector(&format!(".settled > .turn:nth-last-child({})", k + 1)).ok().flatten();
-        before.is_some_and(|t| t.get_bounding_client_rect().bottom() < far_above)
+        let before = list.query_selector(&format!(".settled > .chunk:nth-last-child({})", k + 1)).ok().flatten();
+        before.is_some_and(|c| c.get_bounding_client_rect().bottom() < far_above)
     })
 }
 
@@ -476,3 +512,6 @@ fn step_approval(
         </div>
     }
 }
+
+#[cfg(test)]
+mod tests;
