@@ -29,7 +29,7 @@ use crate::provider::{
 };
 use crate::sse::SseParser;
 use crate::state::{apply_turn, ExtractionRules, SessionState};
-use crate::store::{NewToolExecution, SessionTurns, Store};
+use crate::store::{NewToolExecution, SessionTurns, SharedStore, Store};
 use crate::tokens::Calibration;
 use crate::{Approval, Error, NewAttachment, NewTurn, Result, ToolCall, TurnStatus};
 use serde_json::{json, Value};
@@ -40,7 +40,7 @@ pub const CHECKPOINT_INTERVAL_MS: i64 = 500;
 
 /// Runs the loop for a new user message. The message is committed first, whatever happens next.
 pub async fn send_message<T: Transport, H: ToolHost>(
-    store: &mut Store,
+    archive: &dyn SharedStore,
     transport: &T,
     tools: &H,
     settings: &AgentSettings,
@@ -48,12 +48,12 @@ pub async fn send_message<T: Transport, H: ToolHost>(
     text: &str,
     on_event: &mut dyn FnMut(AgentEvent),
 ) -> Result<Outcome> {
-    send_turn(store, transport, tools, settings, session_id, &NewTurn::user(text), on_event).await
+    send_turn(archive, transport, tools, settings, session_id, &NewTurn::user(text), on_event).await
 }
 
 /// [`send_message`] with the user's turn as given (e.g. with metadata such as a client key).
 pub async fn send_turn<T: Transport, H: ToolHost>(
-    store: &mut Store,
+    archive: &dyn SharedStore,
     transport: &T,
     tools: &H,
     settings: &AgentSettings,
@@ -62,7 +62,7 @@ pub async fn send_turn<T: Transport, H: ToolHost>(
     on_event: &mut dyn FnMut(AgentEvent),
 ) -> Result<Outcome> {
     let message = UserMessage { turn, attachments: &[] };
-    send_user_message(store, transport, tools, settings, session_id, message, on_event).await
+    send_user_message(archive, transport, tools, settings, session_id, message, on_event).await
 }
 
 /// A user's message: the turn, and the images and files it carries.
@@ -78,7 +78,7 @@ pub struct UserMessage<'a> {
 /// first (an attachment over the limit refuses the message before anything is saved), then the loop
 /// runs. The attachments go to the model with the message (see [`crate::context`] and `provider`).
 pub async fn send_user_message<T: Transport, H: ToolHost>(
-    store: &mut Store,
+    archive: &dyn SharedStore,
     transport: &T,
     tools: &H,
     settings: &AgentSettings,
@@ -86,8 +86,8 @@ pub async fn send_user_message<T: Transport, H: ToolHost>(
     message: UserMessage<'_>,
     on_event: &mut dyn FnMut(AgentEvent),
 ) -> Result<Outcome> {
-    save_user_message(store, settings, session_id, message, on_event)?;
-    continue_session(store, transport, tools, settings, session_id, on_event).await
+    save_user_message(&mut *archive.store()?, settings, session_id, message, on_event)?;
+    continue_session(archive, transport, tools, settings, session_id, on_event).await
 }
 
 /// Commits a user's message (and its attachments) without asking the model: what [`send_user_message`]
@@ -108,14 +108,14 @@ pub fn save_user_message(
 
 /// Runs the loop from the session's current end (after a user message, or to retry/continue).
 pub async fn continue_session<T: Transport, H: ToolHost>(
-    store: &mut Store,
+    archive: &dyn SharedStore,
     transport: &T,
     tools: &H,
     settings: &AgentSettings,
     session_id: &str,
     on_event: &mut dyn FnMut(AgentEvent),
 ) -> Result<Outcome> {
-    let mut run = Run { store, transport, tools, settings, session_id, on_event, needs: None };
+    let mut run = Run { archive, transport, tools, settings, session_id, on_event, needs: None };
     let result = run.run().await;
     if let Err(e) = &result {
         run.emit(AgentEvent::Error { kind: e.kind(), message: e.to_string() });
@@ -123,10 +123,11 @@ pub async fn continue_session<T: Transport, H: ToolHost>(
     result
 }
 
-/// One run of the loop: what every step needs, borrowed once. Steps: [`Run::assemble_request`],
-/// [`Run::call_model`], [`Run::stream_reply`], [`Run::finalise_reply`], [`Run::dispatch`].
+/// One run of the loop: what every step needs, borrowed once (the store only for a step at a time:
+/// [`SharedStore`]). Steps: [`Run::assemble_request`], [`Run::call_model`], [`Run::stream_reply`],
+/// [`Run::finalise_reply`], [`Run::dispatch`].
 struct Run<'a, T, H> {
-    store: &'a mut Store,
+    archive: &'a dyn SharedStore,
     transport: &'a T,
     tools: &'a H,
     settings: &'a AgentSettings,
@@ -151,17 +152,17 @@ impl<T: Transport, H: ToolHost> Run<'_, T, H> {
     }
 
     fn update_state(&mut self, turn: &crate::Turn) -> Result<()> {
-        update_state(self.store, self.settings, self.session_id, turn)
+        update_state(&mut *self.archive.store()?, self.settings, self.session_id, turn)
     }
 
     async fn run(&mut self) -> Result<Outcome> {
         let model = &self.settings.provider.model;
-        let mut calibration = calibration_of(self.store, model)?;
+        let mut calibration = calibration_of(&*self.archive.store()?, model)?;
         let definitions = tool_definitions(self.tools, self.settings);
         let system = prompt::system_prompt(&self.settings.prompt);
 
         // A reply cut short is continued by the first call (and only the first).
-        let mut resume = resume::resumable(self.store, self.session_id)?;
+        let mut resume = resume::resumable(&*self.archive.store()?, self.session_id)?;
         for _ in 0..self.settings.max_iterations.max(1) {
             let prepared = self.assemble_request(&system, calibration.ratio(), &definitions, &mut resume)?;
             let response = self.call_model(&prepared).await?;
@@ -190,7 +191,8 @@ impl<T: Transport, H: ToolHost> Run<'_, T, H> {
         definitions: &[Value],
         resume: &mut Option<crate::Turn>,
     ) -> Result<Prepared> {
-        let mut assembled = assemble(self.store, self.settings, system, chars_per_token, self.session_id)?;
+        let mut store = self.archive.store()?;
+        let mut assembled = assemble(&store, self.settings, system, chars_per_token, self.session_id)?;
         if let Some(cut) = resume.as_ref() {
             let last =
                 assembled.messages.last_mut().filter(|m| m.role == crate::Role::Assistant && m.tool_calls.is_empty());
@@ -203,7 +205,7 @@ impl<T: Transport, H: ToolHost> Run<'_, T, H> {
         }
         let mut manifest = assembled.manifest.clone();
         manifest.created_at = crate::now_ms();
-        let manifest_id = self.store.record_manifest(&manifest)?;
+        let manifest_id = store.record_manifest(&manifest)?;
         let prompt_chars = assembled.messages.iter().map(|m| m.content.chars().count()).sum();
         let request = build_request(&self.settings.provider, &assembled.messages, definitions);
         let images = assembled.messages.iter().flat_map(|m| &m.images).map(|i| i.attachment.display_name()).collect();
@@ -258,7 +260,7 @@ impl<T: Transport, H: ToolHost> Run<'_, T, H> {
         response: HttpResponse<T::Body>,
         resume: Option<crate::Turn>,
     ) -> Result<ControlFlow<Outcome, (i64, AssistantMessage)>> {
-        let (store, transport, session_id) = (&mut *self.store, self.transport, self.session_id);
+        let (archive, transport, session_id) = (self.archive, self.transport, self.session_id);
         let resumed = resume.is_some();
         let (turn, mut splice) = match resume {
             Some(cut) => {
@@ -266,7 +268,9 @@ impl<T: Transport, H: ToolHost> Run<'_, T, H> {
                 (cut, splice)
             }
             None => (
-                store.append_turn(session_id, &NewTurn::assistant("").with_status(TurnStatus::Interrupted))?,
+                archive
+                    .store()?
+                    .append_turn(session_id, &NewTurn::assistant("").with_status(TurnStatus::Interrupted))?,
                 resume::Splice::fresh(),
             ),
         };
@@ -303,7 +307,7 @@ impl<T: Transport, H: ToolHost> Run<'_, T, H> {
             }
             let due = saved_len == 0 || transport.now_ms() - last_checkpoint >= CHECKPOINT_INTERVAL_MS;
             if text.len() > saved_len && due {
-                store.checkpoint_turn(session_id, n, &text)?;
+                archive.store()?.checkpoint_turn(session_id, n, &text)?;
                 (last_checkpoint, saved_len) = (transport.now_ms(), text.len());
             }
             // Shown after the save that covers them (when one was due): a tab closed the moment the
@@ -323,7 +327,7 @@ impl<T: Transport, H: ToolHost> Run<'_, T, H> {
         match (aborted, finished) {
             (Some(reason), _) => {
                 if !resumed || text.len() > start_len {
-                    store.checkpoint_turn(session_id, n, &text)?;
+                    archive.store()?.checkpoint_turn(session_id, n, &text)?;
                 }
                 Ok(ControlFlow::Break(Outcome::Interrupted { assistant_turn: n, message: reason }))
             }
@@ -332,7 +336,7 @@ impl<T: Transport, H: ToolHost> Run<'_, T, H> {
                 let partial = if resumed { text.clone() } else { failure.partial.content.clone() };
                 if failure.kind == FailureKind::Cut {
                     if !resumed || partial.len() > start_len {
-                        store.checkpoint_turn(session_id, n, &partial)?;
+                        archive.store()?.checkpoint_turn(session_id, n, &partial)?;
                     }
                     return Ok(ControlFlow::Break(Outcome::Interrupted {
                         assistant_turn: n,
@@ -342,7 +346,7 @@ impl<T: Transport, H: ToolHost> Run<'_, T, H> {
                 let mut error_turn = NewTurn::assistant(partial).with_status(TurnStatus::Error);
                 error_turn.metadata =
                     json!({"error": failure.message, "raw": failure.raw, "model": self.settings.provider.model});
-                let failed = store.finalize_turn(session_id, n, &error_turn)?;
+                let failed = archive.store()?.finalize_turn(session_id, n, &error_turn)?;
                 (self.on_event)(AgentEvent::TurnAppended { turn: failed });
                 Err(Error::Invalid(format!("the model's reply could not be read: {}", failure.message)))
             }
@@ -360,16 +364,17 @@ impl<T: Transport, H: ToolHost> Run<'_, T, H> {
         let model = &self.settings.provider.model;
         let mut final_turn = NewTurn::assistant_calls(message.content.clone(), message.tool_calls.clone());
         final_turn.metadata = reply_metadata(model, message);
-        let stored = self.store.finalize_turn(self.session_id, n, &final_turn)?;
+        let stored = self.archive.store()?.finalize_turn(self.session_id, n, &final_turn)?;
         self.emit(AgentEvent::TurnAppended { turn: stored.clone() });
         if let Some(u) = message.usage {
-            self.store.add_usage(self.session_id, u.prompt_tokens, u.completion_tokens)?;
-            self.store.set_manifest_usage(
+            let mut store = self.archive.store()?;
+            store.add_usage(self.session_id, u.prompt_tokens, u.completion_tokens)?;
+            store.set_manifest_usage(
                 prepared.manifest_id,
                 &json!({"prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens}),
             )?;
             if calibration.observe(prepared.prompt_chars, u.prompt_tokens) {
-                self.store.set_calibration(model, calibration.chars_per_token, i64::from(calibration.samples))?;
+                store.set_calibration(model, calibration.chars_per_token, i64::from(calibration.samples))?;
             }
         }
         self.update_state(&stored)
@@ -393,7 +398,7 @@ impl<T: Transport, H: ToolHost> Run<'_, T, H> {
             duration_ms,
             approval,
         };
-        let stored = self.store.append_tool_result(self.session_id, &result, &exec)?;
+        let stored = self.archive.store()?.append_tool_result(self.session_id, &result, &exec)?;
         self.emit(AgentEvent::TurnAppended { turn: stored.clone() });
         self.emit(AgentEvent::ToolFinished {
             turn_number: stored.turn_number,
@@ -413,9 +418,13 @@ impl<T: Transport, H: ToolHost> Run<'_, T, H> {
             match settings.orchestrator_url.as_deref().filter(|_| settings.prompt.delegation) {
                 None => (refused("delegate_task is not available: no orchestrator is configured."), Approval::Auto),
                 Some(base_url) => {
-                    let session = self.store.get_session(self.session_id)?;
-                    // A workspace is a label; where it lives on the orchestrator's machine is its setting.
-                    let place = self.store.workspace_settings(&session.workspace)?;
+                    let (session, place) = {
+                        let store = self.archive.store()?;
+                        let session = store.get_session(self.session_id)?;
+                        // A workspace is a label; where it lives on the orchestrator's machine is its setting.
+                        let place = store.workspace_settings(&session.workspace)?;
+                        (session, place)
+                    };
                     let at = Delegation {
                         base_url,
                         session_id: self.session_id,
@@ -427,16 +436,16 @@ impl<T: Transport, H: ToolHost> Run<'_, T, H> {
                     if at.directory.is_none() {
                         // Nothing to approve: `delegate` sends nothing and says how to set the directory.
                         self.needs = Some(NEEDS_ORCHESTRATOR_DIRECTORY);
-                        (delegate(self.store, self.transport, &at, call, self.on_event).await?, Approval::Auto)
+                        (delegate(self.archive, self.transport, &at, call, self.on_event).await?, Approval::Auto)
                     } else if !tools.approve(call).await {
                         (refused("The user declined to delegate this task."), Approval::Denied)
                     } else {
-                        (delegate(self.store, self.transport, &at, call, self.on_event).await?, Approval::Approved)
+                        (delegate(self.archive, self.transport, &at, call, self.on_event).await?, Approval::Approved)
                     }
                 }
             }
         } else if call.name == RECALL_TOOL {
-            let content = crate::recall::run_recall(&*self.store, self.session_id, &call.arguments);
+            let content = crate::recall::run_recall(&*self.archive.store()?, self.session_id, &call.arguments);
             (ToolOutcome { content, success: true }, Approval::Auto)
         } else if offered(definitions, &call.name) {
             match tools.approval(&call.name) {

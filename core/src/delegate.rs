@@ -28,7 +28,7 @@ use crate::orchestrator::{
     TaskSubmission,
 };
 use crate::sse::SseParser;
-use crate::store::Store;
+use crate::store::{SharedStore, Store};
 use crate::{Result, TaskRecord, TaskStatus, ToolCall};
 use serde_json::Value;
 
@@ -82,7 +82,7 @@ pub fn no_directory_message(workspace: &str) -> String {
 /// Runs one `delegate_task` call (already approved by the user) and returns the tool result. Without a
 /// directory it returns at once, having sent nothing ([`no_directory_message`]).
 pub async fn delegate<T: Transport>(
-    store: &mut Store,
+    archive: &dyn SharedStore,
     transport: &T,
     at: &Delegation<'_>,
     call: &ToolCall,
@@ -134,8 +134,8 @@ pub async fn delegate<T: Transport>(
         created_at: now,
         updated_at: now,
     };
-    store.upsert_task(&record)?;
-    let mut link = Link { store, transport, base_url: at.base_url, on_event };
+    archive.store()?.upsert_task(&record)?;
+    let mut link = Link { archive, transport, base_url: at.base_url, on_event };
     link.report(
         &TaskProgress { status: record.status.clone(), ..TaskProgress::new(&record.task_id, goal) },
         "task_submitted",
@@ -145,7 +145,7 @@ pub async fn delegate<T: Transport>(
     }
 
     let (progress, broken) = link.follow(&record.task_id, goal, true).await?;
-    let store = link.store;
+    let mut store = archive.store()?;
     record.status = progress.status.clone();
     record.updated_at = crate::now_ms();
     if !progress.is_terminal() {
@@ -159,9 +159,10 @@ pub async fn delegate<T: Transport>(
     Ok(ToolOutcome { content: format_result(&progress, progress.status.as_str()), success })
 }
 
-/// A delegation's I/O, borrowed once: the archive, the orchestrator at `base_url`, and the observer.
+/// A delegation's I/O, borrowed once: the archive (a step at a time), the orchestrator at `base_url`,
+/// and the observer.
 struct Link<'a, T> {
-    store: &'a mut Store,
+    archive: &'a dyn SharedStore,
     transport: &'a T,
     base_url: &'a str,
     on_event: &'a mut dyn FnMut(AgentEvent),
@@ -193,7 +194,8 @@ impl<T: Transport> Link<'_, T> {
     async fn follow(&mut self, task_id: &str, goal: &str, wait: bool) -> Result<(TaskProgress, Option<String>)> {
         let mut follow = Following::new(task_id, goal);
         // What the archive holds already (a re-attachment) is folded, and never archived again.
-        for archived in self.store.task_events(task_id)? {
+        let archived_events = self.archive.store()?.task_events(task_id)?;
+        for archived in archived_events {
             if let Some(key) = archived_event_key(&archived.data) {
                 follow.remember(&key);
             }
@@ -295,7 +297,7 @@ impl<T: Transport> Link<'_, T> {
                             follow.cursor = follow.cursor.max(n);
                         }
                         let task_id = &follow.progress.task_id;
-                        self.store.append_task_event(task_id, &received.event_type, &received.data)?;
+                        self.archive.store()?.append_task_event(task_id, &received.event_type, &received.data)?;
                         fresh += 1;
                         follow.progress.apply(&received.event);
                         // Loom's plan names its steps by id only; the status has their descriptions.
@@ -397,7 +399,7 @@ impl Following {
 /// that have already ended are delivered (one status request each, no waiting). Returns the appended
 /// turns; tasks still running stay pending.
 pub async fn deliver_pending_tasks<T: Transport>(
-    store: &mut Store,
+    archive: &dyn SharedStore,
     transport: &T,
     base_url: &str,
     session_id: &str,
@@ -405,10 +407,11 @@ pub async fn deliver_pending_tasks<T: Transport>(
     on_event: &mut dyn FnMut(AgentEvent),
 ) -> Result<Vec<crate::Turn>> {
     let mut delivered = Vec::new();
-    let mut link = Link { store, transport, base_url, on_event };
-    for mut task in link.store.tasks(session_id)?.into_iter().filter(|t| !t.result_delivered) {
+    let mut link = Link { archive, transport, base_url, on_event };
+    let pending = archive.store()?.tasks(session_id)?;
+    for mut task in pending.into_iter().filter(|t| !t.result_delivered) {
         let (progress, _broken) = link.follow(&task.task_id, &task.goal, wait).await?;
-        let store = &mut *link.store;
+        let mut store = archive.store()?;
         task.status = progress.status.clone();
         task.updated_at = crate::now_ms();
         if !progress.is_terminal() {
@@ -422,6 +425,7 @@ pub async fn deliver_pending_tasks<T: Transport>(
         let stored = store.append_turn(session_id, &turn)?;
         task.result_delivered = true;
         store.upsert_task(&task)?;
+        drop(store);
         (link.on_event)(AgentEvent::TurnAppended { turn: stored.clone() });
         delivered.push(stored);
     }

@@ -233,11 +233,14 @@ fn a_dropped_stream_resumes_after_its_last_sequence_and_archives_every_event_onc
         vec!["executing", "executing", "executing", "completed"],
     );
     let mut reported = Vec::new();
-    let outcome =
-        block_on(delegate(&mut store, &loom, &delegation(&session_id, Some("/home/me/project")), &call(), &mut |e| {
-            reported.push(e)
-        }))
-        .unwrap();
+    let outcome = block_on(delegate(
+        &std::cell::RefCell::new(&mut store),
+        &loom,
+        &delegation(&session_id, Some("/home/me/project")),
+        &call(),
+        &mut |e| reported.push(e),
+    ))
+    .unwrap();
     let archived = store.task_events("t1").unwrap();
     let sequences: Vec<i64> = archived
         .iter()
@@ -281,7 +284,14 @@ fn without_an_orchestrator_directory_nothing_is_sent() {
     let mut store = Store::open_in_memory().unwrap();
     let session_id = session(&mut store);
     let loom = Loom::new(vec![String::new()], vec!["executing"]);
-    let outcome = block_on(delegate(&mut store, &loom, &delegation(&session_id, None), &call(), &mut |_| {})).unwrap();
+    let outcome = block_on(delegate(
+        &std::cell::RefCell::new(&mut store),
+        &loom,
+        &delegation(&session_id, None),
+        &call(),
+        &mut |_| {},
+    ))
+    .unwrap();
     assert!(loom.requests.borrow().is_empty(), "{:?}", loom.requests.borrow());
     assert!(!outcome.success);
     assert_eq!(

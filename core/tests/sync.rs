@@ -811,3 +811,55 @@ fn a_team_space_name_is_checked() {
     assert!(err.contains("letters, digits"), "{err}");
     assert_eq!(d.store.workspace_settings("acme").unwrap().sync, SyncScope::Personal, "nothing saved");
 }
+
+/// A reply being written on the laptop while the phone's changes arrive: what cannot move the reply's
+/// turn is applied at once, the phone's turn in the same session waits until the reply is saved.
+#[test]
+fn a_reply_being_written_keeps_its_turn_while_the_stream_is_applied() {
+    use cowork_core::store::sync::applicable_while_writing;
+    let mut devices = vec![device("Laptop"), device("Phone")];
+    let mut stream = Stream::default();
+    let s = devices[0].store.create_session(&NewSession::new("work")).unwrap().id;
+    devices[0].store.append_turn(&s, &NewTurn::user("Plan the release")).unwrap();
+    settle(&mut stream, &mut devices);
+    // The phone, first to the server: a new session, then a turn in the laptop's session.
+    let t = devices[1].store.create_session(&NewSession::new("work")).unwrap().id;
+    devices[1].store.append_turn(&t, &NewTurn::user("phone: elsewhere")).unwrap();
+    devices[1].store.append_turn(&s, &NewTurn::user("phone: and the notes?")).unwrap();
+    stream.publish(&mut devices[1], usize::MAX);
+    // The laptop starts a reply in `s` and publishes its first words.
+    devices[0].store.append_turn(&s, &NewTurn::user("laptop: go on")).unwrap();
+    let partial = NewTurn { status: TurnStatus::Interrupted, ..NewTurn::assistant("Tag") };
+    let n = devices[0].store.append_turn(&s, &partial).unwrap().turn_number;
+    stream.publish(&mut devices[0], usize::MAX);
+    // Its sync round, mid-reply: the batch stops before the phone's turn in `s`.
+    let own = devices[0].store.sync_device().unwrap().unwrap().id;
+    let from = devices[0].read[&Space::Personal];
+    let batch: Vec<(i64, SyncMessage)> = stream.messages[from..]
+        .iter()
+        .enumerate()
+        .map(|(i, m)| ((from + i + 1) as i64, serde_json::from_str(m).unwrap()))
+        .collect();
+    let k = applicable_while_writing(&batch, &own, &s);
+    assert!(
+        k > 0 && k < batch.len(),
+        "the phone's new session goes in, its turn in `s` waits ({k} of {})",
+        batch.len()
+    );
+    assert!(matches!(&batch[k].1.change, Change::TurnAdded(r) if r.session_id == s));
+    devices[0].store.apply_sync_batch(&Space::Personal, &batch[..k]).unwrap();
+    devices[0].read.insert(Space::Personal, from + k);
+    assert_eq!(texts(&devices[0], &t), ["phone: elsewhere"], "the other session arrived mid-reply");
+    // The reply's turn is where the loop left it: checkpointed and finalised by its number.
+    devices[0].store.checkpoint_turn(&s, n, "Tag it").unwrap();
+    devices[0].store.finalize_turn(&s, n, &NewTurn::assistant("Tag it, then publish.")).unwrap();
+    // Saved: the rest is applied, and both devices agree, every turn kept.
+    settle(&mut stream, &mut devices);
+    assert_converged(&devices);
+    let all = all_contents(&devices[1]);
+    for text in ["phone: and the notes?", "laptop: go on", "Tag it, then publish."] {
+        assert!(all.iter().any(|c| c == text), "{text:?} is kept");
+    }
+    // A reply in a session nobody else wrote to lets the whole batch in.
+    assert_eq!(applicable_while_writing(&batch, &own, "a session nobody else wrote to"), batch.len());
+}

@@ -135,8 +135,14 @@ fn a_task_reported_finished_in_any_spelling_is_not_left_open() {
         let session_id = session(&mut store);
         let orchestrator = Orchestrator { status: spelling.to_string(), requests: RefCell::new(Vec::new()) };
         let at = delegation(&session_id);
-        let outcome =
-            block_on(delegate(&mut store, &orchestrator, &at, &delegate_call(true), &mut |_| {})).expect("delegate");
+        let outcome = block_on(delegate(
+            &std::cell::RefCell::new(&mut store),
+            &orchestrator,
+            &at,
+            &delegate_call(true),
+            &mut |_| {},
+        ))
+        .expect("delegate");
         let header = outcome.content.lines().next().unwrap_or_default().to_string();
         let said = if normalised == "completed" { "Task completed" } else { "Task" };
         assert!(header.starts_with(said), "{spelling:?}: {header}");
@@ -152,12 +158,26 @@ fn a_task_delivered_later_in_any_spelling_is_not_left_open() {
         let session_id = session(&mut store);
         let orchestrator = Orchestrator { status: "executing".into(), requests: RefCell::new(Vec::new()) };
         let at = delegation(&session_id);
-        let outcome = block_on(delegate(&mut store, &orchestrator, &at, &delegate_call(false), &mut |_| {})).unwrap();
+        let outcome = block_on(delegate(
+            &std::cell::RefCell::new(&mut store),
+            &orchestrator,
+            &at,
+            &delegate_call(false),
+            &mut |_| {},
+        ))
+        .unwrap();
         assert!(outcome.content.starts_with("Task submitted: t1"), "{}", outcome.content);
 
         let orchestrator = Orchestrator { status: spelling.to_string(), requests: RefCell::new(Vec::new()) };
-        let delivered =
-            block_on(deliver_pending_tasks(&mut store, &orchestrator, BASE, &session_id, false, &mut |_| {})).unwrap();
+        let delivered = block_on(deliver_pending_tasks(
+            &std::cell::RefCell::new(&mut store),
+            &orchestrator,
+            BASE,
+            &session_id,
+            false,
+            &mut |_| {},
+        ))
+        .unwrap();
         assert_eq!(delivered.len(), 1, "{spelling:?}");
         assert_eq!(delivered[0].metadata["success"], success, "{spelling:?}: {}", delivered[0].content);
         assert_finished(&store, &session_id, spelling, normalised);

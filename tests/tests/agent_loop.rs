@@ -14,6 +14,7 @@ use cowork_core::store::{NewSession, SessionFilter, Store};
 use cowork_core::{Approval, Error, ErrorKind, NewAttachment, NewTurn, Role, ToolCall, TurnStatus, WorkspaceSettings};
 use cowork_tests::transport::HttpTransport;
 use serde_json::{json, Value};
+use std::cell::RefCell;
 
 fn settings(base: &str) -> AgentSettings {
     AgentSettings {
@@ -62,9 +63,15 @@ async fn fixture() -> Fixture {
 impl Fixture {
     async fn send<H: ToolHost>(&mut self, tools: &H, text: &str) -> cowork_core::Result<Outcome> {
         let events = &mut self.events;
-        send_message(&mut self.store, &self.transport, tools, &self.settings, &self.session, text, &mut |e| {
-            events.push(e)
-        })
+        send_message(
+            &RefCell::new(&mut self.store),
+            &self.transport,
+            tools,
+            &self.settings,
+            &self.session,
+            text,
+            &mut |e| events.push(e),
+        )
         .await
     }
 
@@ -203,12 +210,20 @@ async fn the_first_words_shown_are_already_saved() {
             let mut store = Store::open(&at).unwrap();
             let session = store.create_session(&NewSession::new("proj")).unwrap().id;
             let transport = HttpTransport::with_time_scale(50);
-            let _ = send_message(&mut store, &transport, &NoTools, &settings, &session, "hello there", &mut |e| {
-                if let AgentEvent::StreamDelta { text, .. } = e {
-                    *seen.lock().unwrap() = text;
-                    panic!("the tab is gone");
-                }
-            })
+            let _ = send_message(
+                &RefCell::new(&mut store),
+                &transport,
+                &NoTools,
+                &settings,
+                &session,
+                "hello there",
+                &mut |e| {
+                    if let AgentEvent::StreamDelta { text, .. } = e {
+                        *seen.lock().unwrap() = text;
+                        panic!("the tab is gone");
+                    }
+                },
+            )
             .await;
         })
     });
@@ -239,7 +254,10 @@ async fn continuing_a_cut_reply_finishes_it_in_place() {
     assert!(partial.starts_with("Demo model here"), "{partial:?}");
     f.events.clear();
     let events = &mut f.events;
-    let out = continue_session(&mut f.store, &f.transport, &NoTools, &f.settings, &f.session, &mut |e| events.push(e))
+    let out =
+        continue_session(&RefCell::new(&mut f.store), &f.transport, &NoTools, &f.settings, &f.session, &mut |e| {
+            events.push(e)
+        })
         .await
         .unwrap();
     assert_eq!(out, Outcome::Done { assistant_turn }, "the same turn is finished");
@@ -455,12 +473,17 @@ async fn a_background_delegation_returns_at_once_and_its_result_arrives_later() 
     // pending; following it delivers the result.
     let base = f.settings.orchestrator_url.clone().unwrap();
     let events = &mut f.events;
-    let quick = deliver_pending_tasks(&mut f.store, &f.transport, &base, &f.session, false, &mut |e| events.push(e))
-        .await
-        .unwrap();
+    let quick = deliver_pending_tasks(&RefCell::new(&mut f.store), &f.transport, &base, &f.session, false, &mut |e| {
+        events.push(e)
+    })
+    .await
+    .unwrap();
     assert!(quick.is_empty(), "the task was still running: {quick:?}");
     let events = &mut f.events;
-    let delivered = deliver_pending_tasks(&mut f.store, &f.transport, &base, &f.session, true, &mut |e| events.push(e))
+    let delivered =
+        deliver_pending_tasks(&RefCell::new(&mut f.store), &f.transport, &base, &f.session, true, &mut |e| {
+            events.push(e)
+        })
         .await
         .unwrap();
     assert_eq!(delivered.len(), 1);
@@ -470,10 +493,11 @@ async fn a_background_delegation_returns_at_once_and_its_result_arrives_later() 
     assert!(!f.store.task_events(&task.task_id).unwrap().is_empty(), "events archived while re-attached");
     // Nothing left to deliver; the next request shows the result to the model.
     let events = &mut f.events;
-    assert!(deliver_pending_tasks(&mut f.store, &f.transport, &base, &f.session, true, &mut |e| events.push(e))
-        .await
-        .unwrap()
-        .is_empty());
+    assert!(deliver_pending_tasks(&RefCell::new(&mut f.store), &f.transport, &base, &f.session, true, &mut |e| events
+        .push(e))
+    .await
+    .unwrap()
+    .is_empty());
     f.send(&Approver(true), "thanks").await.unwrap();
     let seen = &f.store.manifests(&f.session, 1).unwrap()[0];
     assert!(seen.turn_numbers.contains(&delivered[0].turn_number), "the model saw the delivered result: {seen:?}");
@@ -512,7 +536,7 @@ impl Fixture {
         let turn = NewTurn::user(text);
         let message = UserMessage { turn: &turn, attachments };
         send_user_message(
-            &mut self.store,
+            &RefCell::new(&mut self.store),
             &self.transport,
             &NoTools,
             &self.settings,

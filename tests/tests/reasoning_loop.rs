@@ -13,6 +13,7 @@ use cowork_core::{Role, TurnStatus};
 use cowork_tests::model::thinking::{signature, step, DEEPSEEK_MISSING_REASONING, ROUNDS};
 use cowork_tests::model::LLAMACPP_ERROR;
 use cowork_tests::transport::HttpTransport;
+use std::cell::RefCell;
 
 fn settings(kind: ProviderKind, base_url: String, model: &str) -> AgentSettings {
     AgentSettings {
@@ -44,9 +45,15 @@ impl Run {
 
     async fn send(&mut self, text: &str) -> cowork_core::Result<Outcome> {
         let events = &mut self.events;
-        send_message(&mut self.store, &self.transport, &NoTools, &self.settings, &self.session, text, &mut |e| {
-            events.push(e)
-        })
+        send_message(
+            &RefCell::new(&mut self.store),
+            &self.transport,
+            &NoTools,
+            &self.settings,
+            &self.session,
+            text,
+            &mut |e| events.push(e),
+        )
         .await
     }
 
@@ -188,9 +195,14 @@ async fn a_llamacpp_error_mid_stream_is_reported_and_retry_completes() {
     assert!(partial.starts_with("Demo model") && !partial.contains("real answers"), "the partial text: {partial:?}");
 
     let events = &mut run.events;
-    let out = continue_session(&mut run.store, &run.transport, &NoTools, &run.settings, &run.session, &mut |e| {
-        events.push(e)
-    })
+    let out = continue_session(
+        &RefCell::new(&mut run.store),
+        &run.transport,
+        &NoTools,
+        &run.settings,
+        &run.session,
+        &mut |e| events.push(e),
+    )
     .await
     .unwrap();
     let Outcome::Done { assistant_turn } = out else { panic!("not done: {out:?}") };

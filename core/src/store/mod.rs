@@ -26,6 +26,7 @@ mod rows;
 mod schema;
 mod search;
 mod sessions;
+mod shared;
 mod sources;
 pub mod sync;
 mod tasks;
@@ -41,6 +42,7 @@ pub use query::{Terms, MAX_TERMS};
 pub use schema::LATEST as SCHEMA_VERSION;
 pub use search::MAX_SEARCH_LIMIT;
 pub use sessions::{NewSession, Resumed, SessionFilter, WorkspaceSummary, TITLE_MAX_CHARS};
+pub use shared::SharedStore;
 pub use sources::SessionTurns;
 pub use turns::{NewToolExecution, CLIENT_KEY_WINDOW};
 

@@ -96,6 +96,37 @@ test('a reload during streaming leaves an interrupted turn with its partial text
   await page.close();
 });
 
+test('while a reply is written, another session opens and a search answers at once', async () => {
+  const page = await openPage(app.browser.context, app.server.url);
+  await ready(page);
+  await page.getByRole('button', { name: '+ New session' }).click();
+  await send(page, 'meanwhile-first: the parking spot is B12');
+  await replyDone(page);
+  await page.getByRole('button', { name: '+ New session' }).click();
+  // The slow demo reply (200 ms a chunk) echoes the long message: it takes about 12 s to write, and
+  // everything below happens meanwhile (before, the other session opened only once it was saved).
+  const long = 'tell me about sessions, tokens and cookies at length. '.repeat(16);
+  await send(page, `meanwhile-second: ${long}[[fault:slow]]`);
+  const stop = page.getByRole('button', { name: 'Stop' });
+  await page.locator('.turn[data-role="assistant"] .turn-text', { hasText: 'Demo model here' }).waitFor({ timeout: 20_000 });
+  await page.locator('.session', { hasText: 'meanwhile-first' }).click();
+  await page.locator('.turn[data-role="user"]', { hasText: 'the parking spot is B12' }).waitFor({ timeout: 5_000 });
+  await page.keyboard.press('Control+k');
+  const box = page.getByRole('searchbox', { name: 'Search all sessions' });
+  await box.fill('parking');
+  await page.locator('.hit', { hasText: 'parking spot' }).first().waitFor({ timeout: 5_000 });
+  await box.press('Enter'); // (Esc would also stop the reply)
+  await page.locator('.turn.focused[data-turn="1"]', { hasText: 'parking spot' }).waitFor({ timeout: 5_000 });
+  assert.equal(await stop.count(), 1, 'the reply was still being written meanwhile');
+  // Back to it: the reply finishes in place, whole.
+  await page.locator('.session', { hasText: 'meanwhile-second' }).click();
+  await page.locator('.turn[data-role="assistant"] .turn-text', { hasText: 'real endpoint for real answers' }).waitFor({ timeout: 40_000 });
+  await replyDone(page);
+  assert.equal(await page.locator('.turn[data-role="assistant"] .badge.interrupted').count(), 0, 'finished, not cut');
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});
+
 test('a 1 MB message is stored whole, shown clipped, and "Show all" shows every character', async () => {
   const page = await openPage(app.browser.context, app.server.url);
   await ready(page);

@@ -10,10 +10,10 @@ use crate::protocol::{
 };
 use cowork_core::agent::{ToolOutcome, Transport};
 use cowork_core::store::opfs::Opfs;
-use cowork_core::store::Store;
+use cowork_core::store::{SharedStore, Store};
 use futures_channel::mpsc::UnboundedSender;
 use futures_util::StreamExt;
-use std::cell::RefCell;
+use std::cell::{RefCell, RefMut};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -85,8 +85,13 @@ struct Hub {
     archive: Archive,
     transport: FetchTransport,
     tools: WorkerTools,
-    /// The page went away while a request was being served: release when it ends.
+    /// The page went away while a reply was being written: release when it ends.
     releasing: std::cell::Cell<bool>,
+    /// A reply is being written (its request is in `ops::reply`).
+    replying: std::cell::Cell<bool>,
+    /// The session that reply writes in, when it existed before: sync holds back another device's
+    /// turns for it meanwhile (`sync.rs`).
+    writing: Rc<RefCell<Option<String>>>,
     /// Sync with the user's NATS space, run by the owner (`sync.rs`).
     sync: Rc<super::sync::Sync>,
 }
@@ -113,6 +118,8 @@ pub async fn run() {
         transport: FetchTransport::default(),
         tools: WorkerTools::default(),
         releasing: std::cell::Cell::new(false),
+        replying: std::cell::Cell::new(false),
+        writing: Rc::default(),
         sync: Rc::default(),
     });
     let from_ui = {
@@ -342,6 +349,7 @@ impl Hub {
         let tab = self.tab.clone();
         super::sync::Link {
             archive: self.archive.clone(),
+            writing: self.writing.clone(),
             broadcast: Rc::new(move |event: Event| {
                 post(&WorkerMessage::Event { id: 0, event: event.clone() });
                 if let Some(channel) = &channel {
@@ -376,15 +384,17 @@ impl Hub {
     /// The page is going away: close the archive and release its files, then end this worker (which
     /// releases the lock). Runs between two tasks, so no transaction is ever cut in half.
     ///
-    /// While a reply streams, the archive is in use: the model call is aborted instead, so the reply's
-    /// text so far is saved as an interrupted turn, and the release follows when the request ends.
+    /// While a reply is being written, the model call is aborted instead, so the reply's text so far
+    /// is saved as an interrupted turn, and the release follows when the request ends.
     fn release(&self) {
-        let Ok(mut archive) = self.archive.try_borrow_mut() else {
+        if self.replying.get() {
             self.releasing.set(true);
             self.transport.abort();
             return;
-        };
-        if let Some((store, opfs)) = archive.take() {
+        }
+        // (Never borrowed here: requests done at once finish before the next message is read, and a
+        // reply's steps borrow the archive only between its awaits.)
+        if let Some((store, opfs)) = self.archive.try_borrow_mut().ok().and_then(|mut a| a.take()) {
             drop(store);
             if let Some(opfs) = opfs {
                 let _ = opfs.pause();
@@ -394,10 +404,10 @@ impl Hub {
         scope.close();
     }
 
-    /// Opens the archive and serves every request, this tab's and the forwarded ones, in order.
-    // The archive stays borrowed across the awaits of a streaming reply on purpose: requests are
-    // served one at a time, and `try_borrow_mut` answers "busy" to anything that comes in between.
-    #[allow(clippy::await_holding_refcell_ref)]
+    /// Opens the archive and serves every request, this tab's and the forwarded ones: replies one at
+    /// a time, in order, in their own lane; everything else at once, in order, also while a reply is
+    /// being written (its steps borrow the archive only between their awaits), so another session
+    /// opens, a search answers and sync goes on meanwhile.
     async fn become_owner(self: Rc<Self>, open: Open) {
         let opened = match open {
             Open::Shared => open_archive(OPEN_ATTEMPTS).await,
@@ -434,47 +444,92 @@ impl Hub {
         for req in unanswered {
             self.serve(Origin::Local, req);
         }
-        while let Some((origin, req)) = requests.next().await {
-            let id = req.id;
-            let sink: Rc<dyn Fn(Event)> = {
-                let hub = self.clone();
-                let origin = origin.clone();
-                Rc::new(move |event: Event| {
-                    if matches!(
-                        event,
-                        Event::TurnAppended { .. } | Event::SessionCreated { .. } | Event::SessionsChanged { .. }
-                    ) {
-                        hub.changed(&origin, &event);
-                    }
-                    hub.respond(&origin, WorkerMessage::Event { id, event });
-                })
-            };
-            *self.tools.sink.borrow_mut() = Some(sink.clone());
-            // The archive stays borrowed while a reply streams; `release` then ends the worker without
-            // closing it (no transaction is open at an await point).
-            let result = match self.archive.try_borrow_mut() {
-                Ok(mut archive) => match archive.as_mut() {
-                    Some((store, _)) => handle(store, &self.transport, &self.tools, &*sink, req.op).await,
-                    None => Err(Problem::new(ErrorKind::Storage, "the archive is closed: this page is going away")),
-                },
-                Err(_) => Err(Problem::new(ErrorKind::Storage, "the archive is busy")),
-            };
-            // Cut short because this page is closing: another tab's request stays unanswered, so that tab
-            // sends it again to the next owner, which continues the reply; this tab's own is told why.
-            let result = match result {
-                Ok(Reply::Sent { .. }) | Err(_) if self.releasing.get() && origin != Origin::Local => None,
-                Ok(Reply::Sent { session_id, outcome: SendOutcome::Interrupted { .. } }) if self.releasing.get() => {
-                    Some(Ok(Reply::Sent { session_id, outcome: SendOutcome::ClosedMidReply }))
+        let (replies, mut reply_queue) = futures_channel::mpsc::unbounded::<(Origin, Request)>();
+        {
+            let hub = self.clone();
+            wasm_bindgen_futures::spawn_local(async move {
+                while let Some((origin, req)) = reply_queue.next().await {
+                    hub.serve_reply(origin, req).await;
                 }
-                other => Some(other),
-            };
-            if let Some(result) = result {
-                self.respond(&origin, WorkerMessage::Response { id, result });
-            }
-            if self.releasing.get() {
-                self.release();
+            });
+        }
+        while let Some((origin, req)) = requests.next().await {
+            if super::ops::is_reply(&req.op) {
+                let _ = replies.unbounded_send((origin, req));
+            } else {
+                self.serve_now(&origin, req);
             }
         }
+    }
+
+    /// What a request's progress goes through: to the tab that asked and, for a change, to the others.
+    fn sink(self: &Rc<Self>, origin: &Origin, id: u64) -> Rc<dyn Fn(Event)> {
+        let hub = self.clone();
+        let origin = origin.clone();
+        Rc::new(move |event: Event| {
+            if matches!(
+                event,
+                Event::TurnAppended { .. } | Event::SessionCreated { .. } | Event::SessionsChanged { .. }
+            ) {
+                hub.changed(&origin, &event);
+            }
+            hub.respond(&origin, WorkerMessage::Event { id, event });
+        })
+    }
+
+    /// Serves a request that is done at once.
+    fn serve_now(self: &Rc<Self>, origin: &Origin, req: Request) {
+        let id = req.id;
+        let sink = self.sink(origin, id);
+        let result = match self.archive.try_borrow_mut() {
+            Ok(mut archive) => match archive.as_mut() {
+                Some((store, _)) => handle(store, &self.tools, &*sink, req.op),
+                None => Err(Problem::new(ErrorKind::Storage, CLOSED)),
+            },
+            Err(_) => Err(Problem::new(ErrorKind::Storage, "the archive is busy")),
+        };
+        self.respond(origin, WorkerMessage::Response { id, result });
+    }
+
+    /// Serves a request for a reply, to its end.
+    async fn serve_reply(self: &Rc<Self>, origin: Origin, req: Request) {
+        let id = req.id;
+        let sink = self.sink(&origin, id);
+        *self.tools.sink.borrow_mut() = Some(sink.clone());
+        *self.writing.borrow_mut() = super::ops::writes_in(&req.op).map(str::to_owned);
+        self.replying.set(true);
+        let steps = Steps(&self.archive);
+        let result = super::ops::reply(&steps, &self.transport, &self.tools, &*sink, req.op).await;
+        self.replying.set(false);
+        *self.writing.borrow_mut() = None;
+        // Cut short because this page is closing: another tab's request stays unanswered, so that tab
+        // sends it again to the next owner, which continues the reply; this tab's own is told why.
+        let result = match result {
+            Ok(Reply::Sent { .. }) | Err(_) if self.releasing.get() && origin != Origin::Local => None,
+            Ok(Reply::Sent { session_id, outcome: SendOutcome::Interrupted { .. } }) if self.releasing.get() => {
+                Some(Ok(Reply::Sent { session_id, outcome: SendOutcome::ClosedMidReply }))
+            }
+            other => Some(other),
+        };
+        if let Some(result) = result {
+            self.respond(&origin, WorkerMessage::Response { id, result });
+        }
+        if self.releasing.get() {
+            self.release();
+        }
+    }
+}
+
+const CLOSED: &str = "the archive is closed: this page is going away";
+
+/// The open archive as a reply's steps reach it (`ops::reply`): for one step at a time.
+struct Steps<'a>(&'a RefCell<Option<(Store, Option<Opfs>)>>);
+
+impl SharedStore for Steps<'_> {
+    fn store(&self) -> cowork_core::Result<RefMut<'_, Store>> {
+        let archive = self.0.try_borrow_mut().map_err(|_| cowork_core::Error::Storage("the archive is busy".into()))?;
+        RefMut::filter_map(archive, |a| a.as_mut().map(|(store, _)| store))
+            .map_err(|_| cowork_core::Error::Storage(CLOSED.into()))
     }
 }
 

@@ -10,21 +10,21 @@ use cowork_core::agent::{
 use cowork_core::context::ContextSettings;
 use cowork_core::prompt::PromptOptions;
 use cowork_core::state::ExtractionRules;
-use cowork_core::store::{NewSession, SessionFilter, Store};
+use cowork_core::store::{NewSession, SessionFilter, SharedStore, Store};
 use cowork_core::NewTurn;
 use wasm_bindgen::JsCast;
 
 /// Model calls per user message, at most.
 const MAX_ITERATIONS: u32 = 8;
 
-/// Performs one operation on the archive; progress goes to `emit`.
-pub async fn handle(
-    store: &mut Store,
-    transport: &FetchTransport,
-    tools: &WorkerTools,
-    emit: &dyn Fn(Event),
-    op: Op,
-) -> Result<Reply, Problem> {
+/// Whether an operation asks for a reply ([`reply`]: the model, tools, delegated tasks — seconds to
+/// minutes, with the archive borrowed a step at a time); all others are done at once ([`handle`]).
+pub fn is_reply(op: &Op) -> bool {
+    matches!(op, Op::SendMessage { .. } | Op::EditMessage { .. } | Op::Regenerate { .. } | Op::Continue { .. })
+}
+
+/// Performs one operation that is done at once (not [`is_reply`]); progress goes to `emit`.
+pub fn handle(store: &mut Store, tools: &WorkerTools, emit: &dyn Fn(Event), op: Op) -> Result<Reply, Problem> {
     let r = match op {
         Op::Stats => store.stats().map(|stats| Reply::Stats { stats }),
         Op::ListSessions { workspace, include_archived } => store
@@ -131,32 +131,10 @@ pub async fn handle(
         | Op::ListModels { .. }
         | Op::SyncStart { .. }
         | Op::SyncStatus => Ok(Reply::Done),
-        Op::SendMessage { session_id, workspace, text, model, key, host, attachments, offline } => {
-            let attachments = attachments.into_iter().map(FilePayload::into_attachment).collect();
-            let message = Some((text, serde_json::json!({ "client_key": key }), attachments));
-            let answer = if offline { Answer::Later } else { Answer::Now };
-            return send(store, transport, tools, emit, session_id, workspace, message, model, host, answer).await;
+        Op::SendMessage { .. } | Op::EditMessage { .. } | Op::Regenerate { .. } | Op::Continue { .. } => {
+            return Err(Problem::new(ErrorKind::Internal, "a request for a reply was taken for one done at once"))
         }
         Op::Branches { session_id } => store.branch_points(&session_id).map(|points| Reply::Branches { points }),
-        Op::EditMessage { session_id, turn_number, text, model, key, host, attachments } => {
-            let attachments = attachments.into_iter().map(FilePayload::into_attachment).collect();
-            let fork = branch_before(store, emit, &session_id, turn_number, "edited")?;
-            // The edit says what it replaces (and the UI leaves the composer's draft alone for it).
-            let edited_from = serde_json::json!({ "session_id": session_id, "turn_number": turn_number });
-            let message =
-                Some((text, serde_json::json!({ "client_key": key, "edited_from": edited_from }), attachments));
-            return send(store, transport, tools, emit, Some(fork), String::new(), message, model, host, Answer::Now)
-                .await;
-        }
-        Op::Regenerate { session_id, turn_number, model, host } => {
-            let fork = branch_before(store, emit, &session_id, turn_number, "regenerated")?;
-            return send(store, transport, tools, emit, Some(fork), String::new(), None, model, host, Answer::Now)
-                .await;
-        }
-        Op::Continue { session_id, model, host } => {
-            let (to, ws) = (Some(session_id), String::new());
-            return send(store, transport, tools, emit, to, ws, None, model, host, Answer::Now).await;
-        }
         Op::PreviewImport { files } => return super::import::preview(store, &files),
         Op::ImportFiles { files } => return super::import::import(store, &files, emit),
         Op::ExportChatGpt { session_id } => {
@@ -165,6 +143,54 @@ pub async fn handle(
         Op::ExportMarkdown { session_id } => store.export_markdown(&session_id).map(|text| Reply::Text { text }),
     };
     r.map_err(Problem::from)
+}
+
+/// Performs an operation that asks for a reply ([`is_reply`]); progress goes to `emit`. The archive
+/// is borrowed a step at a time, so it serves other requests meanwhile.
+pub async fn reply(
+    archive: &dyn SharedStore,
+    transport: &FetchTransport,
+    tools: &WorkerTools,
+    emit: &dyn Fn(Event),
+    op: Op,
+) -> Result<Reply, Problem> {
+    match op {
+        Op::SendMessage { session_id, workspace, text, model, key, host, attachments, offline } => {
+            let attachments = attachments.into_iter().map(FilePayload::into_attachment).collect();
+            let message = Some((text, serde_json::json!({ "client_key": key }), attachments));
+            let answer = if offline { Answer::Later } else { Answer::Now };
+            send(archive, transport, tools, emit, session_id, workspace, message, model, host, answer).await
+        }
+        Op::EditMessage { session_id, turn_number, text, model, key, host, attachments } => {
+            let attachments = attachments.into_iter().map(FilePayload::into_attachment).collect();
+            let fork = branch_before(&mut *archive.store()?, emit, &session_id, turn_number, "edited")?;
+            // The edit says what it replaces (and the UI leaves the composer's draft alone for it).
+            let edited_from = serde_json::json!({ "session_id": session_id, "turn_number": turn_number });
+            let message =
+                Some((text, serde_json::json!({ "client_key": key, "edited_from": edited_from }), attachments));
+            send(archive, transport, tools, emit, Some(fork), String::new(), message, model, host, Answer::Now).await
+        }
+        Op::Regenerate { session_id, turn_number, model, host } => {
+            let fork = branch_before(&mut *archive.store()?, emit, &session_id, turn_number, "regenerated")?;
+            send(archive, transport, tools, emit, Some(fork), String::new(), None, model, host, Answer::Now).await
+        }
+        Op::Continue { session_id, model, host } => {
+            let (to, ws) = (Some(session_id), String::new());
+            send(archive, transport, tools, emit, to, ws, None, model, host, Answer::Now).await
+        }
+        _ => Err(Problem::new(ErrorKind::Internal, "a request done at once was taken for one that asks for a reply")),
+    }
+}
+
+/// The session a reply request writes in, when it names one that exists already (an edit or a
+/// regeneration writes in a new fork, a first message in a new session): sync holds back another
+/// device's turns for it until the reply is saved (`sync.rs`).
+pub fn writes_in(op: &Op) -> Option<&str> {
+    match op {
+        Op::SendMessage { session_id, .. } => session_id.as_deref(),
+        Op::Continue { session_id, .. } => Some(session_id),
+        _ => None,
+    }
 }
 
 /// One tiny request ("ping", one output token): an answer means the URL, key and model work.
@@ -262,7 +288,7 @@ enum Answer {
 
 #[allow(clippy::too_many_arguments)] // one request's fields, passed straight through
 async fn send(
-    store: &mut Store,
+    archive: &dyn SharedStore,
     transport: &FetchTransport,
     tools: &WorkerTools,
     emit: &dyn Fn(Event),
@@ -270,11 +296,69 @@ async fn send(
     workspace: String,
     // The message and its metadata (its client key, and what it edits if it does); `None`: continue
     // from the session's end without a new message.
-    message: Option<(String, serde_json::Value, Vec<cowork_core::NewAttachment>)>,
+    message: Option<Message>,
     model: ModelSettings,
     host: HostOptions,
     answer: Answer,
 ) -> Result<Reply, Problem> {
+    let opened = open_session(&mut *archive.store()?, emit, session_id, &workspace, message, &model)?;
+    let (session_id, session, message) = match opened {
+        Opened::Write { session, message } => (session.id.clone(), session, message),
+        Opened::Answered(reply) => return Ok(reply),
+    };
+    let settings = agent_settings(tools, &model, &session.workspace, &host);
+    let mut on_event = |e: AgentEvent| emit(wire_event(e, &session_id));
+    // Background (`wait: false`) tasks that have ended since: their results join the conversation first.
+    if let (Some(base), Answer::Now) = (&settings.orchestrator_url, answer) {
+        let _ =
+            cowork_core::delegate::deliver_pending_tasks(archive, transport, base, &session_id, false, &mut on_event)
+                .await;
+    }
+    let ran = match message {
+        Some((text, metadata, attachments)) if answer == Answer::Later => {
+            let turn = NewTurn { metadata, ..NewTurn::user(text) };
+            let message = UserMessage { turn: &turn, attachments: &attachments };
+            save_user_message(&mut *archive.store()?, &settings, &session_id, message, &mut on_event)?;
+            return Ok(Reply::Sent { session_id, outcome: SendOutcome::Offline });
+        }
+        Some((text, metadata, attachments)) => {
+            let turn = NewTurn { metadata, ..NewTurn::user(text) };
+            let message = UserMessage { turn: &turn, attachments: &attachments };
+            send_user_message(archive, transport, tools, &settings, &session_id, message, &mut on_event).await
+        }
+        None => continue_session(archive, transport, tools, &settings, &session_id, &mut on_event).await,
+    };
+    let outcome = match ran {
+        Ok(Outcome::Done { .. }) => SendOutcome::Done,
+        Ok(Outcome::Interrupted { message, .. }) => SendOutcome::Interrupted { message },
+        Ok(Outcome::IterationLimit) => SendOutcome::IterationLimit { calls: MAX_ITERATIONS },
+        Err(e) => return Err(Problem::from(e)),
+    };
+    Ok(Reply::Sent { session_id, outcome })
+}
+
+/// A message and what it goes with.
+type Message = (String, serde_json::Value, Vec<cowork_core::NewAttachment>);
+
+/// Where a reply request stands once its session is open.
+enum Opened {
+    /// The reply is written in `session` (made now for a first message), after `message` if there is
+    /// one still to save.
+    Write { session: cowork_core::Session, message: Option<Message> },
+    /// The closed owner had saved the message and its reply was finished, or other messages followed.
+    Answered(Reply),
+}
+
+/// Opens the session a reply request writes in. A message the closed owner already saved is not saved
+/// again: its reply is continued, or was answered.
+fn open_session(
+    store: &mut Store,
+    emit: &dyn Fn(Event),
+    session_id: Option<String>,
+    workspace: &str,
+    message: Option<Message>,
+    model: &ModelSettings,
+) -> Result<Opened, Problem> {
     // Sent before, to an owner that closed before answering: the message is saved, and the reply the
     // old owner was streaming is continued here (in place, from its saved words), never run twice.
     let (mut session_id, mut message) = (session_id, message);
@@ -285,14 +369,15 @@ async fn send(
     if let Some(earlier) = earlier {
         emit(Event::turn_appended(earlier.clone()));
         match after_closed_owner(store, &earlier)? {
-            Some(outcome) => return Ok(Reply::Sent { session_id: earlier.session_id, outcome }),
+            Some(outcome) => return Ok(Opened::Answered(Reply::Sent { session_id: earlier.session_id, outcome })),
             None => (session_id, message) = (Some(earlier.session_id), None),
         }
     }
     let session_id = match session_id {
         Some(s) => s,
         None => {
-            let new = NewSession { workspace: workspace.clone(), model: model.model.clone(), ..NewSession::default() };
+            let new =
+                NewSession { workspace: workspace.to_owned(), model: model.model.clone(), ..NewSession::default() };
             let session = store.create_session(&new)?;
             emit(Event::SessionCreated { session: session.clone() });
             session.id
@@ -302,34 +387,7 @@ async fn send(
     if session.model != model.model {
         store.set_model(&session_id, &model.model)?;
     }
-    let settings = agent_settings(tools, &model, &session.workspace, &host);
-    let mut on_event = |e: AgentEvent| emit(wire_event(e, &session_id));
-    // Background (`wait: false`) tasks that have ended since: their results join the conversation first.
-    if let (Some(base), Answer::Now) = (&settings.orchestrator_url, answer) {
-        let _ = cowork_core::delegate::deliver_pending_tasks(store, transport, base, &session_id, false, &mut on_event)
-            .await;
-    }
-    let ran = match message {
-        Some((text, metadata, attachments)) if answer == Answer::Later => {
-            let turn = NewTurn { metadata, ..NewTurn::user(text) };
-            let message = UserMessage { turn: &turn, attachments: &attachments };
-            save_user_message(store, &settings, &session_id, message, &mut on_event)?;
-            return Ok(Reply::Sent { session_id, outcome: SendOutcome::Offline });
-        }
-        Some((text, metadata, attachments)) => {
-            let turn = NewTurn { metadata, ..NewTurn::user(text) };
-            let message = UserMessage { turn: &turn, attachments: &attachments };
-            send_user_message(store, transport, tools, &settings, &session_id, message, &mut on_event).await
-        }
-        None => continue_session(store, transport, tools, &settings, &session_id, &mut on_event).await,
-    };
-    let outcome = match ran {
-        Ok(Outcome::Done { .. }) => SendOutcome::Done,
-        Ok(Outcome::Interrupted { message, .. }) => SendOutcome::Interrupted { message },
-        Ok(Outcome::IterationLimit) => SendOutcome::IterationLimit { calls: MAX_ITERATIONS },
-        Err(e) => return Err(Problem::from(e)),
-    };
-    Ok(Reply::Sent { session_id, outcome })
+    Ok(Opened::Write { session, message })
 }
 
 /// Forks `session_id` just before turn `turn_number` (an edit or a regeneration: nothing is rewritten),

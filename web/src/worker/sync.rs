@@ -8,12 +8,14 @@
 //! (`Store::apply_sync_batch`, the cursor in the same transaction), and tells every tab what
 //! changed and where sync stands.
 //!
-//! Writes never wait for sync: the archive is only borrowed between requests, for a moment, and a
-//! round that finds it busy (a reply streaming) waits for the next.
+//! Writes never wait for sync: the archive is only borrowed for a moment, between the steps of
+//! whatever else runs, and sync goes on while a reply is written. Another device's turns for the
+//! session the reply is written in wait until it is saved (`applicable_while_writing`): placing them
+//! first could move the reply's turn.
 
 use super::hub::Archive;
 use crate::protocol::{Event, SyncSettings, SyncState};
-use cowork_core::store::sync::SyncMessage;
+use cowork_core::store::sync::{applicable_while_writing, SyncMessage};
 use cowork_core::store::Store;
 use cowork_core::Space;
 use std::cell::{Cell, RefCell};
@@ -64,6 +66,8 @@ impl Sync {
 #[derive(Clone)]
 pub struct Link {
     pub archive: Archive,
+    /// The session a reply is being written in on this device, if it existed before the reply.
+    pub writing: Rc<RefCell<Option<String>>>,
     /// Sends an event to every tab (this one included).
     pub broadcast: Rc<dyn Fn(Event)>,
 }
@@ -424,15 +428,25 @@ async fn round(link: &Link, opened: &mut Opened) -> Result<bool, Failure> {
         read.last_seq = read_to; // only set-up messages or the first chunks of one: nothing to apply
         return Ok(worked);
     }
+    let writing = link.writing.borrow().clone();
     let Some(applied) = with_store(link, |s| {
-        let applied = s.apply_sync_batch(space, &batch)?;
-        let turns = s.turns_by_gid(&applied.turns)?;
-        Ok::<_, cowork_core::Error>((applied, turns))
+        let stop = match &writing {
+            Some(session) => {
+                let own = s.sync_device()?.map(|d| d.id).unwrap_or_default();
+                applicable_while_writing(&batch, &own, session)
+            }
+            None => batch.len(),
+        };
+        let applied = if stop > 0 { Some(s.apply_sync_batch(space, &batch[..stop])?) } else { None };
+        let turns = applied.as_ref().map(|a| s.turns_by_gid(&a.turns)).transpose()?.unwrap_or_default();
+        Ok::<_, cowork_core::Error>((applied, turns, stop))
     }) else {
         return Ok(worked);
     };
-    let (applied, turns) = applied.map_err(store_error)?;
-    read.last_seq = read_to;
+    let (applied, turns, stop) = applied.map_err(store_error)?;
+    // What waits for the reply is fetched again by a later round.
+    let Some(applied) = applied else { return Ok(worked) };
+    read.last_seq = if stop == batch.len() { read_to } else { batch[stop - 1].0 };
     for turn in turns {
         (link.broadcast)(Event::turn_appended(turn));
     }

@@ -160,6 +160,27 @@ impl Store {
     }
 }
 
+/// How much of a fetched batch may be applied while this device writes a reply in session `writing`
+/// (the agent loop checkpoints and finalises the reply's turn by its number): up to, not including,
+/// the first message from another device that adds a turn to that session or deletes it. Placing
+/// such a turn before this device's pending ones could move the reply's turn to another number or
+/// into a conflict fork under the loop's feet. What follows it waits, in stream order, until the
+/// reply is saved; everything before it (other sessions, this device's own messages coming back,
+/// fields, updates) is applied as it comes.
+pub fn applicable_while_writing(batch: &[(i64, SyncMessage)], own_device: &str, writing: &str) -> usize {
+    batch
+        .iter()
+        .position(|(_, m)| {
+            m.device_id != own_device
+                && match &m.change {
+                    Change::TurnAdded(t) => t.session_id == writing,
+                    Change::SessionDeleted { session_id } => session_id == writing,
+                    _ => false,
+                }
+        })
+        .unwrap_or(batch.len())
+}
+
 /// A space's `cursor` or `published` mark (0 before anything).
 fn mark(conn: &Connection, space: &Space, column: &str) -> Result<i64> {
     Ok(conn
