@@ -434,6 +434,9 @@ mod tests {
         assert_eq!(serde_json::from_str::<WorkerMessage>(&message).unwrap(), WorkerMessage::Event { id: 0, event });
         assert!(Op::Stop.is_out_of_turn() && Op::Release.is_out_of_turn());
         assert!(!Op::Stats.is_out_of_turn() && !Op::ExportAll.is_out_of_turn());
+        assert!(!Op::Stats.is_reply() && !Op::Stop.is_reply());
+        let model = crate::settings::demo("http://127.0.0.1:1");
+        assert!(Op::Continue { session_id: "s".into(), model, host: Default::default() }.is_reply());
     }
 
     #[test]

@@ -138,13 +138,17 @@ test('the API: sessions, turns, search, recall and context on a memory archive; 
     await a.appendTurn(direct.id, { role: 'tool', tool_call_id: 'c1', tool_name: 'edit_file', content: 'ok' });
     const state = (await a.getSession(direct.id)).state;
     r.direct = [state.current_focus, state.key_decisions.length, state.files_touched.map((f) => `${f.action} ${f.path}`)];
-    // A tool that throws fails the call with its message; a tool cannot use the archive while it runs.
+    // A tool that throws fails the call with its message; a tool may use the archive while it runs (here
+    // it counts the turns), but not ask for another reply.
     a.registerTool({ name: 'write_file', handler: () => { throw new Error('disk is read-only'); } });
     a.registerTool({ name: 'read_file', handler: async () => (await a.stats()).turns });
     r.tools = a.listTools();
     const t = await a.createSession({ workspace: 'api' });
     await a.send(t.id, 'write file x.txt: hi');
     await a.send(t.id, 'read file x.txt');
+    a.unregisterTool('write_file');
+    a.registerTool({ name: 'write_file', handler: async () => { await a.send(t.id, 'nested'); return 'sent'; } });
+    await a.send(t.id, 'write file y.txt: hi');
     r.toolTurns = (await a.readTurns(t.id)).filter((x) => x.role === 'tool').map((x) => x.content);
     r.unregistered = [a.unregisterTool('read_file'), a.unregisterTool('read_file')];
     r.errors = [
@@ -184,9 +188,11 @@ test('the API: sessions, turns, search, recall and context on a memory archive; 
   assert.equal(out.count, 3);
   assert.deepEqual(out.direct, ['Fix the login form. Never use an ORM.', 1, ['edit src/login.ts']]);
   assert.deepEqual(out.tools, ['read_file', 'write_file']);
-  assert.equal(out.toolTurns.length, 2);
+  assert.equal(out.toolTurns.length, 3);
   assert.equal(out.toolTurns[0], 'Error: disk is read-only');
-  assert.match(out.toolTurns[1], /^Error: stats: the archive is busy with the reply that called a tool/);
+  assert.match(out.toolTurns[1], /^\d+$/, 'the tool read the archive while the reply that called it waited');
+  assert.ok(Number(out.toolTurns[1]) >= 4, `it counted the turns (${out.toolTurns[1]})`);
+  assert.match(out.toolTurns[2], /^Error: send: a reply is waiting for this tool's result/);
   assert.deepEqual(out.unregistered, [true, false]);
   const expected = [
     /^Error: openArchive: storage must be "opfs" or "memory", not "tape"$/,

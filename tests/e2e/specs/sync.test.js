@@ -86,7 +86,7 @@ test('what one device writes the other shows; a wrong passphrase is refused; the
     await b.locator('.turn[data-role="assistant"]').first().waitFor();
 
     // Live: an exchange on the laptop shows on the phone, whose session is open, within 2 s of the
-    // reply being saved there (the laptop publishes between requests, so after its reply).
+    // reply being saved there.
     const second = 'sync e2e: and the wombat rollback';
     await send(a, second);
     await a.locator('.turn[data-role="user"]', { hasText: second }).waitFor({ timeout: 20_000 });
@@ -102,6 +102,24 @@ test('what one device writes the other shows; a wrong passphrase is refused; the
     const [ea, eb] = [await exportArchive(a), await exportArchive(b)];
     const turns = (lines) => lines.filter((l) => l.type === 'turn').map((t) => `${t.role}:${t.content}`).sort();
     assert.deepEqual(turns(eb), turns(ea), 'both devices hold the same turns');
+
+    // Sync goes on while a reply is written (about 12 s: the slow demo reply echoes the long message):
+    // the laptop's question reaches the phone, and what the phone writes meanwhile, in a new session,
+    // shows on the laptop before its reply is done.
+    const slow = `sync e2e: the long answer ${'about the burrow and the bridge. '.repeat(16)}[[fault:slow]]`;
+    await send(a, slow);
+    const writing = a.locator('.turn[data-role="assistant"] .turn-text[aria-live="off"]', { hasText: 'Demo model here' });
+    await writing.waitFor({ timeout: 20_000 });
+    await b.locator('.turn[data-role="user"]', { hasText: 'the long answer' }).waitFor({ timeout: 5_000 });
+    await b.getByRole('button', { name: '+ New session' }).click();
+    const meanwhile = 'sync e2e: written on the phone meanwhile';
+    await exchange(b, meanwhile);
+    await a.locator('.session', { hasText: meanwhile }).waitFor({ timeout: 5_000 });
+    assert.equal(await a.getByRole('button', { name: 'Stop' }).count(), 1, "the laptop's reply was still being written");
+    await replyDone(a);
+    await b.locator('.session', { hasText: first }).click();
+    const whole = b.locator('.turn[data-role="assistant"] .turn-text', { hasText: 'the burrow and the bridge' });
+    await whole.filter({ hasText: 'real endpoint for real answers' }).waitFor({ timeout: 10_000 });
 
     // A device with the wrong passphrase is refused, applies nothing, and keeps its own archive.
     const c = await openPage(stranger.context, app.server.url);

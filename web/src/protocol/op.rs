@@ -321,7 +321,13 @@ pub enum Op {
 }
 
 impl Op {
-    /// Operations answered at once, even while another request (a streaming reply) is being served.
+    /// Requests for a reply (the model, tools, delegated tasks: seconds to minutes): the owner serves
+    /// them one at a time, in their own lane, and everything else at once, meanwhile too.
+    pub fn is_reply(&self) -> bool {
+        matches!(self, Op::SendMessage { .. } | Op::EditMessage { .. } | Op::Regenerate { .. } | Op::Continue { .. })
+    }
+
+    /// Operations answered ahead of any queue (they control a reply in progress, or need no archive).
     pub fn is_out_of_turn(&self) -> bool {
         matches!(
             self,

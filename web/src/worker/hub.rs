@@ -454,7 +454,7 @@ impl Hub {
             });
         }
         while let Some((origin, req)) = requests.next().await {
-            if super::ops::is_reply(&req.op) {
+            if req.op.is_reply() {
                 let _ = replies.unbounded_send((origin, req));
             } else {
                 self.serve_now(&origin, req);

@@ -17,13 +17,7 @@ use wasm_bindgen::JsCast;
 /// Model calls per user message, at most.
 const MAX_ITERATIONS: u32 = 8;
 
-/// Whether an operation asks for a reply ([`reply`]: the model, tools, delegated tasks — seconds to
-/// minutes, with the archive borrowed a step at a time); all others are done at once ([`handle`]).
-pub fn is_reply(op: &Op) -> bool {
-    matches!(op, Op::SendMessage { .. } | Op::EditMessage { .. } | Op::Regenerate { .. } | Op::Continue { .. })
-}
-
-/// Performs one operation that is done at once (not [`is_reply`]); progress goes to `emit`.
+/// Performs one operation that is done at once (not [`Op::is_reply`]); progress goes to `emit`.
 pub fn handle(store: &mut Store, tools: &WorkerTools, emit: &dyn Fn(Event), op: Op) -> Result<Reply, Problem> {
     let r = match op {
         Op::Stats => store.stats().map(|stats| Reply::Stats { stats }),
@@ -145,7 +139,7 @@ pub fn handle(store: &mut Store, tools: &WorkerTools, emit: &dyn Fn(Event), op: 
     r.map_err(Problem::from)
 }
 
-/// Performs an operation that asks for a reply ([`is_reply`]); progress goes to `emit`. The archive
+/// Performs an operation that asks for a reply ([`Op::is_reply`]); progress goes to `emit`. The archive
 /// is borrowed a step at a time, so it serves other requests meanwhile.
 pub async fn reply(
     archive: &dyn SharedStore,

@@ -86,9 +86,10 @@ pub(crate) fn page_default_settings() -> ModelSettings {
     cowork_web::settings::demo(&origin)
 }
 
-/// What a tool handler may not do while it runs: use the archive (the reply that called the tool holds it).
-const BUSY_IN_TOOL: &str = "the archive is busy with the reply that called a tool of this page: a tool \
-handler cannot use the archive while it runs (pass what it needs in its arguments, or read it before sending)";
+/// What a tool handler may not do while it runs: ask for another reply (replies are written one at a
+/// time, and the one that called the tool waits for its result). Everything else it may.
+const BUSY_IN_TOOL: &str = "a reply is waiting for this tool's result: a tool handler cannot ask for another \
+reply while it runs (replies are written one at a time); reading and searching the archive work";
 
 /// Opens the archive: starts the storage worker (OPFS, shared with the Cowork app and the other tabs of
 /// this origin; or a private in-memory archive) and resolves when it is ready.
@@ -168,7 +169,7 @@ impl Archive {
                 return Err(error(what, "the archive is closed; open it again with openArchive()"));
             }
             let (op, files) = op?;
-            if shared.running_tools.get() > 0 && !op.is_out_of_turn() {
+            if shared.running_tools.get() > 0 && op.is_reply() {
                 return Err(error(what, BUSY_IN_TOOL));
             }
             let reply =
