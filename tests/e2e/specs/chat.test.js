@@ -111,6 +111,8 @@ test('while a reply is written, another session opens and a search answers at on
   await page.locator('.turn[data-role="assistant"] .turn-text', { hasText: 'Demo model here' }).waitFor({ timeout: 20_000 });
   await page.locator('.session', { hasText: 'meanwhile-first' }).click();
   await page.locator('.turn[data-role="user"]', { hasText: 'the parking spot is B12' }).waitFor({ timeout: 5_000 });
+  // Beside Stop, the composer says where the reply is written.
+  await page.locator('.replying-elsewhere', { hasText: 'Writing a reply in “meanwhile-second' }).waitFor({ timeout: 5_000 });
   await page.keyboard.press('Control+k');
   const box = page.getByRole('searchbox', { name: 'Search all sessions' });
   await box.fill('parking');
@@ -120,6 +122,7 @@ test('while a reply is written, another session opens and a search answers at on
   assert.equal(await stop.count(), 1, 'the reply was still being written meanwhile');
   // Back to it: the reply finishes in place, whole.
   await page.locator('.session', { hasText: 'meanwhile-second' }).click();
+  await page.locator('.replying-elsewhere').waitFor({ state: 'detached' });
   await page.locator('.turn[data-role="assistant"] .turn-text', { hasText: 'real endpoint for real answers' }).waitFor({ timeout: 40_000 });
   await replyDone(page);
   assert.equal(await page.locator('.turn[data-role="assistant"] .badge.interrupted').count(), 0, 'finished, not cut');

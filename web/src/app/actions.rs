@@ -176,6 +176,7 @@ mod browser {
             return;
         }
         chat.busy.set(true);
+        chat.replying_in.set(chat.current.get_untracked());
         chat.notice.set(None);
         chat.tasks.update(|t| t.retain(|t| !t.is_over()));
         request_persistence();

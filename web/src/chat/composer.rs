@@ -101,9 +101,24 @@ pub fn Composer(
                     <button type="submit" class="send" disabled=empty>"Send"</button>
                 }
             >
+                <Show when=move || state.replying_in.get() != state.current.get()>
+                    <span class="replying-elsewhere" role="status">{move || replying_elsewhere(state)}</span>
+                </Show>
                 <button type="button" class="stop" on:click=move |_| on_stop.run(())>"Stop"</button>
             </Show>
         </form>
+    }
+}
+
+/// What the composer says beside Stop while this tab's reply is written in a session not shown.
+fn replying_elsewhere(state: ChatState) -> String {
+    let title = state.replying_in.with(|id| {
+        let id = id.as_deref()?;
+        state.sessions.with(|s| s.iter().find(|s| s.id == id).map(|s| s.title.clone())).filter(|t| !t.is_empty())
+    });
+    match title {
+        Some(t) => format!("Writing a reply in “{t}”…"),
+        None => "Writing a reply in another session…".to_owned(),
     }
 }
 

@@ -169,8 +169,9 @@ pub fn reduce(request: u64, event: &Event) -> Vec<Change> {
     match event {
         Event::SessionCreated { session } => vec![Change::Opened(session.clone())],
         // The composer's message is saved; an edit of an earlier message was typed elsewhere.
+        // Its session moves to the top of the list, titled after it when it had no title yet.
         Event::TurnAppended { turn } if turn.role == Role::User && turn.metadata.get("edited_from").is_none() => {
-            vec![Change::DraftSaved, Change::Shown(turn.clone())]
+            vec![Change::DraftSaved, Change::Shown(turn.clone()), Change::Touched(turn.clone())]
         }
         Event::TurnAppended { turn } => vec![Change::Shown(turn.clone())],
         Event::Delta { turn_number, text, .. } => {
@@ -331,6 +332,8 @@ pub struct ChatState {
     pub thinking: RwSignal<Option<(i64, String)>>,
     /// A reply of this tab is running (sending is disabled until it ends).
     pub busy: RwSignal<bool>,
+    /// The session this tab's reply is written in (while `busy`); the user may open others meanwhile.
+    pub replying_in: RwSignal<Option<String>>,
     /// The notice line; `None`: nothing to say.
     pub notice: RwSignal<Option<Notice>>,
     /// The composer's unsent text.
@@ -382,6 +385,7 @@ impl ChatState {
             streaming: RwSignal::new(None),
             thinking: RwSignal::new(None),
             busy: RwSignal::new(false),
+            replying_in: RwSignal::new(None),
             notice: RwSignal::new(None),
             draft: RwSignal::new(String::new()),
             attachments: RwSignal::new(Vec::new()),
@@ -429,6 +433,10 @@ impl ChatState {
         match change {
             Change::Opened(session) => {
                 self.current.set(Some(session.id.clone()));
+                // A first message's session, or an edit's branch: where the reply is written.
+                if self.busy.get_untracked() {
+                    self.replying_in.set(Some(session.id.clone()));
+                }
                 self.sessions.update(|s| open_first(s, &session));
             }
             Change::Listed(session) => self.sessions.update(|s| list_once(s, &session)),

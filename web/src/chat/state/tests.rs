@@ -49,6 +49,15 @@ fn a_saved_user_turn_clears_the_draft_and_joins_the_window() {
 }
 
 #[test]
+fn a_saved_message_titles_its_untitled_session_and_lists_it_first() {
+    // Sent from this tab (the composer says where a reply is written by this title).
+    let message = Turn { session_id: "t".into(), content: "Plan the trip\nwith details".into(), ..turn(1) };
+    let v = after(open_view(), 7, Event::turn_appended(message));
+    assert_eq!((v.sessions[0].id.as_str(), v.sessions[0].title.as_str()), ("t", "Plan the trip"));
+    assert_eq!(v.sessions[1].title, "first", "a titled session keeps its title");
+}
+
+#[test]
 fn an_edited_message_leaves_the_composer_draft_alone() {
     let edit = Turn { metadata: serde_json::json!({"edited_from": {"session_id": "s", "turn_number": 1}}), ..turn(3) };
     let v = after(open_view(), 7, Event::turn_appended(edit));
