@@ -17,9 +17,15 @@ use wasm_bindgen::JsCast;
 pub struct StreamingTurn(Memo<Option<i64>>);
 
 impl StreamingTurn {
-    /// Provides the memo as context for the turns below, and returns it.
+    /// Provides the memo as context for the turns below, and returns it. Only in the session the reply
+    /// is written in: another one shown meanwhile may have a turn of the same number.
     pub fn provide(state: ChatState) -> StreamingTurn {
-        let turn = StreamingTurn(Memo::new(move |_| state.streaming.with(|s| s.as_ref().map(|(n, _)| *n))));
+        let turn = StreamingTurn(Memo::new(move |_| {
+            if state.replying_in.get() != state.current.get() {
+                return None;
+            }
+            state.streaming.with(|s| s.as_ref().map(|(n, _)| *n))
+        }));
         provide_context(turn);
         turn
     }
