@@ -483,7 +483,7 @@ impl Hub {
         let sink = self.sink(origin, id);
         let result = match self.archive.try_borrow_mut() {
             Ok(mut archive) => match archive.as_mut() {
-                Some((store, _)) => handle(store, &self.tools, &*sink, req.op),
+                Some((store, _)) => handle(store, &*sink, req.op),
                 None => Err(Problem::new(ErrorKind::Storage, CLOSED)),
             },
             Err(_) => Err(Problem::new(ErrorKind::Storage, "the archive is busy")),

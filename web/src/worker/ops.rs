@@ -18,7 +18,7 @@ use wasm_bindgen::JsCast;
 const MAX_ITERATIONS: u32 = 8;
 
 /// Performs one operation that is done at once (not [`Op::is_reply`]); progress goes to `emit`.
-pub fn handle(store: &mut Store, tools: &WorkerTools, emit: &dyn Fn(Event), op: Op) -> Result<Reply, Problem> {
+pub fn handle(store: &mut Store, emit: &dyn Fn(Event), op: Op) -> Result<Reply, Problem> {
     let r = match op {
         Op::Stats => store.stats().map(|stats| Reply::Stats { stats }),
         Op::ListSessions { workspace, include_archived } => store
@@ -40,13 +40,16 @@ pub fn handle(store: &mut Store, tools: &WorkerTools, emit: &dyn Fn(Event), op: 
             .get_session(&session_id)
             .map(|_| Reply::Text { text: cowork_core::recall::run_recall(&*store, &session_id, &arguments) }),
         Op::AssembleContext { session_id, model, host } => store.get_session(&session_id).and_then(|session| {
-            let settings = agent_settings(tools, &model, &session.workspace, &host);
+            // The page's tools as offered to this request alone: a reply being written meanwhile keeps
+            // the tools offered to it.
+            let tools = WorkerTools::default();
+            let settings = agent_settings(&tools, &model, &session.workspace, &host);
             let context = cowork_core::agent::next_context(store, &settings, &session_id)?;
             Ok(Reply::Context {
                 messages: context.messages,
                 manifest: context.manifest,
                 archived_turns: context.archived_turns,
-                tools: cowork_core::agent::tool_definitions(tools, &settings),
+                tools: cowork_core::agent::tool_definitions(&tools, &settings),
             })
         }),
         Op::ReadAttachment { sha256 } => cowork_core::store::valid_sha256(&sha256).and_then(|sha256| {
