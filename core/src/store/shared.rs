@@ -13,19 +13,11 @@ pub trait SharedStore {
     fn store(&self) -> Result<RefMut<'_, Store>>;
 }
 
-fn in_use() -> Error {
-    Error::Storage("the archive is in use by another step of this request".into())
-}
-
-impl SharedStore for RefCell<Store> {
-    fn store(&self) -> Result<RefMut<'_, Store>> {
-        self.try_borrow_mut().map_err(|_| in_use())
-    }
-}
-
-/// A store the caller owns for the whole request (tests, the command-line tools).
+/// A store the caller owns for the whole request (tests, native tools).
 impl SharedStore for RefCell<&mut Store> {
     fn store(&self) -> Result<RefMut<'_, Store>> {
-        self.try_borrow_mut().map(|s| RefMut::map(s, |s| &mut **s)).map_err(|_| in_use())
+        let store =
+            self.try_borrow_mut().map_err(|_| Error::Storage("the archive is in use by another step".into()))?;
+        Ok(RefMut::map(store, |s| &mut **s))
     }
 }

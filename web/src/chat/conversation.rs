@@ -228,14 +228,11 @@ pub fn Conversation(
     // browser visits every frame: BENCHMARKS.md, #17). A turn's run never changes.
     let settled = move |chunk: i64| {
         let live = live.get().is_some();
-        state.turns.with(|t| {
-            let t = &t[..t.len() - usize::from(live)];
-            t.iter().filter(|t| chunk_of(t) == chunk).cloned().collect::<Vec<_>>()
-        })
+        state.turns.with(|t| settled_of(t, live).iter().filter(|t| chunk_of(t) == chunk).cloned().collect::<Vec<_>>())
     };
     let chunks = move || {
         let live = live.get().is_some();
-        state.turns.with(|t| chunk_ids(&t[..t.len() - usize::from(live)]))
+        state.turns.with(|t| chunk_ids(settled_of(t, live)))
     };
     let live_turn = move || {
         live.get()?;
@@ -334,6 +331,11 @@ pub fn Conversation(
             <Lightbox />
         </main>
     }
+}
+
+/// The window's settled turns: all but the reply being written, when the last turn is one.
+fn settled_of(turns: &[Turn], live: bool) -> &[Turn] {
+    &turns[..turns.len() - usize::from(live)]
 }
 
 /// How many turns, by number, go in one `.chunk` of settled turns.

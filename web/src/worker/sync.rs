@@ -346,11 +346,13 @@ struct Opened {
 }
 
 /// How far the transport has read a space: the sequence read up to (set-up messages and chunks
-/// included, which the archive's cursor skips) and the stream's last when the read began.
+/// included, which the archive's cursor skips) and the stream's last when the read began; and the
+/// session whose reply holds back the rest of the last batch, if one does (fetched again once saved).
 #[derive(Default)]
 struct Read {
     last_seq: i64,
     stream_last: i64,
+    held_for: Option<String>,
 }
 
 /// Where sync stands after a round: what waits here, and how far the spaces are read (a first sync's
@@ -403,6 +405,9 @@ async fn round(link: &Link, opened: &mut Opened) -> Result<bool, Failure> {
     let Some(cursor) = with_store(link, |s| s.sync_cursor(space)).transpose().map_err(store_error)? else {
         return Ok(worked);
     };
+    if read.held_for.is_some() && *link.writing.borrow() == read.held_for {
+        return Ok(worked);
+    }
     let after = cursor.max(read.last_seq);
     let fetched = call(handle, "fetch", &[JsValue::from_f64(after as f64), JsValue::from_f64(BATCH as f64)]).await?;
     let number = |k: &str| js_sys::Reflect::get(&fetched, &k.into()).ok().and_then(|v| v.as_f64()).map(|v| v as i64);
@@ -444,7 +449,7 @@ async fn round(link: &Link, opened: &mut Opened) -> Result<bool, Failure> {
         return Ok(worked);
     };
     let (applied, turns, stop) = applied.map_err(store_error)?;
-    // What waits for the reply is fetched again by a later round.
+    read.held_for = if stop < batch.len() { writing } else { None };
     let Some(applied) = applied else { return Ok(worked) };
     read.last_seq = if stop == batch.len() { read_to } else { batch[stop - 1].0 };
     for turn in turns {
