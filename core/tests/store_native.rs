@@ -22,6 +22,65 @@ macro_rules! native {
 }
 store_cases!(native);
 
+macro_rules! listed {
+    ($($case:ident),* $(,)?) => {
+        /// The cases `store_cases!` lists, which both runners run.
+        const LISTED: &[&str] = &[$(stringify!($case)),*];
+    };
+}
+store_cases!(listed);
+
+/// A case is a function of the suite that takes only the store: `fn name(store: &mut Store)`, nothing
+/// returned. Each must be in `store_cases!`, or it would run on neither backend; and both runners must
+/// run that list.
+#[test]
+fn every_case_of_the_suite_is_listed_and_runs_on_both_backends() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("suite"))
+        .expect("read core/tests/suite")
+        .map(|e| e.expect("a suite file").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .collect();
+    files.sort();
+    let mut cases = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).expect("read a suite file");
+        for (n, line) in text.lines().enumerate() {
+            let Some(rest) = line.trim_start().trim_start_matches("pub ").strip_prefix("fn ") else { continue };
+            let Some((name, params)) = rest.split_once('(') else { continue };
+            let Some((params, after)) = params.split_once(')') else { continue };
+            let takes_only_the_store = params.split_once(':').is_some_and(|(_, ty)| ty.trim() == "&mut Store");
+            if takes_only_the_store && after.trim() == "{" {
+                let file = file.file_name().unwrap_or_default().to_string_lossy();
+                cases.push((name.to_owned(), format!("core/tests/suite/{file}:{}", n + 1)));
+            }
+        }
+    }
+    assert!(
+        cases.len() >= LISTED.len(),
+        "found only {} cases in {files:?}: has the suite's form changed?",
+        cases.len()
+    );
+    let unlisted: Vec<String> = cases
+        .iter()
+        .filter(|(name, _)| !LISTED.contains(&name.as_str()))
+        .map(|(name, at)| format!("{name} ({at})"))
+        .collect();
+    assert!(
+        unlisted.is_empty(),
+        "these store suite cases are not in `store_cases!` (core/tests/suite/mod.rs), so neither backend runs \
+         them; add each to the list:\n  {}",
+        unlisted.join("\n  ")
+    );
+    for runner in ["store_native.rs", "store_opfs.rs"] {
+        let text = std::fs::read_to_string(dir.join(runner)).expect("read a store runner");
+        assert!(
+            text.lines().any(|l| l.starts_with("store_cases!(") && !l.contains("listed")),
+            "core/tests/{runner} does not run the suite's cases with `store_cases!(…)`"
+        );
+    }
+}
+
 /// A fresh path in the system temp dir, removed when dropped.
 struct TempDb(PathBuf);
 

@@ -12,7 +12,9 @@ use cowork_core::{
     WorkspaceSettings,
 };
 
-/// Runs `$mac!(case, case, ...)` over every case name, so each runner declares one test per case.
+/// Runs `$mac!(case, case, ...)` over every case name, so each runner declares one test per case. A case
+/// is a `fn name(store: &mut Store)` of the suite; one missing here would run on neither backend, which
+/// `every_case_of_the_suite_is_listed_and_runs_on_both_backends` (`store_native.rs`) refuses.
 #[macro_export]
 macro_rules! store_cases {
     ($mac:ident) => {
