@@ -13,6 +13,13 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # The one wasm-bindgen version: the crate is pinned to it with `=` in Cargo.toml, and the CLI must match.
 WASM_BINDGEN_VERSION="$(sed -n 's/^wasm-bindgen = { version = "=\([0-9.]*\)".*/\1/p' "$ROOT/Cargo.toml")"
+if ! [[ "$WASM_BINDGEN_VERSION" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
+  printf '\033[1m[setup]\033[0m %s\n' \
+    "FAILED: cannot read the pinned wasm-bindgen version from $ROOT/Cargo.toml: expected exactly one line" \
+    '  wasm-bindgen = { version = "=X.Y.Z", ... }   (in [workspace.dependencies])' \
+    "  The wasm-bindgen CLI must match the crate exactly; fix Cargo.toml (or this script's pattern)." >&2
+  return 1 2>/dev/null || exit 1 # sourced (run.sh, test.sh, a shell) or run
+fi
 TRUNK_VERSION="0.21.14"
 WASM_PACK_VERSION="0.15.1"
 DEBIAN_TOOLCHAIN="debian-web"

@@ -40,14 +40,55 @@ stage() {
   TOTAL=$(( ${TOTAL:-0} + passed ))
 }
 
-say "lints: cargo fmt --check, cargo clippy -D warnings (native, and the browser build of the app, worker and embed module)"
-if cargo clippy --version >/dev/null 2>&1 && cargo fmt --version >/dev/null 2>&1; then
-  cargo fmt --all -- --check
-  cargo clippy -q --workspace --all-targets -- -D warnings
-  cargo clippy -q --target wasm32-unknown-unknown -p cowork-web -p cowork-embed --features cowork-web/worker -- -D warnings
-else
-  say "clippy or rustfmt is not part of this toolchain (Debian's rustc-web route): lints skipped"
+# --- Lints: cargo fmt --check and cargo clippy -D warnings, natively and for the browser build of the app,
+# the worker and the embedding module. The test command never passes code it could not lint: where clippy
+# or rustfmt is missing it stops here and says what to install.
+
+# True when `$@` (a cargo command line, e.g. `cargo +stable`) has both clippy and rustfmt.
+can_lint() { "$@" clippy --version >/dev/null 2>&1 && "$@" fmt --version >/dev/null 2>&1; }
+
+# Sets LINT to the cargo command line that lints, or fails saying what to install.
+choose_lint_cargo() {
+  if can_lint cargo; then
+    LINT=(cargo)
+  elif [ "${RUSTUP_TOOLCHAIN:-}" = "$DEBIAN_TOOLCHAIN" ] && can_lint cargo +stable; then
+    # Debian's rustc-web route (setup.sh): that toolchain ships neither clippy nor rustfmt, so rustup's
+    # stable toolchain lints instead (it only checks; the build and the tests still use rustc-web).
+    say "the $RUSTUP_TOOLCHAIN toolchain has no clippy or rustfmt: linting with cargo +stable"
+    LINT=(cargo +stable)
+  elif [ "${RUSTUP_TOOLCHAIN:-}" = "$DEBIAN_TOOLCHAIN" ]; then
+    say "FAILED: lints: the $RUSTUP_TOOLCHAIN toolchain (Debian's rustc-web) has no clippy or rustfmt, and no"
+    say "  rustup toolchain that has them was found. Lints need a rustup toolchain with clippy and rustfmt:"
+    say "    rustup toolchain install stable --component clippy,rustfmt"
+    say "    rustup target add wasm32-unknown-unknown --toolchain stable   # to lint the browser build"
+    say "  then run scripts/test.sh again; it lints with cargo +stable."
+    exit 1
+  else
+    say "FAILED: lints: clippy or rustfmt is missing from the active Rust toolchain. Install them with"
+    say "    rustup component add clippy rustfmt"
+    exit 1
+  fi
+}
+
+# Runs one lint; a finding fails the test command.
+lint() {
+  say "lints: ${LINT[*]} $*"
+  if ! "${LINT[@]}" "$@"; then
+    say "FAILED: lints (${LINT[*]} $*)"
+    exit 1
+  fi
+}
+
+choose_lint_cargo
+lint fmt --all -- --check
+lint clippy -q --workspace --all-targets -- -D warnings
+if [ "${LINT[*]}" != "cargo" ] && ! has_wasm_std +stable; then
+  say "FAILED: lints: the stable toolchain cannot lint the browser build (no wasm32 standard library):"
+  say "    rustup target add wasm32-unknown-unknown --toolchain stable"
+  exit 1
 fi
+lint clippy -q --target wasm32-unknown-unknown -p cowork-web -p cowork-embed --features cowork-web/worker -- -D warnings
+SUMMARY+=("lints: cargo fmt --check, cargo clippy -D warnings (native and wasm32) passed")
 
 stage native cargo test --workspace
 stage sync-client npm --prefix web/sync test
