@@ -99,8 +99,8 @@ pub fn save_user_message(
     message: UserMessage<'_>,
     on_event: &mut dyn FnMut(AgentEvent),
 ) -> Result<crate::Turn> {
-    store.set_attachment_limit(settings.provider.attachment_limit());
-    let user = store.append_turn_with_attachments(session_id, message.turn, message.attachments)?;
+    let limit = settings.provider.attachment_limit();
+    let user = store.append_turn_with_attachments(session_id, message.turn, message.attachments, limit)?;
     on_event(AgentEvent::TurnAppended { turn: user.clone() });
     update_state(store, settings, session_id, &user)?;
     Ok(user)

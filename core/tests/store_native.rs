@@ -387,7 +387,7 @@ fn a_version_3_archive_gains_attachments_and_loses_nothing() {
     // Attachments work on the upgraded archive, and the old turns have none.
     assert!(store.get_turns("v3-session", 0, 10).unwrap().iter().all(|t| t.attachments.is_empty()));
     let file = cowork_core::NewAttachment::new("notes.md", "text/markdown", b"# wombat".to_vec());
-    let t = store.append_turn_with_attachments("v3-fork", &NewTurn::user("see notes"), &[file]).unwrap();
+    let t = store.append_turn_with_attachments("v3-fork", &NewTurn::user("see notes"), &[file], 0).unwrap();
     assert_eq!(t.turn_number, 3);
     assert_eq!(store.stats().unwrap().blobs, 1);
     assert_eq!(store.search(&SearchQuery::new("wombat", SearchScope::All)).unwrap()[0].turn_number, 3);

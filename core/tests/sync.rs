@@ -138,7 +138,7 @@ fn a_session_written_on_one_device_appears_on_the_other() {
     devices[0].store.append_turn(&s, &NewTurn::user("Where is the quokka config?")).unwrap();
     devices[0].store.append_turn(&s, &NewTurn::assistant("In settings.toml")).unwrap();
     let file = NewAttachment::new("notes.md", "text/markdown", b"# the wombat plan".to_vec());
-    devices[0].store.append_turn_with_attachments(&s, &NewTurn::user("see my notes"), &[file]).unwrap();
+    devices[0].store.append_turn_with_attachments(&s, &NewTurn::user("see my notes"), &[file], 0).unwrap();
     let exec = NewToolExecution {
         tool_name: "read_file".into(),
         arguments: r#"{"path":"settings.toml"}"#.into(),

@@ -1,12 +1,14 @@
 //! The UI side of the storage protocol: spawns the storage worker and turns its messages into
-//! `async` calls (`client.call(Op::Stats).await`). Nothing is posted before the worker said `Ready`.
+//! `async` calls (`client.call(ops::Stats).await` resolves to the archive's `StorageStats`). Nothing is posted before the worker said `Ready`.
 //!
 //! If the worker dies (an uncaught error), every pending call fails with a clear message and a new
 //! worker is started (a few times at most), which opens the archive again; what was saved is kept.
 //! When the page goes away (`pagehide`), the worker is told to release the archive at once, so a
 //! reload or another tab can open it without waiting.
 
-use crate::protocol::{ErrorKind, Event, HostOptions, Op, Problem, ReadyInfo, Reply, Request, WorkerMessage};
+use crate::protocol::{
+    ops, AttachmentData, Call, ErrorKind, Event, HostOptions, Op, Problem, ReadyInfo, Reply, Request, WorkerMessage,
+};
 use futures_channel::oneshot;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -206,15 +208,51 @@ impl StorageClient {
         self.inner.listeners.borrow_mut().retain(|(h, _)| *h != handle);
     }
 
-    /// Performs one operation in the worker.
-    pub async fn call(&self, op: Op) -> Result<Reply, StorageError> {
-        self.call_with_files(op, Vec::new()).await
+    /// Performs one operation in the worker, and resolves to what that operation gets back.
+    pub async fn call<C: Call>(&self, call: C) -> Result<C::Reply, StorageError> {
+        self.call_with_files(call, Vec::new()).await
     }
 
-    /// Performs an operation that carries files ([`Op::ImportFiles`], [`Op::PreviewImport`]): their
+    /// Performs an operation that carries files ([`ops::ImportFiles`], [`ops::PreviewImport`]): their
     /// contents, one buffer per file in the op's order, are transferred to the worker beside the
     /// message (never copied into this side's memory, nor written into the JSON).
-    pub async fn call_with_files(&self, op: Op, buffers: Vec<js_sys::ArrayBuffer>) -> Result<Reply, StorageError> {
+    pub async fn call_with_files<C: Call>(
+        &self,
+        call: C,
+        buffers: Vec<js_sys::ArrayBuffer>,
+    ) -> Result<C::Reply, StorageError> {
+        let reply = self.send(call.into_op(), buffers).await?;
+        C::unwrap(reply).ok_or_else(other_reply)
+    }
+
+    /// Performs an operation that carries attachments ([`ops::SendMessage`], [`ops::EditMessage`],
+    /// [`ops::AppendTurn`]): `files` are the browser's `Blob`s/`File`s in the op's order, each read into an
+    /// `ArrayBuffer` and transferred beside the request (one copy, into the worker's memory). The op's
+    /// `attachments` are filled from them (name from `File.name`, else "attachment"; type from
+    /// `Blob.type`).
+    pub async fn call_with_attachments<C: Call>(
+        &self,
+        call: C,
+        files: &[web_sys::Blob],
+    ) -> Result<C::Reply, StorageError> {
+        let reply = self.send_with_attachments(call.into_op(), files).await?;
+        C::unwrap(reply).ok_or_else(other_reply)
+    }
+
+    /// The exact bytes of an attachment ([`ops::ReadAttachment`]) and how a turn describes it.
+    pub async fn read_attachment(
+        &self,
+        sha256: &str,
+    ) -> Result<(Option<cowork_core::Attachment>, Vec<u8>), StorageError> {
+        let AttachmentData { attachment, data } = self.call(ops::ReadAttachment { sha256: sha256.to_owned() }).await?;
+        cowork_core::attachment::from_base64(&data).map(|bytes| (attachment, bytes)).map_err(|e| {
+            StorageError::Failed(Problem::new(ErrorKind::Internal, format!("the attachment's bytes: {e}")))
+        })
+    }
+
+    /// Posts `op` (the untyped half of [`StorageClient::call_with_files`]: one copy of this code, not one
+    /// per operation).
+    async fn send(&self, op: Op, buffers: Vec<js_sys::ArrayBuffer>) -> Result<Reply, StorageError> {
         self.ready().await?;
         let id = self.inner.next_id.get();
         self.inner.next_id.set(id + 1);
@@ -229,12 +267,9 @@ impl StorageClient {
         rx.await.unwrap_or_else(|_| Err(StorageError::worker("the storage worker went away")))
     }
 
-    /// Performs an operation that carries attachments ([`Op::SendMessage`], [`Op::EditMessage`],
-    /// [`Op::AppendTurn`]): `files` are the browser's `Blob`s/`File`s in the op's order, each read into an
-    /// `ArrayBuffer` and transferred beside the request (one copy, into the worker's memory). The op's
-    /// `attachments` are filled from them (name from `File.name`, else "attachment"; type from
-    /// `Blob.type`).
-    pub async fn call_with_attachments(&self, mut op: Op, files: &[web_sys::Blob]) -> Result<Reply, StorageError> {
+    /// Reads `files` and posts `op` with them (the untyped half of
+    /// [`StorageClient::call_with_attachments`]).
+    async fn send_with_attachments(&self, mut op: Op, files: &[web_sys::Blob]) -> Result<Reply, StorageError> {
         let mut buffers = Vec::with_capacity(files.len());
         let mut payloads = Vec::with_capacity(files.len());
         for blob in files {
@@ -258,25 +293,17 @@ impl StorageClient {
                 return Err(StorageError::Failed(Problem::new(ErrorKind::Invalid, "this operation takes no files")))
             }
         }
-        self.call_with_files(op, buffers).await
+        self.send(op, buffers).await
     }
+}
 
-    /// The exact bytes of an attachment ([`Op::ReadAttachment`]) and how a turn describes it.
-    pub async fn read_attachment(
-        &self,
-        sha256: &str,
-    ) -> Result<(Option<cowork_core::Attachment>, Vec<u8>), StorageError> {
-        match self.call(Op::ReadAttachment { sha256: sha256.to_owned() }).await? {
-            Reply::Attachment { attachment, data } => {
-                cowork_core::attachment::from_base64(&data).map(|bytes| (attachment, bytes)).map_err(|e| {
-                    StorageError::Failed(Problem::new(ErrorKind::Internal, format!("the attachment's bytes: {e}")))
-                })
-            }
-            other => {
-                Err(StorageError::Failed(Problem::new(ErrorKind::Internal, format!("unexpected reply {other:?}"))))
-            }
-        }
-    }
+/// The worker answered with another kind of reply than the operation gets: only a worker of another
+/// build of the app can (an old tab's worker still owning the archive after an update).
+fn other_reply() -> StorageError {
+    StorageError::Unavailable(Problem::new(
+        ErrorKind::Storage,
+        "another version of Cowork holds the archive in another tab: reload every Cowork tab",
+    ))
 }
 
 impl Drop for Inner {
@@ -310,7 +337,7 @@ impl Inner {
             };
             let id = inner.next_id.get();
             inner.next_id.set(id + 1);
-            let op = Op::ToolResult { call_id, content: answer.content, success: answer.success };
+            let op = Op::ToolResult(ops::ToolResult { call_id, content: answer.content, success: answer.success });
             let _ = inner.post(&Request { id, op });
         });
     }
@@ -375,7 +402,13 @@ impl Inner {
     fn receive(self: &Rc<Self>, text: &str) {
         match serde_json::from_str::<WorkerMessage>(text) {
             Ok(WorkerMessage::Ready(info)) => self.set_ready(Ok(info)),
-            Ok(WorkerMessage::Failed(problem)) => self.fail_all(StorageError::Unavailable(problem)),
+            // Only before `Ready`: a client that is ready stays ready, whatever one message says.
+            Ok(WorkerMessage::Failed(problem)) if self.ready.borrow().is_none() => {
+                self.fail_all(StorageError::Unavailable(problem))
+            }
+            Ok(WorkerMessage::Failed(problem) | WorkerMessage::Unreadable(problem)) => {
+                web_sys::console::error_1(&format!("the storage worker: {}", problem.message).into())
+            }
             Ok(WorkerMessage::Response { id, result }) => {
                 self.requesters.borrow_mut().remove(&id);
                 if let Some(tx) = self.pending.borrow_mut().remove(&id) {

@@ -11,22 +11,22 @@
 //! both ends are built from the same commit, so there is no version skew to guard against, and a
 //! hand-written copy of every type would only be a place for the two to drift apart.
 
+mod calls;
 mod event;
 mod files;
-mod op;
+pub mod ops;
 mod sync;
 
+pub use calls::{AttachmentData, Call, Details, NextContext, Reply, Resumed, Sent};
 pub use event::{Event, EVENT_CONTENT_CHARS};
 #[cfg(target_arch = "wasm32")]
 pub use files::js as files_js;
 pub use files::{thousands, FilePayload, ImportReport};
-pub use op::{HostOptions, HostToolSpec, Op};
+pub use ops::{HostOptions, HostToolSpec, Lane, Op};
 pub use sync::{recovery_key, SyncSettings, SyncState, TeamSpace};
 
-use cowork_core::context::ContextMessage;
 pub use cowork_core::provider::ModelSettings;
 pub use cowork_core::ErrorKind;
-use cowork_core::{ContextManifest, SearchHit, Session, StorageStats, TaskRecord, Turn};
 use serde::{Deserialize, Serialize};
 
 /// Why a request failed: what kind of failure it is (the UI chooses its remedy from the kind, never
@@ -65,7 +65,7 @@ impl std::fmt::Display for Problem {
     }
 }
 
-/// How a reply ([`Op::SendMessage`], [`Op::Continue`]) ended.
+/// How a reply ([`ops::SendMessage`], [`ops::Continue`]) ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum SendOutcome {
@@ -147,133 +147,18 @@ pub struct Request {
     pub op: Op,
 }
 
-/// A successful answer, one variant per kind of result.
-///
-/// Externally tagged (`{"sessions":{…}}`), as is [`WorkerMessage`]: serde reads an internal
-/// tag by buffering the whole message first, code that cost the app's wasm tens of KB.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Reply {
-    /// The archive's counts and size ([`Op::Stats`]).
-    Stats {
-        /// Row counts and the database's size.
-        stats: StorageStats,
-    },
-    /// An attachment's bytes ([`Op::ReadAttachment`]), in base64 (`cowork_core::attachment::from_base64`;
-    /// `StorageClient::read_attachment` decodes it), and how a turn that carries it describes it.
-    Attachment {
-        /// Its name, type and size where a turn carries it (`None` if no turn does any more).
-        attachment: Option<cowork_core::Attachment>,
-        /// The exact bytes, standard base64.
-        data: String,
-    },
-    /// The sessions listed ([`Op::ListSessions`]).
-    Sessions {
-        /// Most recently active first.
-        sessions: Vec<Session>,
-    },
-    /// The session created, renamed or forked.
-    Session {
-        /// The session as stored now.
-        session: Session,
-    },
-    /// The turn appended ([`Op::AppendTurn`]).
-    Turn {
-        /// The turn as stored (or as saved before, for a repeated client key).
-        turn: Turn,
-    },
-    /// A page of turns ([`Op::GetTurns`]).
-    Turns {
-        /// In turn order; fewer than asked at the session's end.
-        turns: Vec<Turn>,
-    },
-    /// Search results ([`Op::Search`]).
-    Hits {
-        /// The matching turns, best first.
-        hits: Vec<SearchHit>,
-    },
-    /// A text result: an export, a recall, an integrity verdict, an import's or a connection test's summary.
-    Text {
-        /// The text.
-        text: String,
-    },
-    /// How a `SendMessage` or `Continue` ended, and in which session.
-    Sent {
-        /// The session answered (the new one, if the message created it).
-        session_id: String,
-        /// How the reply ended.
-        outcome: SendOutcome,
-    },
-    /// A session and its last request's manifest ([`Op::SessionDetails`]).
-    Details {
-        /// The session, with its state register.
-        session: Session,
-        /// What went into its last model request; `None`: no request was made yet.
-        manifest: Option<ContextManifest>,
-    },
-    /// Everything to continue a session ([`Op::Resume`]).
-    Resumed {
-        /// The session.
-        session: Session,
-        /// Its last turns, in order.
-        turns: Vec<Turn>,
-        /// Its delegated tasks not yet finished.
-        pending_tasks: Vec<TaskRecord>,
-    },
-    /// The next request's context ([`Op::AssembleContext`]).
-    Context {
-        /// The messages the model would be sent, in order.
-        messages: Vec<ContextMessage>,
-        /// What went into them and what was left out.
-        manifest: ContextManifest,
-        /// Turns of the session left out of the window (only in the archive).
-        archived_turns: i64,
-        /// The tool definitions offered with it (OpenAI function format).
-        tools: Vec<serde_json::Value>,
-    },
-    /// A workspace's settings ([`Op::WorkspaceSettings`], [`Op::SaveWorkspaceSettings`]).
-    Workspace {
-        /// The settings as stored now.
-        settings: cowork_core::WorkspaceSettings,
-    },
-    /// Where sync stands ([`Op::SyncStart`], [`Op::SyncStatus`]).
-    Sync {
-        /// The state now.
-        state: SyncState,
-    },
-    /// Where a session's conversation branches ([`Op::Branches`]).
-    Branches {
-        /// In turn order; empty when it was never edited or regenerated.
-        points: Vec<cowork_core::BranchPoint>,
-    },
-    /// Done, with nothing to return.
-    Done,
-    /// What an import would add ([`Op::PreviewImport`]).
-    ImportPreview {
-        /// The files' formats and the counts; nothing is written yet.
-        report: ImportReport,
-    },
-    /// What an import added ([`Op::ImportFiles`]).
-    Imported {
-        /// The files' formats, the counts, and the new sessions' ids.
-        report: ImportReport,
-    },
-    /// The models an endpoint lists ([`Op::ListModels`]), in its order.
-    Models {
-        /// Each model's id and, when the endpoint gives one, its display name.
-        models: Vec<cowork_core::provider::ListedModel>,
-    },
-}
-
 /// A message from the worker (externally tagged, like [`Reply`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WorkerMessage {
     /// The archive is open: the UI may send requests now (sent once, first).
     Ready(ReadyInfo),
-    /// The worker could not open any archive at all (or could not read a request).
+    /// The worker could not open any archive at all (sent instead of `Ready`, never after it).
     Failed(Problem),
-    /// The answer to a request (one per request, except [`Op::Release`]).
+    /// A request that could not be read, not even its id (a bug: the UI and its worker are one build).
+    /// Nothing else is affected.
+    Unreadable(Problem),
+    /// The answer to a request (one per request, except [`Op::Release`]), paired with it in `calls.rs`.
     Response {
         /// The request's id.
         id: u64,
@@ -374,6 +259,24 @@ impl WorkerMessage {
 }
 
 impl Request {
+    /// Reads a request from the UI. One that cannot be read is answered on its own, as a failed
+    /// response to its id when the id can be read (its caller gets the error and the client stays
+    /// ready), else as [`WorkerMessage::Unreadable`]: never as [`WorkerMessage::Failed`], which would
+    /// say the whole archive is unavailable.
+    pub fn read(text: &str) -> Result<Request, Box<WorkerMessage>> {
+        serde_json::from_str::<Request>(text).map_err(|e| {
+            #[derive(Deserialize)]
+            struct Id {
+                id: u64,
+            }
+            let problem = Problem::new(ErrorKind::Invalid, format!("the storage worker could not read a request: {e}"));
+            Box::new(match serde_json::from_str::<Id>(text) {
+                Ok(Id { id }) => WorkerMessage::Response { id, result: Err(problem) },
+                Err(_) => WorkerMessage::Unreadable(problem),
+            })
+        })
+    }
+
     /// As JSON, for `postMessage`.
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("protocol messages are plain data")
@@ -381,118 +284,4 @@ impl Request {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use cowork_core::NewTurn;
-
-    #[test]
-    fn messages_round_trip_as_json() {
-        let req = Request {
-            id: 7,
-            op: Op::AppendTurn {
-                session_id: "s".into(), turn: NewTurn::user("hi \u{0} 🎉"), attachments: Vec::new()
-            },
-        };
-        assert_eq!(serde_json::from_str::<Request>(&req.to_json()).unwrap(), req);
-        let ready = WorkerMessage::Ready(ReadyInfo {
-            backend: Backend::Memory { reason: "no OPFS".into() },
-            sqlite_version: "3.50.0".into(),
-            schema_version: 2,
-        });
-        assert_eq!(serde_json::from_str::<WorkerMessage>(&ready.to_json()).unwrap(), ready);
-        let full = Problem::new(ErrorKind::StorageFull, "disk full");
-        let err = WorkerMessage::Response { id: 1, result: Err(full.clone()) };
-        assert_eq!(serde_json::from_str::<WorkerMessage>(&err.to_json()).unwrap(), err);
-        let failed = WorkerMessage::Failed(full.clone());
-        assert_eq!(serde_json::from_str::<WorkerMessage>(&failed.to_json()).unwrap(), failed);
-        let sent = WorkerMessage::Response {
-            id: 2,
-            result: Ok(Reply::Sent { session_id: "s".into(), outcome: SendOutcome::IterationLimit { calls: 8 } }),
-        };
-        assert_eq!(serde_json::from_str::<WorkerMessage>(&sent.to_json()).unwrap(), sent);
-        // Events as pages see them: an error keeps its message field and gains its kind.
-        let error = WorkerMessage::Event { id: 3, event: Event::Error(full) };
-        assert_eq!(serde_json::from_str::<WorkerMessage>(&error.to_json()).unwrap(), error);
-        let json = Event::Error(Problem::new(ErrorKind::Auth, "bad key")).page_json();
-        assert_eq!(json, serde_json::json!({"event": "error", "kind": "auth", "message": "bad key"}));
-        let delta = Event::Delta { session_id: "s".into(), turn_number: 2, text: "Hi".into() }.page_json();
-        assert_eq!(delta, serde_json::json!({"event": "delta", "session_id": "s", "turn_number": 2, "text": "Hi"}));
-    }
-
-    #[test]
-    fn peer_messages_round_trip_and_out_of_turn_ops_are_known() {
-        let fwd = PeerMessage::Forward { tab: "t1".into(), request: Request { id: 3, op: Op::Stop } };
-        assert_eq!(serde_json::from_str::<PeerMessage>(&fwd.to_json()).unwrap(), fwd);
-        let answer = WorkerMessage::Response { id: 3, result: Ok(Reply::Done) };
-        let reply = PeerMessage::reply("t1", &answer);
-        assert_eq!(serde_json::from_str::<PeerMessage>(&reply.to_json()).unwrap(), reply);
-        let PeerMessage::Reply { response_to, message, .. } = reply else { unreachable!() };
-        assert_eq!(response_to, Some(3), "the relaying worker knows which request is answered");
-        assert_eq!(serde_json::from_str::<WorkerMessage>(&message).unwrap(), answer, "the UI gets it whole");
-        let event = Event::SessionsChanged { deleted: None };
-        let PeerMessage::Changed { message, .. } = PeerMessage::changed("t2", event.clone()) else { unreachable!() };
-        assert_eq!(serde_json::from_str::<WorkerMessage>(&message).unwrap(), WorkerMessage::Event { id: 0, event });
-        assert!(Op::Stop.is_out_of_turn() && Op::Release.is_out_of_turn());
-        assert!(!Op::Stats.is_out_of_turn() && !Op::ExportAll.is_out_of_turn());
-        assert!(!Op::Stats.is_reply() && !Op::Stop.is_reply());
-        let model = crate::settings::demo("http://127.0.0.1:1");
-        assert!(Op::Continue { session_id: "s".into(), model, host: Default::default() }.is_reply());
-    }
-
-    #[test]
-    fn a_model_list_is_asked_out_of_turn_and_its_answer_round_trips() {
-        let ask = Op::ListModels { model: crate::settings::demo("http://127.0.0.1:1") };
-        assert!(ask.is_out_of_turn(), "listing needs no archive and never waits for a reply");
-        let request = Request { id: 9, op: ask };
-        assert_eq!(serde_json::from_str::<Request>(&serde_json::to_string(&request).unwrap()).unwrap(), request);
-        let models = vec![
-            cowork_core::provider::ListedModel { id: "demo".into(), display_name: None },
-            cowork_core::provider::ListedModel { id: "claude-x".into(), display_name: Some("Claude X".into()) },
-        ];
-        let answer = WorkerMessage::Response { id: 9, result: Ok(Reply::Models { models }) };
-        assert_eq!(serde_json::from_str::<WorkerMessage>(&answer.to_json()).unwrap(), answer);
-    }
-
-    /// Regression: `appendTurn` and tool results broadcast a 10 MB turn whole to every tab.
-    #[test]
-    fn a_10_mb_turn_is_cut_before_it_is_broadcast() {
-        let content = "é".repeat(5_000_000) + &"x".repeat(1_000); // 10 MB, two bytes a character mostly
-        let turn: Turn = serde_json::from_value(serde_json::json!({
-            "id": 1, "session_id": "s", "turn_number": 1, "role": "tool", "content": content,
-            "tool_calls": [], "tool_call_id": "c1", "tool_name": "read_file", "token_count": 1, "created_at": 0,
-            "status": "complete", "metadata": {}
-        }))
-        .unwrap();
-        let Event::TurnAppended { turn: sent } = Event::turn_appended(turn.clone()) else { panic!("a turn event") };
-        let chars = sent.content.chars().count();
-        assert!(chars <= EVENT_CONTENT_CHARS, "the event carries {chars} characters of a 10 MB turn");
-        let head: String = turn.content.chars().take(EVENT_CONTENT_CHARS).collect();
-        assert!(sent.content == head, "cut to its first EVENT_CONTENT_CHARS characters, as the loop's turns were");
-        assert_eq!(
-            Turn { content: String::new(), ..sent },
-            Turn { content: String::new(), ..turn.clone() },
-            "only the text is cut"
-        );
-        let short = Turn { content: "hello".into(), ..turn };
-        assert_eq!(Event::turn_appended(short.clone()), Event::TurnAppended { turn: short }, "short turns are whole");
-    }
-
-    #[test]
-    fn outcomes_read_as_they_always_did() {
-        assert_eq!(SendOutcome::Done.describe(), "done");
-        assert_eq!(
-            SendOutcome::Interrupted { message: "you pressed Stop".into() }.describe(),
-            "interrupted: you pressed Stop"
-        );
-        assert_eq!(SendOutcome::IterationLimit { calls: 8 }.describe(), "stopped after 8 model calls");
-        assert!(SendOutcome::ClosedMidReply.describe().ends_with("closed; Retry continues it"));
-        let e = cowork_core::Error::SessionNotFound("s9".into());
-        assert_eq!(Problem::from(e), Problem::new(ErrorKind::NotFound, "no session with id s9"));
-    }
-
-    #[test]
-    fn unknown_messages_are_rejected_not_misread() {
-        assert!(serde_json::from_str::<WorkerMessage>(r#"{"type":"bogus"}"#).is_err());
-        assert!(serde_json::from_str::<Request>(r#"{"id":1,"op":{"op":"drop_everything"}}"#).is_err());
-    }
-}
+mod tests;

@@ -12,18 +12,6 @@ use crate::{Attachment, NewAttachment, Turn};
 use rusqlite::{params, Connection, OptionalExtension};
 
 impl Store {
-    /// The size limit for one attachment, in bytes ([`crate::attachment::DEFAULT_MAX_ATTACHMENT_BYTES`]
-    /// until set).
-    pub fn attachment_limit(&self) -> u64 {
-        self.attachment_limit.get()
-    }
-
-    /// Sets the size limit for one attachment (the model settings' `max_attachment_bytes`); 0 keeps the
-    /// default.
-    pub fn set_attachment_limit(&self, bytes: u64) {
-        self.attachment_limit.set(if bytes == 0 { crate::attachment::DEFAULT_MAX_ATTACHMENT_BYTES } else { bytes });
-    }
-
     /// The bytes of the attachment whose content has this SHA-256 (hex).
     pub fn attachment_bytes(&self, sha256: &str) -> Result<Vec<u8>> {
         self.conn

@@ -55,8 +55,6 @@ pub struct Store {
     conn: Connection,
     /// Last timestamp handed out: times from one store strictly increase, so "most recent" is exact.
     last_ms: std::cell::Cell<i64>,
-    /// The size limit for one attachment, in bytes (`Store::set_attachment_limit`).
-    attachment_limit: std::cell::Cell<u64>,
 }
 
 impl Store {
@@ -85,11 +83,7 @@ impl Store {
     }
 
     fn with(conn: Connection) -> Store {
-        Store {
-            conn,
-            last_ms: std::cell::Cell::new(0),
-            attachment_limit: std::cell::Cell::new(crate::attachment::DEFAULT_MAX_ATTACHMENT_BYTES),
-        }
+        Store { conn, last_ms: std::cell::Cell::new(0) }
     }
 
     /// A timestamp (ms) later than any this store handed out before.

@@ -15,17 +15,62 @@ pub struct Opfs {
 /// File slots kept in the pool: each database needs its file and its journal.
 const MIN_CAPACITY: usize = 8;
 
+/// Why the OPFS pool could not be installed, by what helps.
+#[derive(Debug)]
+pub enum Unavailable {
+    /// This context cannot keep data at all (not a dedicated worker, or not a secure context):
+    /// waiting will not help.
+    NotSupported(Error),
+    /// The pool could not be taken now (another tab may still hold its files): trying again may work.
+    Busy(Error),
+}
+
+impl Unavailable {
+    /// Whether trying again later can succeed.
+    pub fn may_pass(&self) -> bool {
+        matches!(self, Unavailable::Busy(_))
+    }
+
+    /// The failure, with its message for the user.
+    pub fn error(&self) -> &Error {
+        match self {
+            Unavailable::NotSupported(e) | Unavailable::Busy(e) => e,
+        }
+    }
+}
+
+impl std::fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.error().fmt(f)
+    }
+}
+
+impl From<Unavailable> for Error {
+    fn from(u: Unavailable) -> Error {
+        match u {
+            Unavailable::NotSupported(e) | Unavailable::Busy(e) => e,
+        }
+    }
+}
+
 /// Installs the OPFS VFS (idempotent within a worker) and makes it SQLite's default.
 ///
-/// Fails with [`Error::Storage`] outside a dedicated worker, in an insecure context, or when another
-/// tab holds the pool's access handles.
-pub async fn install() -> Result<Opfs> {
+/// Fails with [`Unavailable::NotSupported`] outside a dedicated worker or in an insecure context, and
+/// with [`Unavailable::Busy`] when the pool cannot be taken now (another tab holds its access handles).
+pub async fn install() -> std::result::Result<Opfs, Unavailable> {
     let cfg = OpfsSAHPoolCfgBuilder::new().directory(".cowork").build();
     let util = sqlite_wasm_vfs::sahpool::install::<sqlite_wasm_rs::WasmOsCallback>(&cfg, true)
         .await
-        .map_err(|e| storage("installing the OPFS storage", e))?;
-    util.ensure_capacity(MIN_CAPACITY).await.map_err(|e| storage("reserving OPFS files", e))?;
+        .map_err(|e| unavailable("installing the OPFS storage", e))?;
+    util.ensure_capacity(MIN_CAPACITY).await.map_err(|e| unavailable("reserving OPFS files", e))?;
     Ok(Opfs { util })
+}
+
+fn unavailable(what: &str, e: OpfsSAHError) -> Unavailable {
+    match e {
+        OpfsSAHError::NotSupported => Unavailable::NotSupported(storage(what, e)),
+        e => Unavailable::Busy(storage(what, e)),
+    }
 }
 
 fn storage(what: &str, e: OpfsSAHError) -> Error {

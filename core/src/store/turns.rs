@@ -31,20 +31,24 @@ impl Store {
     /// Appends a turn and commits before returning (write-through). Returns the stored turn with its
     /// number. The first user message of an untitled session becomes its title.
     pub fn append_turn(&mut self, session_id: &str, turn: &NewTurn) -> Result<Turn> {
-        self.append_turn_with_attachments(session_id, turn, &[])
+        self.append_turn_with_attachments(session_id, turn, &[], 0)
     }
 
     /// [`Store::append_turn`] with the images and files the turn carries, saved in the same
     /// transaction: each content once (a file attached again is linked, not stored again), text-like
-    /// files indexed for search with their names. An attachment over [`Store::attachment_limit`] is
-    /// refused ([`crate::Error::AttachmentTooLarge`]) and nothing is saved.
+    /// files indexed for search with their names. An attachment over `max_bytes` (the sending
+    /// profile's `max_attachment_bytes`; 0: [`crate::attachment::DEFAULT_MAX_ATTACHMENT_BYTES`]) is
+    /// refused ([`crate::Error::AttachmentTooLarge`]) and nothing is saved. The limit is the caller's,
+    /// never the store's: whoever appends says which applies.
     pub fn append_turn_with_attachments(
         &mut self,
         session_id: &str,
         turn: &NewTurn,
         attachments: &[NewAttachment],
+        max_bytes: u64,
     ) -> Result<Turn> {
-        super::attachments::check_sizes(attachments, self.attachment_limit())?;
+        let limit = if max_bytes == 0 { crate::attachment::DEFAULT_MAX_ATTACHMENT_BYTES } else { max_bytes };
+        super::attachments::check_sizes(attachments, limit)?;
         let attachments = super::attachments::examine(attachments);
         let now = self.tick();
         let tx =

@@ -21,7 +21,7 @@ fn session(store: &mut Store) -> String {
 
 fn attach(store: &mut Store, sid: &str, text: &str, files: &[NewAttachment]) -> i64 {
     store
-        .append_turn_with_attachments(sid, &NewTurn::user(text), files)
+        .append_turn_with_attachments(sid, &NewTurn::user(text), files, 0)
         .unwrap_or_else(|e| panic!("appending {text:?} with {files:?}: {e}"))
         .turn_number
 }
@@ -32,7 +32,7 @@ pub fn attachments_are_kept_with_their_turn_and_stored_once(store: &mut Store) {
     let script = b"def frobnicate_widgets():\n    return 42\n".to_vec();
     let script_len = script.len() as i64;
     let files = [NewAttachment::new("shot.png", "image/png", image.clone()), NewAttachment::new("tool.py", "", script)];
-    let stored = store.append_turn_with_attachments(&sid, &NewTurn::user("look at these"), &files).unwrap();
+    let stored = store.append_turn_with_attachments(&sid, &NewTurn::user("look at these"), &files, 0).unwrap();
     assert_eq!(stored.attachments.len(), 2, "the stored turn carries its attachments");
     // The same image again, in another session: linked, not stored again.
     let other = session(store);
@@ -113,18 +113,30 @@ fn user_turn(store: &mut Store, sid: &str, text: &str) {
 
 pub fn too_large_corrupt_and_svg_attachments(store: &mut Store) {
     let sid = session(store);
-    store.set_attachment_limit(1000);
     let err = store
         .append_turn_with_attachments(
             &sid,
             &NewTurn::user("big"),
             &[NewAttachment::new("big.bin", "", vec![1u8; 1001])],
+            1000,
         )
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::AttachmentTooLarge);
     assert!(err.to_string().contains("big.bin"), "{err}");
     assert_eq!(store.turn_count(&sid).unwrap(), 0, "nothing was saved");
     assert_eq!(store.stats().unwrap().blobs, 0);
+    // Regression: the limit was the store's own, set by whichever profile last sent a message (from
+    // any tab), so a later append that asked for no limit of its own (the embedding API's appendTurn)
+    // was refused at the last sender's.
+    let fits = store.append_turn_with_attachments(
+        &sid,
+        &NewTurn::user("fits the default"),
+        &[NewAttachment::new("mid.bin", "", vec![2u8; 1001])],
+        0,
+    );
+    assert!(fits.is_ok(), "an append's own limit applies, not the last send's: {fits:?}");
+    store.delete_session(&sid).unwrap();
+    let sid = session(store);
 
     let corrupt = png(64, 48, 0)[..15].to_vec();
     let svg = br#"<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>"#.to_vec();

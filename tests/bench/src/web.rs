@@ -25,7 +25,7 @@ fn js(e: cowork_core::Error) -> JsValue {
 /// Installs the OPFS VFS (once per worker).
 #[wasm_bindgen]
 pub async fn install_opfs() -> Result<(), JsValue> {
-    let pool = opfs::install().await.map_err(js)?;
+    let pool = opfs::install().await.map_err(|e| js(e.into()))?;
     pool.reserve(16).await.map_err(js)?;
     POOL.with(|p| *p.borrow_mut() = Some(pool));
     Ok(())
@@ -266,7 +266,7 @@ impl Bench {
         let file = cowork_core::NewAttachment::new("data.bin", "application/octet-stream", bytes.to_vec());
         let turn = NewTurn::user("here is the file");
         let t = now();
-        store.append_turn_with_attachments(&sid, &turn, std::slice::from_ref(&file)).map_err(js)?;
+        store.append_turn_with_attachments(&sid, &turn, std::slice::from_ref(&file), 0).map_err(js)?;
         let ms = now() - t;
         self.next_index += 1;
         Ok(ms)

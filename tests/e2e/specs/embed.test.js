@@ -103,7 +103,7 @@ test('the API: sessions, turns, search, recall and context on a memory archive; 
         await f();
         return 'no error';
       } catch (e) {
-        return `${e instanceof Error ? 'Error' : typeof e}: ${e.message}`;
+        return `${e instanceof Error ? 'Error' : typeof e}[${e.kind}]: ${e.message}`;
       }
     };
     const a = await openArchive({ storage: 'memory' });
@@ -195,20 +195,21 @@ test('the API: sessions, turns, search, recall and context on a memory archive; 
   assert.match(out.toolTurns[2], /^Error: send: a reply is waiting for this tool's result/);
   assert.deepEqual(out.unregistered, [true, false]);
   const expected = [
-    /^Error: openArchive: storage must be "opfs" or "memory", not "tape"$/,
-    /^Error: openArchive: options: unknown field `storge`/,
-    /^Error: getSession: .*no-such-session/,
-    /^Error: send: text is required$/,
-    /^Error: readTurns: limit must be at least 1$/,
-    /^Error: appendTurn: turn: unknown variant `narrator`/,
-    /^Error: send: model\.base_url: /,
-    /^Error: registerTool: tool name "has space" is not allowed/,
-    /^Error: registerTool: conversation_recall is built in/,
-    /^Error: registerTool: the tool needs a handler function$/,
-    /^Error: on: unknown event "nonsense"/,
+    /^Error\[invalid\]: openArchive: storage must be "opfs" or "memory", not "tape"$/,
+    /^Error\[invalid\]: openArchive: options: unknown field `storge`/,
+    /^Error\[not_found\]: getSession: .*no-such-session/,
+    /^Error\[invalid\]: send: text is required$/,
+    /^Error\[invalid\]: readTurns: limit must be at least 1$/,
+    /^Error\[invalid\]: appendTurn: turn: unknown variant `narrator`/,
+    /^Error\[invalid\]: send: model\.base_url: /,
+    /^Error\[invalid\]: registerTool: tool name "has space" is not allowed/,
+    /^Error\[invalid\]: registerTool: conversation_recall is built in/,
+    /^Error\[invalid\]: registerTool: the tool needs a handler function$/,
+    /^Error\[invalid\]: on: unknown event "nonsense"/,
   ];
+  // Every rejection carries its kind (the declared CoworkError), so a page picks a remedy by kind.
   out.errors.forEach((e, i) => assert.match(e, expected[i]));
-  assert.match(out.closed, /^Error: listSessions: the archive is closed/);
+  assert.match(out.closed, /^Error\[storage\]: listSessions: the archive is closed/);
   assert.deepEqual(page.problems, []);
   await page.close();
 });

@@ -9,6 +9,7 @@ import init, {
   type ArchiveEvents,
   type Attachment,
   type AssembledContext,
+  type CoworkError,
   type ErrorKind,
   type HostTool,
   type MountHandle,
@@ -96,6 +97,15 @@ export async function tour(panel: HTMLElement, otherPanel: HTMLElement): Promise
   const renamed: Session = await archive.renameSession(fork.id, "Auth, first idea");
   await archive.deleteSession(renamed.id);
   log.push(`${resumed.turns.length} turns, files: ${resumed.state.files_touched.map((f) => f.path).join(", ")}`);
+
+  try {
+    await archive.getSession("no-such-session");
+  } catch (e) {
+    // Every rejection is a CoworkError: its kind picks the remedy, its message says it in words.
+    const failure = e as CoworkError;
+    const kind: ErrorKind = failure.kind;
+    log.push(kind === "not_found" ? "that session is gone" : failure.message);
+  }
 
   const stats: StorageStats = await archive.stats();
   const one: string = await archive.exportJsonl(session.id);

@@ -4,7 +4,7 @@ export type StorageKind = "opfs" | "memory";
 export type Role = "system" | "user" | "assistant" | "tool";
 export type TurnStatus = "complete" | "interrupted" | "error";
 
-/** What kind of failure an `error` or `retry` event reports. */
+/** What kind of failure an `error` or `retry` event, or a rejection (`CoworkError`), reports. */
 export type ErrorKind =
   | "auth"
   | "rate_limited"
@@ -23,6 +23,14 @@ export type ErrorKind =
   | "import"
   | "internal"
   | "attachment_too_large";
+
+/** What every method of the API rejects with: an `Error` whose message starts with the method's name
+ * and says what to do, and whose `kind` says what kind of failure it is (`"invalid"` for a call made
+ * wrongly, `"not_found"`, `"storage"`, `"auth"`, …), so a page chooses its remedy without reading the
+ * words. */
+export interface CoworkError extends Error {
+  kind: ErrorKind;
+}
 
 /** A model endpoint. Every field is optional: the rest comes from the archive's settings, or the dev
  * server's demo model on this page's origin. The API key is only sent to `base_url`, never stored. */

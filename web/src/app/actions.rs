@@ -10,10 +10,10 @@ pub use native::*;
 mod browser {
     use crate::app::Client;
     use crate::chat::{
-        announcement, load_turns_op, turns_of, ChatState, DialogState, ModelList, Notice, Providers, SessionAction,
+        announcement, load_turns_op, ChatState, DialogState, ModelList, Notice, Providers, SessionAction,
     };
     use crate::client::StorageClient;
-    use crate::protocol::{Op, Reply, SendOutcome};
+    use crate::protocol::{ops, Details, SendOutcome, Sent};
     use leptos::prelude::*;
     use leptos::task::spawn_local;
 
@@ -36,9 +36,8 @@ mod browser {
 
     pub async fn refresh_sessions(client: &StorageClient, chat: ChatState) {
         let include_archived = chat.show_archived.get_untracked();
-        match client.call(Op::ListSessions { workspace: None, include_archived }).await {
-            Ok(Reply::Sessions { sessions }) => chat.sessions.set(sessions),
-            Ok(_) => {}
+        match client.call(ops::ListSessions { workspace: None, include_archived }).await {
+            Ok(sessions) => chat.sessions.set(sessions),
             Err(e) => chat.tell(Notice::problem(&e.problem())),
         }
     }
@@ -47,11 +46,7 @@ mod browser {
         let sessions = chat.sessions.get_untracked();
         let Some(session) = sessions.iter().find(|s| s.id == id) else { return };
         match client.call(load_turns_op(session, around)).await {
-            Ok(reply) => {
-                if let Some(turns) = turns_of(&reply) {
-                    chat.turns.set(turns);
-                }
-            }
+            Ok(turns) => chat.turns.set(turns),
             Err(e) => chat.tell(Notice::problem(&e.problem())),
         }
     }
@@ -90,12 +85,11 @@ mod browser {
                 prefix_last: true,
                 ..cowork_core::SearchQuery::new(text.clone(), cowork_core::SearchScope::All)
             };
-            match client.call(Op::Search { query }).await {
-                Ok(Reply::Hits { hits }) => {
+            match client.call(ops::Search { query }).await {
+                Ok(hits) => {
                     dialogs.search_error.set(None);
                     dialogs.hits.set(hits);
                 }
-                Ok(other) => dialogs.search_error.set(Some(format!("unexpected answer: {other:?}"))),
                 Err(e) => dialogs.search_error.set(Some(e.problem().message)),
             }
         });
@@ -137,7 +131,7 @@ mod browser {
             return;
         };
         spawn_while(chat.current, async move {
-            if let Ok(Reply::Branches { points }) = client.call(Op::Branches { session_id: session_id.clone() }).await {
+            if let Ok(points) = client.call(ops::Branches { session_id: session_id.clone() }).await {
                 if chat.current.get_untracked().as_deref() == Some(session_id.as_str()) {
                     chat.branches.set(points);
                 }
@@ -198,39 +192,41 @@ mod browser {
             let model = crate::settings::trimmed(&chat.settings.get_untracked());
             let choice = providers.choice.get_untracked();
             let host = client.host_options();
-            let op = match (ask, chat.current.get_untracked()) {
+            // The draft is cleared when the worker reports the user's turn saved (`Change::DraftSaved`), so
+            // a failure before that keeps it, and a new draft typed meanwhile is never touched.
+            let result = match (ask, chat.current.get_untracked()) {
                 (Ask::Send(text), session_id) => {
                     let key = crate::protocol::random_key();
                     let workspace = chat.workspace.get_untracked();
                     let attachments = Vec::new();
-                    Op::SendMessage { session_id, workspace, text, model, key, host, attachments, offline }
+                    let send = ops::SendMessage { session_id, workspace, text, model, key, host, attachments, offline };
+                    client.call_with_attachments(send, &files).await
                 }
-                (Ask::Continue, Some(session_id)) => Op::Continue { session_id, model, host },
+                (Ask::Continue, Some(session_id)) => client.call(ops::Continue { session_id, model, host }).await,
                 (Ask::Edit { turn_number, text }, Some(session_id)) => {
                     let key = crate::protocol::random_key();
-                    Op::EditMessage { session_id, turn_number, text, model, key, host, attachments: Vec::new() }
+                    let attachments = Vec::new();
+                    let edit = ops::EditMessage { session_id, turn_number, text, model, key, host, attachments };
+                    client.call_with_attachments(edit, &files).await
                 }
                 (Ask::Regenerate { turn_number }, Some(session_id)) => {
-                    Op::Regenerate { session_id, turn_number, model, host }
+                    client.call(ops::Regenerate { session_id, turn_number, model, host }).await
                 }
                 (_, None) => {
                     chat.busy.set(false);
                     return;
                 }
             };
-            // The draft is cleared when the worker reports the user's turn saved (`Change::DraftSaved`), so
-            // a failure before that keeps it, and a new draft typed meanwhile is never touched.
-            let result = client.call_with_attachments(op, &files).await;
             crate::app::attach::settle(chat);
-            if let Ok(Reply::Sent { session_id, .. }) = &result {
+            if let Ok(Sent { session_id, .. }) = &result {
                 crate::settings::remember_choice(session_id, &choice);
             }
             match &result {
-                Ok(Reply::Sent { outcome: SendOutcome::Offline, .. }) => chat.tell(Notice::info(
+                Ok(Sent { outcome: SendOutcome::Offline, .. }) => chat.tell(Notice::info(
                     "You are offline: your message is saved. Press Retry for the reply when the connection is \
                      back. Reading and searching your sessions work offline.",
                 )),
-                Ok(Reply::Sent { outcome, .. }) if *outcome != SendOutcome::Done => {
+                Ok(Sent { outcome, .. }) if *outcome != SendOutcome::Done => {
                     chat.tell(Notice::info(format!("Reply {}", outcome.describe())))
                 }
                 Ok(_) => chat.notice.set(None),
@@ -240,7 +236,7 @@ mod browser {
             if let Some(id) = chat.current.get_untracked() {
                 load_session(&client, chat, &id, None).await;
             }
-            if matches!(result, Ok(Reply::Sent { outcome: SendOutcome::Done, .. })) {
+            if matches!(result, Ok(Sent { outcome: SendOutcome::Done, .. })) {
                 chat.announced.set(chat.turns.with_untracked(|t| announcement(t)).unwrap_or_default());
             }
             refresh_usage(chat).await;
@@ -273,9 +269,8 @@ mod browser {
             l.insert(profile.clone(), ModelList::Loading);
         });
         spawn_while(providers.lists, async move {
-            let list = match client.call(Op::ListModels { model }).await {
-                Ok(Reply::Models { models }) => ModelList::Listed(models),
-                Ok(other) => ModelList::Failed(format!("unexpected answer: {other:?}")),
+            let list = match client.call(ops::ListModels { model }).await {
+                Ok(models) => ModelList::Listed(models),
                 Err(e) => ModelList::Failed(e.problem().message),
             };
             providers.lists.update(|l| {
@@ -303,7 +298,7 @@ mod browser {
                 let text = format!("Could not load {side} turns: {}. Scroll again to retry.", e.problem().message);
                 chat.tell(Notice::info(text));
             }
-            if let Ok(Reply::Turns { turns }) = page {
+            if let Ok(turns) = page {
                 if chat.current.get_untracked().as_deref() == Some(id.as_str()) {
                     // Anchor: a turn that stays in the window; after the change it is put back where it was.
                     let anchor =
@@ -333,7 +328,7 @@ mod browser {
         };
         let Some(client) = client(c) else { return };
         spawn_while(chat.current, async move {
-            if let Ok(Reply::Details { session, manifest }) = client.call(Op::SessionDetails { session_id }).await {
+            if let Ok(Details { session, manifest }) = client.call(ops::SessionDetails { session_id }).await {
                 chat.details.set(Some((session, manifest)));
             }
         });
@@ -343,9 +338,8 @@ mod browser {
         let Some(client) = client(c) else { return };
         dialogs.connection.set(Some("Testing…".into()));
         spawn_while(dialogs.connection, async move {
-            let text = match client.call(Op::TestConnection { model: crate::settings::trimmed(&settings) }).await {
-                Ok(Reply::Text { text }) => text,
-                Ok(_) => "No answer.".into(),
+            let text = match client.call(ops::TestConnection { model: crate::settings::trimmed(&settings) }).await {
+                Ok(text) => text,
                 Err(e) => e.to_string(),
             };
             dialogs.connection.set(Some(text));
@@ -356,7 +350,7 @@ mod browser {
         let Some(client) = client(c) else { return };
         let orchestrator_url = chat.settings.get_untracked().orchestrator_url.trim().to_owned();
         spawn_while(chat.current, async move {
-            if let Err(e) = client.call(Op::CancelTask { task_id, orchestrator_url }).await {
+            if let Err(e) = client.call(ops::CancelTask { task_id, orchestrator_url }).await {
                 chat.tell(Notice::problem(&e.problem()));
             }
         });
@@ -367,8 +361,7 @@ mod browser {
         let Some(client) = client(c) else { return };
         let orchestrator_url = chat.settings.get_untracked().orchestrator_url.trim().to_owned();
         spawn_while(chat.current, async move {
-            let op = Op::AnswerStep { task_id, subtask_id, approved, orchestrator_url };
-            if let Err(e) = client.call(op).await {
+            if let Err(e) = client.call(ops::AnswerStep { task_id, subtask_id, approved, orchestrator_url }).await {
                 chat.tell(Notice::problem(&e.problem()));
             }
         });
@@ -391,27 +384,31 @@ mod browser {
             return crate::app::transfer::export(c, chat, Some(id.clone()), *format);
         }
         spawn_while(chat.current, async move {
-            let (op, what) = match &action {
+            let (done, what) = match &action {
                 SessionAction::Rename { id, title } => {
-                    (Op::RenameSession { session_id: id.clone(), title: title.clone() }, "rename the session")
+                    let rename = ops::RenameSession { session_id: id.clone(), title: title.clone() };
+                    (client.call(rename).await.map(drop), "rename the session")
                 }
                 SessionAction::Fork { id, at_turn } => {
-                    (Op::ForkSession { session_id: id.clone(), at_turn: *at_turn }, "fork the session")
+                    match client.call(ops::ForkSession { session_id: id.clone(), at_turn: *at_turn }).await {
+                        Ok(fork) => {
+                            refresh_sessions(&client, chat).await;
+                            return open_session(c, chat, fork.id, None);
+                        }
+                        Err(e) => (Err(e), "fork the session"),
+                    }
                 }
                 SessionAction::Export { .. } => return, // downloaded above
                 SessionAction::Archive { id, archived } => {
-                    (Op::ArchiveSession { session_id: id.clone(), archived: *archived }, "archive the session")
+                    let archive = ops::ArchiveSession { session_id: id.clone(), archived: *archived };
+                    (client.call(archive).await, "archive the session")
                 }
                 SessionAction::Delete { id, .. } => {
-                    (Op::DeleteSession { session_id: id.clone() }, "delete the session")
+                    (client.call(ops::DeleteSession { session_id: id.clone() }).await, "delete the session")
                 }
             };
-            match client.call(op).await {
-                Ok(Reply::Session { session }) if matches!(action, SessionAction::Fork { .. }) => {
-                    refresh_sessions(&client, chat).await;
-                    open_session(c, chat, session.id, None);
-                }
-                Ok(_) => {
+            match done {
+                Ok(()) => {
                     if let SessionAction::Archive { id, archived: true } = &action {
                         if chat.current.get_untracked().as_deref() == Some(id.as_str())
                             && !chat.show_archived.get_untracked()
@@ -443,9 +440,8 @@ mod browser {
         let Some(client) = client(c) else { return };
         dialogs.workspace_error.set(None);
         spawn_while(dialogs.workspace, async move {
-            match client.call(Op::WorkspaceSettings { workspace: workspace.clone() }).await {
-                Ok(Reply::Workspace { settings }) => dialogs.workspace.set(Some(settings)),
-                Ok(other) => dialogs.workspace_error.set(Some(format!("unexpected answer: {other:?}"))),
+            match client.call(ops::WorkspaceSettings { workspace: workspace.clone() }).await {
+                Ok(settings) => dialogs.workspace.set(Some(settings)),
                 Err(e) => dialogs.workspace_error.set(Some(e.problem().message)),
             }
         });
@@ -455,9 +451,8 @@ mod browser {
     pub fn save_workspace(c: Client, dialogs: DialogState, settings: cowork_core::WorkspaceSettings) {
         let Some(client) = client(c) else { return };
         spawn_while(dialogs.workspace, async move {
-            match client.call(Op::SaveWorkspaceSettings { settings }).await {
-                Ok(Reply::Workspace { .. }) => dialogs.workspace.set(None),
-                Ok(other) => dialogs.workspace_error.set(Some(format!("unexpected answer: {other:?}"))),
+            match client.call(ops::SaveWorkspaceSettings { settings }).await {
+                Ok(_) => dialogs.workspace.set(None),
                 Err(e) => dialogs.workspace_error.set(Some(format!("Not saved: {}", e.problem().message))),
             }
         });
@@ -466,32 +461,14 @@ mod browser {
     pub fn approve(c: Client, call_id: String, approved: bool) {
         if let Some(client) = client(c) {
             spawn_local(async move {
-                let _ = client.call(Op::Approve { call_id, approved }).await;
+                let _ = client.call(ops::Approve { call_id, approved }).await;
             });
         }
     }
 
     /// Downloads the whole archive as `cowork-archive-<date>.jsonl`.
     pub fn export_all(c: Client, chat: ChatState) {
-        let Some(client) = client(c) else {
-            chat.tell(Notice::info("Storage is not available, so there is nothing to export."));
-            return;
-        };
-        spawn_while(chat.current, async move {
-            match client.call(Op::ExportAll).await {
-                Ok(Reply::Text { text }) => {
-                    if let Err(e) = crate::app::transfer::download("application/x-ndjson", &export_name(), &text) {
-                        chat.tell(Notice::info(format!("The export could not be downloaded: {e}")));
-                    }
-                }
-                Ok(_) => {}
-                Err(e) => chat.tell(Notice::problem_in("Export failed", &e.problem())),
-            }
-        });
-    }
-
-    fn export_name() -> String {
-        format!("cowork-archive-{}.jsonl", crate::app::transfer::export_name_date())
+        crate::app::transfer::export(c, chat, None, crate::chat::ExportFormat::Jsonl);
     }
 
     /// Reads the browser's storage estimate and whether the archive is kept under storage pressure.
@@ -537,9 +514,8 @@ mod browser {
         let Some(client) = client(c) else { return };
         dialogs.integrity.set(Some("checking…".into()));
         spawn_while(dialogs.search_open, async move {
-            let verdict = match client.call(Op::IntegrityCheck).await {
-                Ok(Reply::Text { text }) => text,
-                Ok(_) => "no answer".into(),
+            let verdict = match client.call(ops::IntegrityCheck).await {
+                Ok(text) => text,
                 Err(e) => e.to_string(),
             };
             dialogs.integrity.set(Some(verdict));
@@ -549,7 +525,7 @@ mod browser {
     pub fn stop(c: Client) {
         if let Some(client) = client(c) {
             spawn_local(async move {
-                let _ = client.call(Op::Stop).await;
+                let _ = client.call(ops::Stop).await;
             });
         }
     }

@@ -188,7 +188,7 @@ pub use glue::start;
 #[cfg(target_arch = "wasm32")]
 mod glue {
     use super::*;
-    use crate::protocol::{Event, Op, Reply};
+    use crate::protocol::{ops, Event};
     use js_sys::{Function, Object, Promise, Reflect};
     use leptos::task::spawn_local;
     use wasm_bindgen::prelude::*;
@@ -409,13 +409,12 @@ mod glue {
         }
         state.needs_permission.try_set(false);
         state.status.try_set(Some("Backing up…".into()));
-        let fingerprint = match client.call(Op::Stats).await {
-            Ok(Reply::Stats { stats }) => backup::fingerprint(stats.sessions, stats.turns, stats.tasks),
-            _ => String::new(),
+        let fingerprint = match client.call(ops::Stats).await {
+            Ok(stats) => backup::fingerprint(stats.sessions, stats.turns, stats.tasks),
+            Err(_) => String::new(),
         };
-        let text = match client.call(Op::ExportAll).await {
-            Ok(Reply::Text { text }) => text,
-            Ok(_) => return,
+        let text = match client.call(ops::ExportAll).await {
+            Ok(text) => text,
             Err(e) => {
                 state.status.try_set(Some(format!("Backup failed: {e}")));
                 return;
@@ -457,7 +456,7 @@ mod glue {
         }
         let Some(client) = client(c) else { return };
         spawn_local(async move {
-            let Ok(Reply::Stats { stats }) = client.call(Op::Stats).await else { return };
+            let Ok(stats) = client.call(ops::Stats).await else { return };
             let fingerprint = backup::fingerprint(stats.sessions, stats.turns, stats.tasks);
             if backup::due(&record, &fingerprint, state.changed.get_untracked(), now_ms()) {
                 back_up(c, state, None, false).await;

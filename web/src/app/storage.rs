@@ -277,7 +277,7 @@ fn load_stats(client: Client, into: RwSignal<String>) {
     #[cfg(target_arch = "wasm32")]
     if let Some(client) = client.with_value(|c| c.clone()) {
         leptos::task::spawn_local(async move {
-            if let Ok(crate::protocol::Reply::Stats { stats }) = client.call(crate::protocol::Op::Stats).await {
+            if let Ok(stats) = client.call(crate::protocol::ops::Stats).await {
                 into.try_set(stats_text(&stats));
             }
         });

@@ -59,10 +59,8 @@ pub fn start(client: Client, chat: ChatState, settings: Option<SyncSettings>) {
 #[cfg(target_arch = "wasm32")]
 pub fn start_with(client: crate::client::StorageClient, chat: ChatState, settings: Option<SyncSettings>) {
     leptos::task::spawn_local(async move {
-        let op = crate::protocol::Op::SyncStart { settings, module_url: module_url() };
-        match client.call(op).await {
-            Ok(crate::protocol::Reply::Sync { state }) => chat.sync.set(state),
-            Ok(_) => {}
+        match client.call(crate::protocol::ops::SyncStart { settings, module_url: module_url() }).await {
+            Ok(state) => chat.sync.set(state),
             Err(e) => chat.sync.set(SyncState::Failed { message: e.to_string() }),
         }
     });

@@ -13,7 +13,7 @@ mod browser {
     use super::super::storage::{ImportStage, ImportState};
     use super::*;
     use crate::chat::Notice;
-    use crate::protocol::{Event, FilePayload, Op, Reply};
+    use crate::protocol::{ops, Event, FilePayload};
     use leptos::prelude::*;
     use leptos::task::spawn_local;
     use wasm_bindgen::JsCast;
@@ -55,9 +55,8 @@ mod browser {
                 Err(why) => ImportStage::Failed(why),
                 Ok((payloads, buffers)) => {
                     let names = payloads.iter().map(|p| p.name.clone()).collect();
-                    match client.call_with_files(Op::PreviewImport { files: payloads }, buffers).await {
-                        Ok(Reply::ImportPreview { report }) => ImportStage::Preview { report, names, ignored },
-                        Ok(other) => ImportStage::Failed(format!("unexpected answer: {other:?}")),
+                    match client.call_with_files(ops::PreviewImport { files: payloads }, buffers).await {
+                        Ok(report) => ImportStage::Preview { report, names, ignored },
                         Err(e) => ImportStage::Failed(e.problem().message),
                     }
                 }
@@ -76,12 +75,11 @@ mod browser {
             let stage = match read_files(&files).await {
                 Err(why) => ImportStage::Failed(why),
                 Ok((payloads, buffers)) => {
-                    match client.call_with_files(Op::ImportFiles { files: payloads }, buffers).await {
-                        Ok(Reply::Imported { report }) => {
+                    match client.call_with_files(ops::ImportFiles { files: payloads }, buffers).await {
+                        Ok(report) => {
                             super::super::actions::refresh_sessions(&client, chat).await;
                             ImportStage::Done(report)
                         }
-                        Ok(other) => ImportStage::Failed(format!("unexpected answer: {other:?}")),
                         Err(e) => ImportStage::Failed(e.problem().message),
                     }
                 }
@@ -130,23 +128,22 @@ mod browser {
             chat.tell(Notice::info("Storage is not available, so there is nothing to export."));
             return;
         };
-        let op = match (format, session_id.clone()) {
-            (ExportFormat::Jsonl, Some(session_id)) => Op::ExportSession { session_id },
-            (ExportFormat::Jsonl, None) => Op::ExportAll,
-            (ExportFormat::Markdown, Some(session_id)) => Op::ExportMarkdown { session_id },
-            (ExportFormat::Markdown, None) => return, // Markdown is per session
-            (ExportFormat::ChatGpt, session_id) => Op::ExportChatGpt { session_id },
-        };
         spawn_local(async move {
-            match client.call(op).await {
-                Ok(Reply::Text { text }) => {
+            let exported = match (format, session_id.clone()) {
+                (ExportFormat::Jsonl, Some(session_id)) => client.call(ops::ExportSession { session_id }).await,
+                (ExportFormat::Jsonl, None) => client.call(ops::ExportAll).await,
+                (ExportFormat::Markdown, Some(session_id)) => client.call(ops::ExportMarkdown { session_id }).await,
+                (ExportFormat::Markdown, None) => return, // Markdown is per session
+                (ExportFormat::ChatGpt, session_id) => client.call(ops::ExportChatGpt { session_id }).await,
+            };
+            match exported {
+                Ok(text) => {
                     let what = if session_id.is_some() { "session" } else { "archive" };
                     let name = format!("cowork-{what}-{}{}", export_name_date(), format.file_suffix());
                     if let Err(e) = download(format.mime(), &name, &text) {
                         chat.tell(Notice::info(format!("The export could not be downloaded: {e}")));
                     }
                 }
-                Ok(_) => {}
                 Err(e) => chat.tell(Notice::problem_in("Export failed", &e.problem())),
             }
         });

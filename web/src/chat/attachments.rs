@@ -5,7 +5,7 @@
 //!
 //! Names are shown only through [`cowork_core::attachment::display_name`] (no directories, no control
 //! or text-direction characters, at most 120 characters), always as text. Images are shown only by
-//! `<img>` from a blob URL of their archived bytes (`Op::ReadAttachment`); an SVG is never an image
+//! `<img>` from a blob URL of their archived bytes (`ops::ReadAttachment`); an SVG is never an image
 //! here (the core keeps it as a file), so no attachment's markup is ever rendered. Blob URLs are
 //! cached per SHA-256 ([`BlobUrls`]) and revoked when the open session changes or the app goes away.
 

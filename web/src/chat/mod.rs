@@ -58,7 +58,7 @@ pub use state::{reduce, Approval, Change, ChatState, ChatView, DialogState, Live
 pub use stream::StreamText;
 pub use thinking::ThinkingLive;
 pub use turn_model::{turn_model, TurnModel};
-pub use window::{load_turns_op, merge_page, page_op, show_turn, turns_of};
+pub use window::{load_turns_op, merge_page, page_op, show_turn};
 pub use workspace::{OpenWorkspace, WorkspaceDialog};
 
 /// The most turns the conversation holds in the DOM at once, however long the session.

@@ -3,28 +3,20 @@
 //! `PAGE_TURNS` more and drops the far side. Pure, tested natively.
 
 use super::{OPEN_TURNS, PAGE_TURNS, VISIBLE_TURNS};
-use crate::protocol::{Op, Reply};
+use crate::protocol::ops::GetTurns;
 use cowork_core::{Session, Turn};
 
-/// Whether a reply means the turn list should be reloaded.
-pub fn turns_of(reply: &Reply) -> Option<Vec<Turn>> {
-    match reply {
-        Reply::Turns { turns } => Some(turns.clone()),
-        _ => None,
-    }
-}
-
 /// The operation that loads the visible turns of a session: its newest, or those around `around`.
-pub fn load_turns_op(session: &Session, around: Option<i64>) -> Op {
+pub fn load_turns_op(session: &Session, around: Option<i64>) -> GetTurns {
     let offset = match around {
         Some(n) => (n as usize).saturating_sub(OPEN_TURNS / 2 + 1),
         None => (session.turn_count as usize).saturating_sub(OPEN_TURNS),
     };
-    Op::GetTurns { session_id: session.id.clone(), offset, limit: OPEN_TURNS }
+    GetTurns { session_id: session.id.clone(), offset, limit: OPEN_TURNS }
 }
 
 /// The operation that loads the page before (`older`) or after the window, or `None` at that end.
-pub fn page_op(session: &Session, window: &[Turn], older: bool) -> Option<Op> {
+pub fn page_op(session: &Session, window: &[Turn], older: bool) -> Option<GetTurns> {
     let (first, last) = (window.first()?.turn_number, window.last()?.turn_number);
     let (offset, limit) = if older {
         let start = (first - 1 - PAGE_TURNS as i64).max(0);
@@ -32,7 +24,7 @@ pub fn page_op(session: &Session, window: &[Turn], older: bool) -> Option<Op> {
     } else {
         (last, (session.turn_count - last).min(PAGE_TURNS as i64))
     };
-    (limit > 0).then(|| Op::GetTurns { session_id: session.id.clone(), offset: offset as usize, limit: limit as usize })
+    (limit > 0).then(|| GetTurns { session_id: session.id.clone(), offset: offset as usize, limit: limit as usize })
 }
 
 /// Puts a page of turns into the window, in front (`older`) or behind, and trims the far side so the

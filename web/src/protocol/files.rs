@@ -9,7 +9,7 @@
 //! that forwards the request to the tab owning the archive sends the bytes the same way over the
 //! `BroadcastChannel` (structured clone).
 
-use super::Op;
+use super::ops::{self, Op};
 use serde::{Deserialize, Serialize};
 
 /// One file of an import or one attachment of a message: name, type and size in the JSON, the bytes
@@ -51,10 +51,12 @@ impl Op {
     /// The files this operation carries (their bytes travel beside the JSON); `None` for the others.
     pub fn files(&self) -> Option<&[FilePayload]> {
         match self {
-            Op::PreviewImport { files } | Op::ImportFiles { files } => Some(files),
-            Op::SendMessage { attachments, .. }
-            | Op::EditMessage { attachments, .. }
-            | Op::AppendTurn { attachments, .. } => Some(attachments),
+            Op::PreviewImport(ops::PreviewImport { files }) | Op::ImportFiles(ops::ImportFiles { files }) => {
+                Some(files)
+            }
+            Op::SendMessage(ops::SendMessage { attachments, .. })
+            | Op::EditMessage(ops::EditMessage { attachments, .. })
+            | Op::AppendTurn(ops::AppendTurn { attachments, .. }) => Some(attachments),
             _ => None,
         }
     }
@@ -62,10 +64,12 @@ impl Op {
     /// The files this operation carries, to attach their bytes on arrival.
     pub fn files_mut(&mut self) -> Option<&mut Vec<FilePayload>> {
         match self {
-            Op::PreviewImport { files } | Op::ImportFiles { files } => Some(files),
-            Op::SendMessage { attachments, .. }
-            | Op::EditMessage { attachments, .. }
-            | Op::AppendTurn { attachments, .. } => Some(attachments),
+            Op::PreviewImport(ops::PreviewImport { files }) | Op::ImportFiles(ops::ImportFiles { files }) => {
+                Some(files)
+            }
+            Op::SendMessage(ops::SendMessage { attachments, .. })
+            | Op::EditMessage(ops::EditMessage { attachments, .. })
+            | Op::AppendTurn(ops::AppendTurn { attachments, .. }) => Some(attachments),
             _ => None,
         }
     }

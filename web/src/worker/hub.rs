@@ -6,7 +6,8 @@ use super::tools::WorkerTools;
 use crate::fetch::FetchTransport;
 use crate::protocol::files_js as files;
 use crate::protocol::{
-    Backend, ErrorKind, Event, Op, PeerMessage, Problem, ReadyInfo, Reply, Request, SendOutcome, WorkerMessage,
+    ops, Backend, Call, ErrorKind, Event, Op, PeerMessage, Problem, ReadyInfo, Request, SendOutcome, Sent,
+    WorkerMessage,
 };
 use cowork_core::agent::{ToolOutcome, Transport};
 use cowork_core::store::opfs::Opfs;
@@ -59,7 +60,7 @@ enum Origin {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-enum Role {
+enum Standing {
     /// Waiting for the lock or for an owner's announcement.
     Unknown,
     /// Another tab's worker owns the archive.
@@ -76,7 +77,7 @@ pub(super) type Archive = Rc<RefCell<Option<(Store, Option<Opfs>)>>>;
 struct Hub {
     tab: String,
     channel: Option<BroadcastChannel>,
-    role: RefCell<Role>,
+    role: RefCell<Standing>,
     ready: RefCell<Option<ReadyInfo>>,
     /// This tab's requests forwarded to the owner and not answered yet, sent again on a takeover.
     inflight: RefCell<BTreeMap<u64, Request>>,
@@ -93,7 +94,7 @@ struct Hub {
     /// turns for it meanwhile (`sync.rs`).
     writing: Rc<RefCell<Option<String>>>,
     /// Sync with the user's NATS space, run by the owner (`sync.rs`).
-    sync: Rc<super::sync::Sync>,
+    sync: Rc<super::sync::SyncRunner>,
 }
 
 /// Runs the worker: take part in the owner election, say `Ready`, serve or forward requests.
@@ -110,7 +111,7 @@ pub async fn run() {
     let hub = Rc::new(Hub {
         tab,
         channel,
-        role: RefCell::new(Role::Unknown),
+        role: RefCell::new(Standing::Unknown),
         ready: RefCell::new(None),
         inflight: RefCell::new(BTreeMap::new()),
         queue: RefCell::new(None),
@@ -127,16 +128,15 @@ pub async fn run() {
         Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
             // A request with files comes as `{request, files}`, their buffers transferred (files.rs).
             let Some((text, buffers)) = files::read(&ev.data()) else { return };
-            match serde_json::from_str::<Request>(&text) {
+            match Request::read(&text) {
                 Ok(mut req) => match files::attach(&mut req, buffers.as_ref()) {
                     Ok(()) => hub.on_ui_request(req),
                     Err(e) => {
                         post(&WorkerMessage::Response { id: req.id, result: Err(Problem::new(ErrorKind::Invalid, e)) })
                     }
                 },
-                Err(e) => {
-                    post(&WorkerMessage::Failed(Problem::new(ErrorKind::Internal, format!("unreadable request: {e}"))))
-                }
+                // That request alone fails: the archive and every other request are fine.
+                Err(answer) => post(&answer),
             }
         })
     };
@@ -154,7 +154,7 @@ pub async fn run() {
                 let Ok(mut msg) = serde_json::from_str::<PeerMessage>(&text) else { return };
                 if let PeerMessage::Forward { request, .. } = &mut msg {
                     // Only the owner serves it: the others need not copy its files.
-                    if *hub.role.borrow() != Role::Owner || files::attach(request, buffers.as_ref()).is_err() {
+                    if *hub.role.borrow() != Standing::Owner || files::attach(request, buffers.as_ref()).is_err() {
                         return;
                     }
                 }
@@ -203,20 +203,28 @@ impl Hub {
         // whichever worker the tab has sends it (the orchestrator's next event, archived by the owner,
         // records the outcome).
         let to_orchestrator = match &req.op {
-            Op::CancelTask { task_id, orchestrator_url } => {
-                Some((cowork_core::orchestrator::cancel_task_request(orchestrator_url, task_id), "cancel the task"))
-            }
-            Op::AnswerStep { task_id, subtask_id, approved, orchestrator_url } => Some((
-                cowork_core::orchestrator::approve_task_request(orchestrator_url, task_id, subtask_id, *approved),
+            Op::CancelTask(c) => Some((
+                cowork_core::orchestrator::cancel_task_request(&c.orchestrator_url, &c.task_id),
+                "cancel the task",
+                c.replies(),
+            )),
+            Op::AnswerStep(c) => Some((
+                cowork_core::orchestrator::approve_task_request(
+                    &c.orchestrator_url,
+                    &c.task_id,
+                    &c.subtask_id,
+                    c.approved,
+                ),
                 "take the answer to the step",
+                c.replies(),
             )),
             _ => None,
         };
-        if let Some((request, what)) = to_orchestrator {
+        if let Some((request, what, done)) = to_orchestrator {
             let id = req.id;
             wasm_bindgen_futures::spawn_local(async move {
                 let result = match FetchTransport::default().send(&request).await {
-                    Ok(r) if (200..300).contains(&r.status) => Ok(Reply::Done),
+                    Ok(r) if (200..300).contains(&r.status) => Ok(done(())),
                     Ok(r) => Err(Problem::new(
                         ErrorKind::Invalid,
                         format!("the orchestrator did not {what} (HTTP {})", r.status),
@@ -230,28 +238,28 @@ impl Hub {
             });
             return;
         }
-        if let Op::TestConnection { model } = &req.op {
-            let (id, config) = (req.id, model.clone());
+        if let Op::TestConnection(c) = &req.op {
+            let (id, config, ok) = (req.id, c.model.clone(), c.replies());
             wasm_bindgen_futures::spawn_local(async move {
-                post(&WorkerMessage::Response { id, result: super::ops::test_connection(config).await });
+                post(&WorkerMessage::Response { id, result: super::ops::test_connection(config).await.map(ok) });
             });
             return;
         }
-        if let Op::ListModels { model } = &req.op {
-            let (id, config) = (req.id, model.clone());
+        if let Op::ListModels(c) = &req.op {
+            let (id, config, ok) = (req.id, c.model.clone(), c.replies());
             wasm_bindgen_futures::spawn_local(async move {
-                post(&WorkerMessage::Response { id, result: super::ops::list_models(config).await });
+                post(&WorkerMessage::Response { id, result: super::ops::list_models(config).await.map(ok) });
             });
             return;
         }
-        if let Op::SyncStart { settings, module_url } = &req.op {
+        if let Op::SyncStart(ops::SyncStart { settings, module_url }) = &req.op {
             *self.sync.last.borrow_mut() = settings.clone().map(|s| (s, module_url.clone()));
         }
         let role = self.role.borrow().clone();
         match role {
-            Role::Owner => self.serve(Origin::Local, req),
-            Role::Follower { .. } if req.op == Op::Release => {}
-            Role::Follower { .. } => {
+            Standing::Owner => self.serve(Origin::Local, req),
+            Standing::Follower { .. } if req.op == Op::Release => {}
+            Standing::Follower { .. } => {
                 // Kept until answered (sent again on a takeover); moved, not cloned: it may hold files.
                 let forward = PeerMessage::Forward { tab: self.tab.clone(), request: req };
                 self.peer(&forward);
@@ -260,7 +268,7 @@ impl Hub {
                 }
             }
             // Sent on once the owner is known.
-            Role::Unknown => {
+            Standing::Unknown => {
                 self.inflight.borrow_mut().insert(req.id, req);
             }
         }
@@ -271,15 +279,15 @@ impl Hub {
         let role = self.role.borrow().clone();
         match msg {
             PeerMessage::Hello { .. } => {
-                if let (Role::Owner, Some(ready)) = (&role, self.ready.borrow().clone()) {
+                if let (Standing::Owner, Some(ready)) = (&role, self.ready.borrow().clone()) {
                     self.peer(&PeerMessage::Owner { tab: self.tab.clone(), ready });
                 }
             }
             PeerMessage::Owner { tab, ready } => {
-                if role == Role::Owner || role == (Role::Follower { owner: tab.clone() }) {
+                if role == Standing::Owner || role == (Standing::Follower { owner: tab.clone() }) {
                     return;
                 }
-                *self.role.borrow_mut() = Role::Follower { owner: tab };
+                *self.role.borrow_mut() = Standing::Follower { owner: tab };
                 self.announce_ready(&ready);
                 // A new owner: what the old one left unanswered goes to it.
                 let unanswered: Vec<Request> = self.inflight.borrow().values().cloned().collect();
@@ -288,12 +296,12 @@ impl Hub {
                 }
             }
             PeerMessage::Forward { tab, request } => {
-                if role == Role::Owner {
+                if role == Standing::Owner {
                     self.serve(Origin::Remote(tab), request);
                 }
             }
             PeerMessage::Reply { tab, response_to, message } => {
-                if tab == self.tab && role != Role::Owner {
+                if tab == self.tab && role != Standing::Owner {
                     if let Some(id) = response_to {
                         self.inflight.borrow_mut().remove(&id);
                     }
@@ -314,24 +322,25 @@ impl Hub {
             Op::Stop => {
                 self.transport.abort();
                 self.tools.cancel_waits();
-                self.respond(&origin, WorkerMessage::Response { id: req.id, result: Ok(Reply::Done) });
+                self.respond(&origin, WorkerMessage::Response { id: req.id, result: ops::Stop.answer(Ok(())) });
             }
-            Op::Approve { call_id, approved } => {
-                self.tools.answer(&call_id, approved);
-                self.respond(&origin, WorkerMessage::Response { id: req.id, result: Ok(Reply::Done) });
+            Op::Approve(c) => {
+                self.tools.answer(&c.call_id, c.approved);
+                self.respond(&origin, WorkerMessage::Response { id: req.id, result: c.answer(Ok(())) });
             }
-            Op::ToolResult { call_id, content, success } => {
-                self.tools.tool_result(&call_id, ToolOutcome { content, success });
-                self.respond(&origin, WorkerMessage::Response { id: req.id, result: Ok(Reply::Done) });
+            Op::ToolResult(c) => {
+                let ok = c.replies();
+                self.tools.tool_result(&c.call_id, ToolOutcome { content: c.content, success: c.success });
+                self.respond(&origin, WorkerMessage::Response { id: req.id, result: Ok(ok(())) });
             }
-            Op::SyncStart { settings, module_url } => {
-                super::sync::start(&self.sync, self.link(), settings, module_url);
-                let state = self.sync.state();
-                self.respond(&origin, WorkerMessage::Response { id: req.id, result: Ok(Reply::Sync { state }) });
+            Op::SyncStart(c) => {
+                let ok = c.replies();
+                super::sync::start(&self.sync, self.link(), c.settings, c.module_url);
+                self.respond(&origin, WorkerMessage::Response { id: req.id, result: Ok(ok(self.sync.state())) });
             }
             Op::SyncStatus => {
-                let state = self.sync.state();
-                self.respond(&origin, WorkerMessage::Response { id: req.id, result: Ok(Reply::Sync { state }) });
+                let result = ops::SyncStatus.answer(Ok(self.sync.state()));
+                self.respond(&origin, WorkerMessage::Response { id: req.id, result });
             }
             Op::Release if origin == Origin::Local => self.release(),
             Op::Release => {}
@@ -431,7 +440,7 @@ impl Hub {
         *self.archive.borrow_mut() = Some((store, opfs));
         let (queue, mut requests) = futures_channel::mpsc::unbounded::<(Origin, Request)>();
         *self.queue.borrow_mut() = Some(queue);
-        *self.role.borrow_mut() = Role::Owner;
+        *self.role.borrow_mut() = Standing::Owner;
         self.announce_ready(&ready);
         self.peer(&PeerMessage::Owner { tab: self.tab.clone(), ready });
         // Sync runs where the archive is: with what this tab last asked for, until a tab asks again.
@@ -499,19 +508,24 @@ impl Hub {
         *self.writing.borrow_mut() = super::ops::writes_in(&req.op).map(str::to_owned);
         self.replying.set(true);
         let steps = Steps(&self.archive);
+        let wrap = super::ops::sent_reply(&req.op);
         let result = super::ops::reply(&steps, &self.transport, &self.tools, &*sink, req.op).await;
         self.replying.set(false);
         *self.writing.borrow_mut() = None;
         // Cut short because this page is closing: another tab's request stays unanswered, so that tab
         // sends it again to the next owner, which continues the reply; this tab's own is told why.
         let result = match result {
-            Ok(Reply::Sent { .. }) | Err(_) if self.releasing.get() && origin != Origin::Local => None,
-            Ok(Reply::Sent { session_id, outcome: SendOutcome::Interrupted { .. } }) if self.releasing.get() => {
-                Some(Ok(Reply::Sent { session_id, outcome: SendOutcome::ClosedMidReply }))
+            _ if self.releasing.get() && origin != Origin::Local => None,
+            Ok(Sent { session_id, outcome: SendOutcome::Interrupted { .. } }) if self.releasing.get() => {
+                Some(Ok(Sent { session_id, outcome: SendOutcome::ClosedMidReply }))
             }
             other => Some(other),
         };
         if let Some(result) = result {
+            let result = result.and_then(|sent| {
+                wrap.map(|wrap| wrap(sent))
+                    .ok_or_else(|| Problem::new(ErrorKind::Internal, "a request done at once was served as a reply"))
+            });
             self.respond(&origin, WorkerMessage::Response { id, result });
         }
         if self.releasing.get() {
@@ -562,7 +576,7 @@ async fn open_archive(attempts: u32) -> Result<(Store, Option<Opfs>, Backend), P
             }
             Err(e) => {
                 last = e.to_string();
-                if last.contains("cannot persist data") {
+                if !e.may_pass() {
                     break; // OPFS is not available here at all: waiting will not help
                 }
             }

@@ -2,7 +2,7 @@
 //! imported (a Cowork export through `import_jsonl`, other tools' through `import_foreign`), with
 //! progress events; sessions exported as Markdown or as ChatGPT's `conversations.json`.
 
-use crate::protocol::{ErrorKind, Event, FilePayload, ImportReport, Problem, Reply};
+use crate::protocol::{ErrorKind, Event, FilePayload, ImportReport, Problem};
 use cowork_core::import::ImportFile;
 use cowork_core::store::{is_cowork_archive, ImportCounts, ImportSummary, Store};
 
@@ -33,8 +33,8 @@ fn kind(files: &[FilePayload]) -> Result<Kind<'_>, Problem> {
     }
 }
 
-/// [`crate::protocol::Op::PreviewImport`]: what importing `files` would add; nothing is written.
-pub fn preview(store: &Store, files: &[FilePayload]) -> Result<Reply, Problem> {
+/// [`crate::protocol::ops::PreviewImport`]: what importing `files` would add; nothing is written.
+pub fn preview(store: &Store, files: &[FilePayload]) -> Result<ImportReport, Problem> {
     let report = match kind(files)? {
         Kind::Cowork(text) => cowork_report(&store.preview_jsonl(text)?),
         Kind::Foreign(files) => {
@@ -42,11 +42,11 @@ pub fn preview(store: &Store, files: &[FilePayload]) -> Result<Reply, Problem> {
             foreign_report(preview.formats.iter().map(|f| f.label().to_owned()).collect(), preview.counts)
         }
     };
-    Ok(Reply::ImportPreview { report })
+    Ok(report)
 }
 
-/// [`crate::protocol::Op::ImportFiles`]: imports `files` all or nothing, reporting progress.
-pub fn import(store: &mut Store, files: &[FilePayload], emit: &dyn Fn(Event)) -> Result<Reply, Problem> {
+/// [`crate::protocol::ops::ImportFiles`]: imports `files` all or nothing, reporting progress.
+pub fn import(store: &mut Store, files: &[FilePayload], emit: &dyn Fn(Event)) -> Result<ImportReport, Problem> {
     let report = match kind(files)? {
         Kind::Cowork(text) => cowork_report(&store.import_jsonl(text)?),
         Kind::Foreign(files) => {
@@ -70,7 +70,7 @@ pub fn import(store: &mut Store, files: &[FilePayload], emit: &dyn Fn(Event)) ->
     if !report.adds_nothing() {
         emit(Event::SessionsChanged { deleted: None });
     }
-    Ok(Reply::Imported { report })
+    Ok(report)
 }
 
 fn foreign_report(formats: Vec<String>, c: ImportCounts) -> ImportReport {

@@ -3,7 +3,10 @@
 
 use super::tools::WorkerTools;
 use crate::fetch::FetchTransport;
-use crate::protocol::{ErrorKind, Event, FilePayload, HostOptions, ModelSettings, Op, Problem, Reply, SendOutcome};
+use crate::protocol::{
+    ops, AttachmentData, Call, Details, ErrorKind, Event, FilePayload, HostOptions, ModelSettings, NextContext, Op,
+    Problem, Reply, Resumed, SendOutcome, Sent,
+};
 use cowork_core::agent::{
     continue_session, save_user_message, send_user_message, AgentEvent, AgentSettings, Outcome, Transport, UserMessage,
 };
@@ -17,129 +20,143 @@ use wasm_bindgen::JsCast;
 /// Model calls per user message, at most.
 const MAX_ITERATIONS: u32 = 8;
 
-/// Performs one operation that is done at once (not [`Op::is_reply`]); progress goes to `emit`.
+/// Performs one operation that is done at once ([`Lane::AtOnce`](crate::protocol::Lane)); progress
+/// goes to `emit`. Each answer goes through its operation's [`Call`] pairing.
 pub fn handle(store: &mut Store, emit: &dyn Fn(Event), op: Op) -> Result<Reply, Problem> {
     let r = match op {
-        Op::Stats => store.stats().map(|stats| Reply::Stats { stats }),
-        Op::ListSessions { workspace, include_archived } => store
-            .list_sessions(&SessionFilter { workspace, include_archived, ..Default::default() })
-            .map(|sessions| Reply::Sessions { sessions }),
-        Op::CreateSession { workspace, title } => {
-            let new = NewSession { title: title.trim().to_owned(), ..NewSession::new(workspace) };
-            store.create_session(&new).map(|session| {
-                emit(Event::SessionCreated { session: session.clone() });
-                Reply::Session { session }
-            })
+        Op::Stats => ops::Stats.answer(store.stats()),
+        Op::ListSessions(c) => {
+            let filter = SessionFilter {
+                workspace: c.workspace.clone(),
+                include_archived: c.include_archived,
+                ..Default::default()
+            };
+            c.answer(store.list_sessions(&filter))
         }
-        Op::Resume { session_id, last_turns } => store.resume(&session_id, last_turns).map(|r| Reply::Resumed {
+        Op::CreateSession(c) => {
+            let new = NewSession { title: c.title.trim().to_owned(), ..NewSession::new(c.workspace.clone()) };
+            c.answer(store.create_session(&new).inspect(|session| {
+                emit(Event::SessionCreated { session: session.clone() });
+            }))
+        }
+        Op::Resume(c) => c.answer(store.resume(&c.session_id, c.last_turns).map(|r| Resumed {
             session: r.session,
             turns: r.turns,
             pending_tasks: r.pending_tasks,
-        }),
-        Op::Recall { session_id, arguments } => store
-            .get_session(&session_id)
-            .map(|_| Reply::Text { text: cowork_core::recall::run_recall(&*store, &session_id, &arguments) }),
-        Op::AssembleContext { session_id, model, host } => store.get_session(&session_id).and_then(|session| {
+        })),
+        Op::Recall(c) => c.answer(
+            store
+                .get_session(&c.session_id)
+                .map(|_| cowork_core::recall::run_recall(&*store, &c.session_id, &c.arguments)),
+        ),
+        Op::AssembleContext(c) => c.answer(store.get_session(&c.session_id).and_then(|session| {
             // The page's tools as offered to this request alone: a reply being written meanwhile keeps
             // the tools offered to it.
             let tools = WorkerTools::default();
-            let settings = agent_settings(&tools, &model, &session.workspace, &host);
-            let context = cowork_core::agent::next_context(store, &settings, &session_id)?;
-            Ok(Reply::Context {
+            let settings = agent_settings(&tools, &c.model, &session.workspace, &c.host);
+            let context = cowork_core::agent::next_context(store, &settings, &c.session_id)?;
+            Ok(NextContext {
                 messages: context.messages,
                 manifest: context.manifest,
                 archived_turns: context.archived_turns,
                 tools: cowork_core::agent::tool_definitions(&tools, &settings),
             })
-        }),
-        Op::ReadAttachment { sha256 } => cowork_core::store::valid_sha256(&sha256).and_then(|sha256| {
+        })),
+        Op::ReadAttachment(c) => c.answer(cowork_core::store::valid_sha256(&c.sha256).and_then(|sha256| {
             let data = cowork_core::attachment::to_base64(&store.attachment_bytes(sha256)?);
-            Ok(Reply::Attachment { attachment: store.attachment_info(sha256)?, data })
-        }),
-        Op::AppendTurn { session_id, turn, attachments } => {
+            Ok(AttachmentData { attachment: store.attachment_info(sha256)?, data })
+        })),
+        Op::AppendTurn(c) => {
+            let ok = c.replies();
+            let ops::AppendTurn { session_id, turn, attachments, max_attachment_bytes } = c;
             let attachments: Vec<_> = attachments.into_iter().map(FilePayload::into_attachment).collect();
-            append_once(store, &session_id, &turn, &attachments).and_then(|turn| {
-                // The state register follows turns written directly too (the embedding API's appendTurn).
-                let model = store.get_session(&session_id)?.model;
-                cowork_core::agent::record_in_state(store, &ExtractionRules::default(), &model, &session_id, &turn)?;
-                emit(Event::turn_appended(turn.clone()));
-                Ok(Reply::Turn { turn })
-            })
+            append_once(store, &session_id, &turn, &attachments, max_attachment_bytes)
+                .and_then(|turn| {
+                    // The state register follows turns written directly too (the embedding API's appendTurn).
+                    let model = store.get_session(&session_id)?.model;
+                    cowork_core::agent::record_in_state(
+                        store,
+                        &ExtractionRules::default(),
+                        &model,
+                        &session_id,
+                        &turn,
+                    )?;
+                    emit(Event::turn_appended(turn.clone()));
+                    Ok(turn)
+                })
+                .map(ok)
         }
-        Op::GetTurns { session_id, offset, limit } => {
-            store.get_turns(&session_id, offset, limit).map(|turns| Reply::Turns { turns })
-        }
-        Op::Search { query } => store.search(&query).map(|hits| Reply::Hits { hits }),
-        Op::IntegrityCheck => store.integrity_check().map(|text| Reply::Text { text }),
-        Op::ExportAll => store.export_jsonl(None).map(|text| Reply::Text { text }),
-        Op::ExportSession { session_id } => store.export_jsonl(Some(&[session_id])).map(|text| Reply::Text { text }),
-        Op::Import { text } => store.import_jsonl(&text).map(|s| {
+        Op::GetTurns(c) => c.answer(store.get_turns(&c.session_id, c.offset, c.limit)),
+        Op::Search(c) => c.answer(store.search(&c.query)),
+        Op::IntegrityCheck => ops::IntegrityCheck.answer(store.integrity_check()),
+        Op::ExportAll => ops::ExportAll.answer(store.export_jsonl(None)),
+        Op::ExportSession(c) => c.answer(store.export_jsonl(Some(std::slice::from_ref(&c.session_id)))),
+        Op::Import(c) => c.answer(store.import_jsonl(&c.text).map(|s| {
             emit(Event::SessionsChanged { deleted: None });
             let skipped = match s.sessions_skipped {
                 0 => String::new(),
                 n => format!("; {n} already here, left as they were"),
             };
-            Reply::Text {
-                text: format!("Imported {} sessions with {} turns{skipped}.", s.sessions_added, s.turns_added),
-            }
-        }),
-        Op::WorkspaceSettings { workspace } => {
-            store.workspace_settings(&workspace).map(|settings| Reply::Workspace { settings })
-        }
-        Op::SaveWorkspaceSettings { settings } => {
-            store.set_workspace_settings(&settings).map(|settings| Reply::Workspace { settings })
-        }
-        Op::RenameSession { session_id, title } => {
-            let title = title.trim();
+            format!("Imported {} sessions with {} turns{skipped}.", s.sessions_added, s.turns_added)
+        })),
+        Op::WorkspaceSettings(c) => c.answer(store.workspace_settings(&c.workspace)),
+        Op::SaveWorkspaceSettings(c) => c.answer(store.set_workspace_settings(&c.settings)),
+        Op::RenameSession(c) => {
+            let title = c.title.trim();
             if title.is_empty() {
                 return Err(Problem::new(
                     ErrorKind::Invalid,
                     "a session needs a name: type one, or press Esc to keep the old one",
                 ));
             }
-            store.rename_session(&session_id, title).and_then(|()| store.get_session(&session_id)).map(|session| {
-                emit(Event::SessionsChanged { deleted: None });
-                Reply::Session { session }
-            })
+            c.answer(
+                store
+                    .rename_session(&c.session_id, title)
+                    .and_then(|()| store.get_session(&c.session_id))
+                    .inspect(|_| emit(Event::SessionsChanged { deleted: None })),
+            )
         }
-        Op::ForkSession { session_id, at_turn } => store.fork_session(&session_id, at_turn).map(|session| {
-            emit(Event::SessionsChanged { deleted: None });
-            Reply::Session { session }
-        }),
-        Op::ArchiveSession { session_id, archived } => store.set_archived(&session_id, archived).map(|()| {
-            emit(Event::SessionsChanged { deleted: None });
-            Reply::Done
-        }),
-        Op::SessionDetails { session_id } => store.get_session(&session_id).and_then(|session| {
-            let manifest = store.manifests(&session_id, 1)?.into_iter().next();
-            Ok(Reply::Details { session, manifest })
-        }),
-        Op::DeleteSession { session_id } => store.delete_session(&session_id).map(|()| {
-            emit(Event::SessionsChanged { deleted: Some(session_id) });
-            Reply::Done
-        }),
-        Op::Stop
-        | Op::Approve { .. }
-        | Op::ToolResult { .. }
-        | Op::Release
-        | Op::CancelTask { .. }
-        | Op::AnswerStep { .. }
-        | Op::TestConnection { .. }
-        | Op::ListModels { .. }
-        | Op::SyncStart { .. }
-        | Op::SyncStatus => Ok(Reply::Done),
-        Op::SendMessage { .. } | Op::EditMessage { .. } | Op::Regenerate { .. } | Op::Continue { .. } => {
-            return Err(Problem::new(ErrorKind::Internal, "a request for a reply was taken for one done at once"))
+        Op::ForkSession(c) => c.answer(
+            store.fork_session(&c.session_id, c.at_turn).inspect(|_| emit(Event::SessionsChanged { deleted: None })),
+        ),
+        Op::ArchiveSession(c) => c.answer(
+            store.set_archived(&c.session_id, c.archived).inspect(|()| emit(Event::SessionsChanged { deleted: None })),
+        ),
+        Op::SessionDetails(c) => c.answer(store.get_session(&c.session_id).and_then(|session| {
+            let manifest = store.manifests(&c.session_id, 1)?.into_iter().next();
+            Ok(Details { session, manifest })
+        })),
+        Op::DeleteSession(c) => c.answer(
+            store
+                .delete_session(&c.session_id)
+                .inspect(|()| emit(Event::SessionsChanged { deleted: Some(c.session_id.clone()) })),
+        ),
+        Op::Branches(c) => c.answer(store.branch_points(&c.session_id)),
+        Op::PreviewImport(c) => return c.answer(super::import::preview(store, &c.files)),
+        Op::ImportFiles(c) => return c.answer(super::import::import(store, &c.files, emit)),
+        Op::ExportChatGpt(c) => c.answer(store.export_chatgpt(c.session_id.clone().map(|s| vec![s]).as_deref())),
+        Op::ExportMarkdown(c) => c.answer(store.export_markdown(&c.session_id)),
+        op => {
+            let lane = op.lane();
+            return Err(Problem::new(
+                ErrorKind::Internal,
+                format!("a request of {lane:?} was taken for one done at once"),
+            ));
         }
-        Op::Branches { session_id } => store.branch_points(&session_id).map(|points| Reply::Branches { points }),
-        Op::PreviewImport { files } => return super::import::preview(store, &files),
-        Op::ImportFiles { files } => return super::import::import(store, &files, emit),
-        Op::ExportChatGpt { session_id } => {
-            store.export_chatgpt(session_id.map(|s| vec![s]).as_deref()).map(|text| Reply::Text { text })
-        }
-        Op::ExportMarkdown { session_id } => store.export_markdown(&session_id).map(|text| Reply::Text { text }),
     };
     r.map_err(Problem::from)
+}
+
+/// What a reply request's answer goes through for the wire (each of the four pairs with [`Sent`]);
+/// `None` for any other operation.
+pub fn sent_reply(op: &Op) -> Option<fn(Sent) -> Reply> {
+    match op {
+        Op::SendMessage(c) => Some(c.replies()),
+        Op::EditMessage(c) => Some(c.replies()),
+        Op::Regenerate(c) => Some(c.replies()),
+        Op::Continue(c) => Some(c.replies()),
+        _ => None,
+    }
 }
 
 /// Performs an operation that asks for a reply ([`Op::is_reply`]); progress goes to `emit`. The archive
@@ -150,15 +167,15 @@ pub async fn reply(
     tools: &WorkerTools,
     emit: &dyn Fn(Event),
     op: Op,
-) -> Result<Reply, Problem> {
+) -> Result<Sent, Problem> {
     match op {
-        Op::SendMessage { session_id, workspace, text, model, key, host, attachments, offline } => {
+        Op::SendMessage(ops::SendMessage { session_id, workspace, text, model, key, host, attachments, offline }) => {
             let attachments = attachments.into_iter().map(FilePayload::into_attachment).collect();
             let message = Some((text, serde_json::json!({ "client_key": key }), attachments));
             let answer = if offline { Answer::Later } else { Answer::Now };
             send(archive, transport, tools, emit, session_id, workspace, message, model, host, answer).await
         }
-        Op::EditMessage { session_id, turn_number, text, model, key, host, attachments } => {
+        Op::EditMessage(ops::EditMessage { session_id, turn_number, text, model, key, host, attachments }) => {
             let attachments = attachments.into_iter().map(FilePayload::into_attachment).collect();
             let fork = branch_before(&mut *archive.store()?, emit, &session_id, turn_number, "edited")?;
             // The edit says what it replaces (and the UI leaves the composer's draft alone for it).
@@ -167,11 +184,11 @@ pub async fn reply(
                 Some((text, serde_json::json!({ "client_key": key, "edited_from": edited_from }), attachments));
             send(archive, transport, tools, emit, Some(fork), String::new(), message, model, host, Answer::Now).await
         }
-        Op::Regenerate { session_id, turn_number, model, host } => {
+        Op::Regenerate(ops::Regenerate { session_id, turn_number, model, host }) => {
             let fork = branch_before(&mut *archive.store()?, emit, &session_id, turn_number, "regenerated")?;
             send(archive, transport, tools, emit, Some(fork), String::new(), None, model, host, Answer::Now).await
         }
-        Op::Continue { session_id, model, host } => {
+        Op::Continue(ops::Continue { session_id, model, host }) => {
             let (to, ws) = (Some(session_id), String::new());
             send(archive, transport, tools, emit, to, ws, None, model, host, Answer::Now).await
         }
@@ -184,14 +201,14 @@ pub async fn reply(
 /// device's turns for it until the reply is saved (`sync.rs`).
 pub fn writes_in(op: &Op) -> Option<&str> {
     match op {
-        Op::SendMessage { session_id, .. } => session_id.as_deref(),
-        Op::Continue { session_id, .. } => Some(session_id),
+        Op::SendMessage(ops::SendMessage { session_id, .. }) => session_id.as_deref(),
+        Op::Continue(ops::Continue { session_id, .. }) => Some(session_id),
         _ => None,
     }
 }
 
 /// One tiny request ("ping", one output token): an answer means the URL, key and model work.
-pub(super) async fn test_connection(mut config: ModelSettings) -> Result<Reply, Problem> {
+pub(super) async fn test_connection(mut config: ModelSettings) -> Result<String, Problem> {
     use cowork_core::agent::ResponseBody;
     use cowork_core::provider::{build_request, classify_http_error, cors_error, network_error};
     config.max_output_tokens = Some(1);
@@ -209,7 +226,7 @@ pub(super) async fn test_connection(mut config: ModelSettings) -> Result<Reply, 
     match transport.send(&request).await {
         Ok(response) if (200..300).contains(&response.status) => {
             transport.abort(); // the answer itself is not needed
-            Ok(Reply::Text { text: format!("Connected: {} answered as {}.", config.base_url, config.model) })
+            Ok(format!("Connected: {} answered as {}.", config.base_url, config.model))
         }
         Ok(mut response) => {
             let mut body = Vec::new();
@@ -231,7 +248,7 @@ pub(super) async fn test_connection(mut config: ModelSettings) -> Result<Reply, 
 }
 
 /// Asks the endpoint for its models (`GET {base}/models`): the list, or why there is none.
-pub(super) async fn list_models(config: ModelSettings) -> Result<Reply, Problem> {
+pub(super) async fn list_models(config: ModelSettings) -> Result<Vec<cowork_core::provider::ListedModel>, Problem> {
     use cowork_core::agent::ResponseBody;
     use cowork_core::provider::{classify_http_error, cors_error, models_request, network_error, parse_models};
     let request = models_request(&config);
@@ -258,7 +275,7 @@ pub(super) async fn list_models(config: ModelSettings) -> Result<Reply, Problem>
         let message = format!("{} did not list its models: {}", request.url, error.message());
         return Err(Problem::new(error.kind(), message));
     }
-    parse_models(&body).map(|models| Reply::Models { models }).map_err(|e| Problem::new(ErrorKind::Invalid, e))
+    parse_models(&body).map_err(|e| Problem::new(ErrorKind::Invalid, e))
 }
 
 /// Appends a turn, unless a turn with the same client key was saved already (a request sent twice).
@@ -267,13 +284,14 @@ fn append_once(
     session_id: &str,
     turn: &NewTurn,
     attachments: &[cowork_core::NewAttachment],
+    max_attachment_bytes: u64,
 ) -> cowork_core::Result<cowork_core::Turn> {
     if let Some(key) = turn.metadata.get("client_key").and_then(|k| k.as_str()) {
         if let Some(earlier) = store.find_recent_by_client_key(key)? {
             return Ok(earlier);
         }
     }
-    store.append_turn_with_attachments(session_id, turn, attachments)
+    store.append_turn_with_attachments(session_id, turn, attachments, max_attachment_bytes)
 }
 
 /// Whether a message is answered now, or only saved (the browser is offline; Retry answers it).
@@ -297,7 +315,7 @@ async fn send(
     model: ModelSettings,
     host: HostOptions,
     answer: Answer,
-) -> Result<Reply, Problem> {
+) -> Result<Sent, Problem> {
     let opened = open_session(&mut *archive.store()?, emit, session_id, &workspace, message, &model)?;
     let (session_id, session, message) = match opened {
         Opened::Write { session, message } => (session.id.clone(), session, message),
@@ -316,7 +334,7 @@ async fn send(
             let turn = NewTurn { metadata, ..NewTurn::user(text) };
             let message = UserMessage { turn: &turn, attachments: &attachments };
             save_user_message(&mut *archive.store()?, &settings, &session_id, message, &mut on_event)?;
-            return Ok(Reply::Sent { session_id, outcome: SendOutcome::Offline });
+            return Ok(Sent { session_id, outcome: SendOutcome::Offline });
         }
         Some((text, metadata, attachments)) => {
             let turn = NewTurn { metadata, ..NewTurn::user(text) };
@@ -331,7 +349,7 @@ async fn send(
         Ok(Outcome::IterationLimit) => SendOutcome::IterationLimit { calls: MAX_ITERATIONS },
         Err(e) => return Err(Problem::from(e)),
     };
-    Ok(Reply::Sent { session_id, outcome })
+    Ok(Sent { session_id, outcome })
 }
 
 /// A message and what it goes with.
@@ -343,7 +361,7 @@ enum Opened {
     /// one still to save.
     Write { session: cowork_core::Session, message: Option<Message> },
     /// The closed owner had saved the message and its reply was finished, or other messages followed.
-    Answered(Reply),
+    Answered(Sent),
 }
 
 /// Opens the session a reply request writes in. A message the closed owner already saved is not saved
@@ -366,7 +384,7 @@ fn open_session(
     if let Some(earlier) = earlier {
         emit(Event::turn_appended(earlier.clone()));
         match after_closed_owner(store, &earlier)? {
-            Some(outcome) => return Ok(Opened::Answered(Reply::Sent { session_id: earlier.session_id, outcome })),
+            Some(outcome) => return Ok(Opened::Answered(Sent { session_id: earlier.session_id, outcome })),
             None => (session_id, message) = (Some(earlier.session_id), None),
         }
     }

@@ -14,7 +14,7 @@
 //! first could move the reply's turn.
 
 use super::hub::Archive;
-use crate::protocol::{Event, SyncSettings, SyncState};
+use crate::protocol::{ErrorKind, Event, SyncSettings, SyncState};
 use cowork_core::store::sync::{applicable_while_writing, SyncMessage};
 use cowork_core::store::Store;
 use cowork_core::Space;
@@ -46,7 +46,7 @@ const BATCH: usize = 500;
 
 /// The owner's sync: its state and which run is current (a new start ends the old run).
 #[derive(Default)]
-pub struct Sync {
+pub struct SyncRunner {
     state: RefCell<SyncState>,
     run: Cell<u64>,
     /// The last settings this tab asked for: whichever worker becomes the owner starts with them.
@@ -55,7 +55,7 @@ pub struct Sync {
     listening: Cell<bool>,
 }
 
-impl Sync {
+impl SyncRunner {
     /// Where sync stands.
     pub fn state(&self) -> SyncState {
         self.state.borrow().clone()
@@ -73,7 +73,7 @@ pub struct Link {
 }
 
 /// Starts syncing with `settings` (ending any earlier run), or stops with `None`.
-pub fn start(sync: &Rc<Sync>, link: Link, settings: Option<SyncSettings>, module_url: String) {
+pub fn start(sync: &Rc<SyncRunner>, link: Link, settings: Option<SyncSettings>, module_url: String) {
     let run = sync.run.get() + 1;
     sync.run.set(run);
     let Some(settings) = settings else {
@@ -104,7 +104,7 @@ fn online() -> bool {
 }
 
 /// Says "Offline" the moment the browser loses the network, not when a request to the server times out.
-fn listen_for_offline(sync: &Rc<Sync>, link: &Link) {
+fn listen_for_offline(sync: &Rc<SyncRunner>, link: &Link) {
     let (sync, link) = (Rc::downgrade(sync), link.clone());
     let on_offline = Closure::<dyn Fn()>::new(move || {
         let Some(sync) = sync.upgrade() else { return };
@@ -118,7 +118,7 @@ fn listen_for_offline(sync: &Rc<Sync>, link: &Link) {
 }
 
 /// Says Offline, why, and how many changes wait here (as last counted while a request holds the archive).
-fn go_offline(sync: &Sync, link: &Link, message: String) {
+fn go_offline(sync: &SyncRunner, link: &Link, message: String) {
     let known = match sync.state() {
         SyncState::Synced { waiting, .. } | SyncState::Offline { waiting, .. } => waiting,
         _ => 0,
@@ -127,16 +127,49 @@ fn go_offline(sync: &Sync, link: &Link, message: String) {
     set_state(sync, link, SyncState::Offline { waiting, message });
 }
 
-fn set_state(sync: &Sync, link: &Link, state: SyncState) {
+fn set_state(sync: &SyncRunner, link: &Link, state: SyncState) {
     if *sync.state.borrow() != state {
         *sync.state.borrow_mut() = state.clone();
         (link.broadcast)(Event::Sync { state });
     }
 }
 
-/// A failure of the module, as it reports them (`SyncError { kind, message }`).
+/// What kind of failure stopped a step of sync.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FailureKind {
+    /// The server could not be reached.
+    Unreachable,
+    /// The server failed or timed out.
+    Server,
+    /// The credentials were refused.
+    Auth,
+    /// The user may not use that space.
+    Permission,
+    /// The passphrase does not open the space.
+    Passphrase,
+    /// Something the module or the space holds cannot be used (a change this version cannot read).
+    Invalid,
+    /// The archive failed, with the core's kind.
+    Archive(ErrorKind),
+}
+
+impl FailureKind {
+    /// The module's `SyncError.kind` (`web/sync/index.mjs`); one it does not name is the server's.
+    fn of_module(kind: &str) -> FailureKind {
+        match kind {
+            "unreachable" => FailureKind::Unreachable,
+            "auth" => FailureKind::Auth,
+            "permission" => FailureKind::Permission,
+            "passphrase" => FailureKind::Passphrase,
+            "invalid" => FailureKind::Invalid,
+            _ => FailureKind::Server,
+        }
+    }
+}
+
+/// A failure of the module or the archive, with what to do about it in `message`.
 struct Failure {
-    kind: String,
+    kind: FailureKind,
     message: String,
 }
 
@@ -144,14 +177,19 @@ impl Failure {
     fn from_js(e: JsValue) -> Failure {
         let get = |k: &str| js_sys::Reflect::get(&e, &k.into()).ok().and_then(|v| v.as_string());
         Failure {
-            kind: get("kind").unwrap_or_else(|| "server".into()),
+            kind: get("kind").map_or(FailureKind::Server, |k| FailureKind::of_module(&k)),
             message: get("message").or_else(|| e.as_string()).unwrap_or_else(|| format!("{e:?}")),
         }
     }
 
+    /// The archive's failure, of its own kind.
+    fn archive(e: cowork_core::Error) -> Failure {
+        Failure { kind: FailureKind::Archive(e.kind()), message: format!("The archive: {e}") }
+    }
+
     /// Worth trying again by itself (the server is away), rather than waiting for the user.
     fn passing(&self) -> bool {
-        matches!(self.kind.as_str(), "unreachable" | "server")
+        matches!(self.kind, FailureKind::Unreachable | FailureKind::Server)
     }
 }
 
@@ -159,7 +197,7 @@ async fn call(target: &JsValue, name: &str, args: &[JsValue]) -> Result<JsValue,
     let f: js_sys::Function = js_sys::Reflect::get(target, &name.into())
         .ok()
         .and_then(|f| f.dyn_into().ok())
-        .ok_or_else(|| Failure { kind: "invalid".into(), message: format!("the sync module has no {name}") })?;
+        .ok_or_else(|| Failure { kind: FailureKind::Invalid, message: format!("the sync module has no {name}") })?;
     let args: js_sys::Array = args.iter().collect();
     let value = f.apply(target, &args).map_err(Failure::from_js)?;
     match value.dyn_into::<js_sys::Promise>() {
@@ -189,7 +227,7 @@ fn waiting(link: &Link) -> Option<i64> {
     with_store(link, |s| s.sync_status().map(|x| x.waiting).unwrap_or(0))
 }
 
-async fn run_sync(sync: Rc<Sync>, link: Link, settings: SyncSettings, module_url: String, run: u64) {
+async fn run_sync(sync: Rc<SyncRunner>, link: Link, settings: SyncSettings, module_url: String, run: u64) {
     let current = || sync.run.get() == run;
     set_state(&sync, &link, SyncState::Connecting);
     let module = load_module(&module_url).ok().filter(|m| !m.is_undefined());
@@ -383,7 +421,7 @@ async fn round(link: &Link, opened: &mut Opened) -> Result<bool, Failure> {
     let Opened { space, handle, read } = opened;
     let space = &*space;
     let mut worked = false;
-    let store_error = |e: cowork_core::Error| Failure { kind: "invalid".into(), message: format!("The archive: {e}") };
+    let store_error = Failure::archive;
     if let Some(out) = with_store(link, |s| s.sync_outgoing(space, BATCH)) {
         let out = out.map_err(store_error)?;
         if !out.is_empty() {
@@ -423,7 +461,7 @@ async fn round(link: &Link, opened: &mut Opened) -> Result<bool, Failure> {
             Ok(msg) => batch.push((seq, msg)),
             Err(e) => {
                 return Err(Failure {
-                    kind: "invalid".into(),
+                    kind: FailureKind::Invalid,
                     message: format!("The space holds a change this version cannot read (stream sequence {seq}): {e}"),
                 })
             }

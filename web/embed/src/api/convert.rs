@@ -2,14 +2,30 @@
 //! failures as JS `Error`s named after the method, and the worker's replies as each method's result.
 
 use crate::options;
-use cowork_web::protocol::Reply;
+use cowork_web::client::StorageError;
+use cowork_web::protocol::{AttachmentData, ErrorKind, Sent};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
+/// A rejection for a call the page made wrongly (a missing argument, a bad option): kind `invalid`.
 pub(crate) fn error(what: &str, message: impl std::fmt::Display) -> JsValue {
-    js_sys::Error::new(&format!("{what}: {message}")).into()
+    error_of_kind(what, ErrorKind::Invalid, message)
+}
+
+/// A JS `Error` named after the method, with `kind` (the declared `CoworkError`), so a page chooses
+/// its remedy from the kind, never from the words.
+pub(crate) fn error_of_kind(what: &str, kind: ErrorKind, message: impl std::fmt::Display) -> JsValue {
+    let error = js_sys::Error::new(&format!("{what}: {message}"));
+    let kind = serde_json::to_value(kind).ok().and_then(|k| k.as_str().map(JsValue::from_str)).unwrap_or_default();
+    let _ = js_sys::Reflect::set(&error, &"kind".into(), &kind);
+    error.into()
+}
+
+/// A rejection for what the archive or the model answered: the failure's own kind.
+pub(crate) fn storage_error(what: &str, e: &StorageError) -> JsValue {
+    error_of_kind(what, e.kind(), e)
 }
 
 /// An options object (absent: every option at its default). It goes through a JSON value so that a
@@ -38,10 +54,6 @@ pub(crate) fn to_js<T: Serialize + ?Sized>(v: &T) -> Result<JsValue, String> {
     v.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).map_err(swb)
 }
 
-pub(crate) fn unexpected(reply: Reply) -> Result<JsValue, String> {
-    Err(format!("unexpected answer from the storage worker: {reply:?}"))
-}
-
 /// A JS exception's message (an `Error`'s `message`, or the thrown value as text).
 pub(crate) fn message_of(e: &JsValue) -> String {
     e.dyn_ref::<js_sys::Error>()
@@ -50,35 +62,21 @@ pub(crate) fn message_of(e: &JsValue) -> String {
         .unwrap_or_else(|| format!("{e:?}"))
 }
 
-pub(crate) fn session_reply(r: Reply) -> Result<JsValue, String> {
-    match r {
-        Reply::Session { session } => to_js(&options::session_for_page(session)),
-        other => unexpected(other),
-    }
+pub(crate) fn session_js(session: cowork_core::Session) -> Result<JsValue, String> {
+    to_js(&options::session_for_page(session))
 }
 
-pub(crate) fn done_reply(r: Reply) -> Result<JsValue, String> {
-    match r {
-        Reply::Done => Ok(JsValue::UNDEFINED),
-        other => unexpected(other),
-    }
+pub(crate) fn done(_: ()) -> Result<JsValue, String> {
+    Ok(JsValue::UNDEFINED)
 }
 
-pub(crate) fn text_reply(r: Reply) -> Result<JsValue, String> {
-    match r {
-        Reply::Text { text } => Ok(text.into()),
-        other => unexpected(other),
-    }
+pub(crate) fn text(text: String) -> Result<JsValue, String> {
+    Ok(text.into())
 }
 
-pub(crate) fn sent_reply(r: Reply) -> Result<JsValue, String> {
-    match r {
-        // The outcome in words, as pages have always read it ("done", "interrupted: …").
-        Reply::Sent { session_id, outcome } => {
-            to_js(&serde_json::json!({"session_id": session_id, "outcome": outcome.describe()}))
-        }
-        other => unexpected(other),
-    }
+/// The outcome in words, as pages have always read it ("done", "interrupted: …").
+pub(crate) fn sent(Sent { session_id, outcome }: Sent) -> Result<JsValue, String> {
+    to_js(&serde_json::json!({"session_id": session_id, "outcome": outcome.describe()}))
 }
 
 pub(crate) fn required(what: &str, name: &str, v: &str) -> Result<(), JsValue> {
@@ -119,9 +117,8 @@ pub(crate) fn split_attachments(
     Ok((Some(JsValue::from(rest).unchecked_into()), files))
 }
 
-/// `Reply::Attachment` as a `Blob` of the attachment's type.
-pub(crate) fn attachment_blob(r: Reply) -> Result<JsValue, String> {
-    let Reply::Attachment { attachment, data } = r else { return unexpected(r) };
+/// An attachment's bytes as a `Blob` of its type.
+pub(crate) fn attachment_blob(AttachmentData { attachment, data }: AttachmentData) -> Result<JsValue, String> {
     let bytes = cowork_core::attachment::from_base64(&data).map_err(|e| format!("the attachment's bytes: {e}"))?;
     let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(bytes.as_slice()));
     let props = web_sys::BlobPropertyBag::new();

@@ -11,7 +11,7 @@ use crate::options::{
     StorageKind, ToolInit, TurnInit,
 };
 use cowork_web::client::StorageClient;
-use cowork_web::protocol::{Backend, Event, HostOptions, Op, Reply};
+use cowork_web::protocol::{ops, Backend, Call, ErrorKind, Event, HostOptions};
 use cowork_web::settings::ModelSettings;
 use js_sys::{Function, Object, Promise, Reflect};
 use std::cell::{Cell, RefCell};
@@ -23,8 +23,8 @@ use wasm_bindgen_futures::future_to_promise;
 mod convert;
 mod shared;
 
-use convert::{done_reply, message_of, plain, required, sent_reply, session_reply, swb, text_reply, to_js, unexpected};
-pub(crate) use convert::{error, options_from};
+use convert::{done, message_of, plain, required, sent, session_js, storage_error, swb, text, to_js};
+pub(crate) use convert::{error, error_of_kind, options_from};
 use shared::ask_approval;
 pub(crate) use shared::{Runner, Shared};
 
@@ -146,36 +146,38 @@ pub struct Archive {
 
 impl Archive {
     /// Performs `op` (if it could be built) and turns the worker's reply into the method's result.
-    fn request(
+    fn request<C: Call + Clone + 'static>(
         &self,
         what: &'static str,
-        op: Result<Op, JsValue>,
-        then: impl FnOnce(Reply) -> Result<JsValue, String> + 'static,
+        op: Result<C, JsValue>,
+        then: impl FnOnce(C::Reply) -> Result<JsValue, String> + 'static,
     ) -> Promise {
         self.request_with_files(what, op.map(|op| (op, Vec::new())), then)
     }
 
     /// [`Archive::request`] for an operation that carries attachments: the page's `Blob`s / `File`s,
     /// read and transferred to the worker beside the request (`StorageClient::call_with_attachments`).
-    fn request_with_files(
+    fn request_with_files<C: Call + Clone + 'static>(
         &self,
         what: &'static str,
-        op: Result<(Op, Vec<web_sys::Blob>), JsValue>,
-        then: impl FnOnce(Reply) -> Result<JsValue, String> + 'static,
+        op: Result<(C, Vec<web_sys::Blob>), JsValue>,
+        then: impl FnOnce(C::Reply) -> Result<JsValue, String> + 'static,
     ) -> Promise {
         let (client, shared, closed) = (self.client.clone(), self.shared.clone(), self.closed.get());
         future_to_promise(async move {
             if closed {
-                return Err(error(what, "the archive is closed; open it again with openArchive()"));
+                return Err(error_of_kind(
+                    what,
+                    ErrorKind::Storage,
+                    "the archive is closed; open it again with openArchive()",
+                ));
             }
             let (op, files) = op?;
-            if shared.running_tools.get() > 0 && op.is_reply() {
+            if shared.running_tools.get() > 0 && op.clone().into_op().is_reply() {
                 return Err(error(what, BUSY_IN_TOOL));
             }
-            let reply =
-                if files.is_empty() { client.call(op).await } else { client.call_with_attachments(op, &files).await };
-            let reply = reply.map_err(|e| error(what, e))?;
-            then(reply).map_err(|e| error(what, e))
+            let reply = client.call_with_attachments(op, &files).await.map_err(|e| storage_error(what, &e))?;
+            then(reply).map_err(|e| error_of_kind(what, ErrorKind::Internal, e))
         })
     }
 
@@ -207,41 +209,32 @@ impl Archive {
     /// Counts of sessions, turns, tool runs, tasks and manifests, and the archive's size in bytes.
     #[wasm_bindgen(unchecked_return_type = "Promise<StorageStats>")]
     pub fn stats(&self) -> Promise {
-        self.request("stats", Ok(Op::Stats), |r| match r {
-            Reply::Stats { stats } => to_js(&stats),
-            other => unexpected(other),
-        })
+        self.request("stats", Ok(ops::Stats), |stats| to_js(&stats))
     }
 
     /// Creates an empty session (its title comes from the first user message unless one is given).
     #[wasm_bindgen(js_name = createSession, unchecked_return_type = "Promise<Session>")]
     pub fn create_session(&self, options: Option<CreateSessionOptionsArg>) -> Promise {
         let op = options_from::<CreateOptions>("createSession", options)
-            .map(|o| Op::CreateSession { workspace: o.workspace, title: o.title });
-        self.request("createSession", op, session_reply)
+            .map(|o| ops::CreateSession { workspace: o.workspace, title: o.title });
+        self.request("createSession", op, session_js)
     }
 
     /// Sessions, most recently active first (archived ones only when asked).
     #[wasm_bindgen(js_name = listSessions, unchecked_return_type = "Promise<Session[]>")]
     pub fn list_sessions(&self, options: Option<ListSessionsOptionsArg>) -> Promise {
         let op = options_from::<ListOptions>("listSessions", options)
-            .map(|o| Op::ListSessions { workspace: o.workspace, include_archived: o.include_archived });
-        self.request("listSessions", op, |r| match r {
-            Reply::Sessions { sessions } => {
-                to_js(&sessions.into_iter().map(options::session_for_page).collect::<Vec<_>>())
-            }
-            other => unexpected(other),
+            .map(|o| ops::ListSessions { workspace: o.workspace, include_archived: o.include_archived });
+        self.request("listSessions", op, |sessions| {
+            to_js(&sessions.into_iter().map(options::session_for_page).collect::<Vec<_>>())
         })
     }
 
     /// One session, with its state register in `state`.
     #[wasm_bindgen(js_name = getSession, unchecked_return_type = "Promise<Session>")]
     pub fn get_session(&self, session_id: String) -> Promise {
-        let op = required("getSession", "session_id", &session_id).map(|()| Op::SessionDetails { session_id });
-        self.request("getSession", op, |r| match r {
-            Reply::Details { session, .. } => to_js(&options::session_for_page(session)),
-            other => unexpected(other),
-        })
+        let op = required("getSession", "session_id", &session_id).map(|()| ops::SessionDetails { session_id });
+        self.request("getSession", op, |details| session_js(details.session))
     }
 
     /// Everything needed to pick a session up again: the session (with its state register), its last
@@ -250,16 +243,13 @@ impl Archive {
     pub fn resume(&self, session_id: String, options: Option<ResumeOptionsArg>) -> Promise {
         let op = required("resume", "session_id", &session_id)
             .and_then(|()| options_from::<ResumeOptions>("resume", options))
-            .map(|o| Op::Resume { session_id, last_turns: o.last_turns });
-        self.request("resume", op, |r| match r {
-            Reply::Resumed { session, turns, pending_tasks } => {
-                let session = options::session_for_page(session);
-                let state = session.state.clone();
-                to_js(&serde_json::json!({
-                    "session": session, "state": state, "turns": turns, "pending_tasks": pending_tasks,
-                }))
-            }
-            other => unexpected(other),
+            .map(|o| ops::Resume { session_id, last_turns: o.last_turns });
+        self.request("resume", op, |resumed| {
+            let session = options::session_for_page(resumed.session);
+            let state = session.state.clone();
+            to_js(&serde_json::json!({
+                "session": session, "state": state, "turns": resumed.turns, "pending_tasks": resumed.pending_tasks,
+            }))
         })
     }
 
@@ -270,21 +260,21 @@ impl Archive {
             if at_turn.fract() != 0.0 || at_turn < 1.0 {
                 return Err(error("forkSession", "at_turn must be a turn number (1 or more)"));
             }
-            Ok(Op::ForkSession { session_id, at_turn: at_turn as i64 })
+            Ok(ops::ForkSession { session_id, at_turn: at_turn as i64 })
         });
-        self.request("forkSession", op, session_reply)
+        self.request("forkSession", op, session_js)
     }
 
     /// Renames a session.
     #[wasm_bindgen(js_name = renameSession, unchecked_return_type = "Promise<Session>")]
     pub fn rename_session(&self, session_id: String, title: String) -> Promise {
-        self.request("renameSession", Ok(Op::RenameSession { session_id, title }), session_reply)
+        self.request("renameSession", Ok(ops::RenameSession { session_id, title }), session_js)
     }
 
     /// Deletes a session and its own turns for good (its forks keep what they inherited).
     #[wasm_bindgen(js_name = deleteSession, unchecked_return_type = "Promise<void>")]
     pub fn delete_session(&self, session_id: String) -> Promise {
-        self.request("deleteSession", Ok(Op::DeleteSession { session_id }), done_reply)
+        self.request("deleteSession", Ok(ops::DeleteSession { session_id }), done)
     }
 
     /// Appends one turn, committed before the promise resolves. Only `role` is required.
@@ -303,12 +293,10 @@ impl Archive {
                 serde_wasm_bindgen::from_value(turn).map_err(|e| error(WHAT, format!("turn: {}", swb(e))))?;
             let turn = init.into_new_turn().map_err(|e| error(WHAT, e))?;
             let files = convert::blobs(WHAT, attachments.map(JsValue::from))?;
-            Ok((Op::AppendTurn { session_id, turn, attachments: Vec::new() }, files))
+            let max_attachment_bytes = self.shared.settings.borrow().attachment_limit();
+            Ok((ops::AppendTurn { session_id, turn, attachments: Vec::new(), max_attachment_bytes }, files))
         });
-        self.request_with_files(WHAT, op, |r| match r {
-            Reply::Turn { turn } => to_js(&turn),
-            other => unexpected(other),
-        })
+        self.request_with_files(WHAT, op, |turn| to_js(&turn))
     }
 
     /// Turns of a session in order, `limit` (default 100, at most 1,000) from `offset` (default 0).
@@ -319,12 +307,9 @@ impl Archive {
             .and_then(|()| options_from::<ReadOptions>(WHAT, options))
             .and_then(|o| {
                 let limit = o.limit().map_err(|e| error(WHAT, e))?;
-                Ok(Op::GetTurns { session_id, offset: o.offset, limit })
+                Ok(ops::GetTurns { session_id, offset: o.offset, limit })
             });
-        self.request(WHAT, op, |r| match r {
-            Reply::Turns { turns } => to_js(&turns),
-            other => unexpected(other),
-        })
+        self.request(WHAT, op, |turns| to_js(&turns))
     }
 
     /// Full-text search, best first; any text is safe (quotes, `*`, `NEAR(` … are searched as words).
@@ -332,11 +317,8 @@ impl Archive {
     pub fn search(&self, text: String, options: Option<SearchOptionsArg>) -> Promise {
         let op = options_from::<SearchOptions>("search", options)
             .and_then(|o| o.query(text).map_err(|e| error("search", e)))
-            .map(|query| Op::Search { query });
-        self.request("search", op, |r| match r {
-            Reply::Hits { hits } => to_js(&hits),
-            other => unexpected(other),
-        })
+            .map(|query| ops::Search { query });
+        self.request("search", op, |hits| to_js(&hits))
     }
 
     /// Runs `conversation_recall` as the model would and resolves with the text it would get. `request`
@@ -357,9 +339,9 @@ impl Archive {
                     .map(String::from)
                     .map_err(|e| error(WHAT, format!("request is not JSON: {}", message_of(&e))))?,
             };
-            Ok(Op::Recall { session_id, arguments })
+            Ok(ops::Recall { session_id, arguments })
         });
-        self.request(WHAT, op, text_reply)
+        self.request(WHAT, op, text)
     }
 
     /// The context the agent loop would send next for the session: the messages within the token
@@ -370,13 +352,8 @@ impl Archive {
         const WHAT: &str = "assembleContext";
         let op = required(WHAT, "session_id", &session_id)
             .and_then(|()| self.request_parts(WHAT, options))
-            .map(|(model, host)| Op::AssembleContext { session_id, model, host });
-        self.request(WHAT, op, |r| match r {
-            Reply::Context { messages, manifest, archived_turns, tools } => to_js(&serde_json::json!({
-                "messages": messages, "manifest": manifest, "archived_turns": archived_turns, "tools": tools,
-            })),
-            other => unexpected(other),
-        })
+            .map(|(model, host)| ops::AssembleContext { session_id, model, host });
+        self.request(WHAT, op, |context| to_js(&context))
     }
 
     /// Saves the user's message, then runs the agent loop: the model is called with the assembled
@@ -399,12 +376,10 @@ impl Archive {
                 let key = cowork_web::protocol::random_key();
                 let session_id = Some(session_id);
                 let (workspace, attachments) = (String::new(), Vec::new());
-                Ok((
-                    Op::SendMessage { session_id, workspace, text, model, key, host, attachments, offline: false },
-                    files,
-                ))
+                let offline = false;
+                Ok((ops::SendMessage { session_id, workspace, text, model, key, host, attachments, offline }, files))
             });
-        self.request_with_files(WHAT, op, sent_reply)
+        self.request_with_files(WHAT, op, sent)
     }
 
     /// The exact bytes of an attachment, by the `sha256` of a turn's `attachments`, as a `Blob` of its
@@ -412,7 +387,7 @@ impl Archive {
     #[wasm_bindgen(js_name = readAttachment, unchecked_return_type = "Promise<Blob>")]
     pub fn read_attachment(&self, sha256: String) -> Promise {
         const WHAT: &str = "readAttachment";
-        let op = required(WHAT, "sha256", &sha256).map(|()| Op::ReadAttachment { sha256 });
+        let op = required(WHAT, "sha256", &sha256).map(|()| ops::ReadAttachment { sha256 });
         self.request(WHAT, op, convert::attachment_blob)
     }
 
@@ -422,15 +397,15 @@ impl Archive {
         const WHAT: &str = "continueSession";
         let op = required(WHAT, "session_id", &session_id)
             .and_then(|()| self.request_parts(WHAT, options))
-            .map(|(model, host)| Op::Continue { session_id, model, host });
-        self.request(WHAT, op, sent_reply)
+            .map(|(model, host)| ops::Continue { session_id, model, host });
+        self.request(WHAT, op, sent)
     }
 
     /// Stops the reply being streamed, if any (its text so far is saved as an interrupted turn), and
     /// ends any wait for an approval or a tool's answer.
     #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
     pub fn stop(&self) -> Promise {
-        self.request("stop", Ok(Op::Stop), done_reply)
+        self.request("stop", Ok(ops::Stop), done)
     }
 
     /// Offers a tool of this page to the model in every later request. `handler(args, call)` gets the
@@ -514,18 +489,17 @@ impl Archive {
     /// The whole archive (or one session) as JSON Lines, the app's export format.
     #[wasm_bindgen(js_name = exportJsonl, unchecked_return_type = "Promise<string>")]
     pub fn export_jsonl(&self, session_id: Option<String>) -> Promise {
-        let op = match session_id {
-            Some(session_id) => Op::ExportSession { session_id },
-            None => Op::ExportAll,
-        };
-        self.request("exportJsonl", Ok(op), text_reply)
+        match session_id {
+            Some(session_id) => self.request("exportJsonl", Ok(ops::ExportSession { session_id }), text),
+            None => self.request("exportJsonl", Ok(ops::ExportAll), text),
+        }
     }
 
     /// Adds the sessions of a JSON Lines export (all or nothing; the error names the bad line);
     /// resolves with a summary.
     #[wasm_bindgen(js_name = importJsonl, unchecked_return_type = "Promise<string>")]
     pub fn import_jsonl(&self, text: String) -> Promise {
-        self.request("importJsonl", Ok(Op::Import { text }), text_reply)
+        self.request("importJsonl", Ok(ops::Import { text }), convert::text)
     }
 
     /// Closes the archive and ends its worker (another tab, or a later `openArchive`, can then open

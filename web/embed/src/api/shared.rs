@@ -4,7 +4,7 @@
 use super::convert::{message_of, to_js};
 use crate::options;
 use cowork_web::client::{StorageClient, ToolAnswer, ToolRunner};
-use cowork_web::protocol::{Event, HostOptions, HostToolSpec, Op};
+use cowork_web::protocol::{ops, Event, HostOptions, HostToolSpec};
 use cowork_web::settings::ModelSettings;
 use js_sys::{Function, Object, Promise, Reflect};
 use std::cell::{Cell, RefCell};
@@ -160,6 +160,6 @@ pub(crate) fn ask_approval(
                 }
             }
         };
-        let _ = client.call(Op::Approve { call_id, approved }).await;
+        let _ = client.call(ops::Approve { call_id, approved }).await;
     });
 }

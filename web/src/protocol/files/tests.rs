@@ -5,7 +5,7 @@ use crate::protocol::Request;
 fn a_files_bytes_never_travel_in_the_json() {
     let file =
         FilePayload { name: "conversations.json".into(), size: 3, bytes: b"[1]".to_vec(), ..FilePayload::default() };
-    let req = Request { id: 4, op: Op::ImportFiles { files: vec![file] } };
+    let req = Request { id: 4, op: Op::ImportFiles(ops::ImportFiles { files: vec![file] }) };
     let json = req.to_json();
     assert_eq!(
         json, r#"{"id":4,"op":{"op":"import_files","files":[{"name":"conversations.json","size":3}]}}"#,
@@ -20,11 +20,12 @@ fn a_files_bytes_never_travel_in_the_json() {
 fn a_messages_attachments_travel_beside_the_json_with_their_type() {
     let mut shot = FilePayload::attachment("shot.png", "image/png", 4);
     shot.bytes = b"\x89PNG".to_vec();
-    let op = Op::AppendTurn {
+    let op = Op::AppendTurn(ops::AppendTurn {
         session_id: "s".into(),
         turn: cowork_core::NewTurn::user("look"),
         attachments: vec![shot.clone()],
-    };
+        max_attachment_bytes: 0,
+    });
     let json = Request { id: 5, op }.to_json();
     assert!(json.contains(r#""attachments":[{"name":"shot.png","mime":"image/png","size":4}]"#), "{json}");
     let mut back: Request = serde_json::from_str(&json).unwrap();
@@ -35,8 +36,12 @@ fn a_messages_attachments_travel_beside_the_json_with_their_type() {
         ("shot.png", "image/png", &b"\x89PNG"[..])
     );
     // A message without attachments keeps its old JSON (older workers and pages read it as before).
-    let plain =
-        Op::AppendTurn { session_id: "s".into(), turn: cowork_core::NewTurn::user("x"), attachments: Vec::new() };
+    let plain = Op::AppendTurn(ops::AppendTurn {
+        session_id: "s".into(),
+        turn: cowork_core::NewTurn::user("x"),
+        attachments: Vec::new(),
+        max_attachment_bytes: 0,
+    });
     assert!(!serde_json::to_string(&plain).unwrap().contains("attachments"));
 }
 
