@@ -164,15 +164,23 @@ async fn a_delegated_task_ticks_off_its_steps_and_can_be_cancelled_only_while_it
         approval: None,
     };
     let task = |status: &str, steps: Vec<ChecklistItem>| LiveTask {
+        session_id: "s-delegating".into(),
         task_id: "t1".into(),
         goal: "add refresh tokens".into(),
         status: status.into(),
         checklist: steps,
     };
+    chat.current.set(Some("s-delegating".into()));
     chat.tasks.set(vec![task(
         "executing",
         vec![item("Analyze", "completed"), item("Implement", "running"), item("Test", "pending")],
     )]);
+    sleep(0).await;
+    // Regression: a delegation's card (with Cancel) showed in whichever session was open.
+    chat.current.set(Some("another-session".into()));
+    sleep(0).await;
+    assert!(el.query_selector(".task-card").unwrap().is_none(), "another session shows no card of this one");
+    chat.current.set(Some("s-delegating".into()));
     sleep(0).await;
     let marks: Vec<String> = (0..3)
         .map(|i| {
@@ -323,4 +331,47 @@ async fn a_streamed_code_block_is_coloured_once_complete_and_never_again() {
     assert!(el.query_selector("code.language-python[data-highlight=\"done\"] .hljs-stand-in").unwrap().is_some());
     assert_eq!(calls(), 1.0, "a block is coloured once");
     assert!(text(&el).contains("more words"));
+}
+
+/// A worker that answers as the storage worker did before the fix: `Ready`, then, for a request it
+/// could not read (here: any export), `Failed` — then the response to that request.
+const WORKER_FAILING_ONE_REQUEST: &str = r#"
+postMessage(JSON.stringify({ready: {backend: {kind: "memory", reason: "a test double"}, sqlite_version: "3", schema_version: 6}}));
+onmessage = (e) => {
+  const req = JSON.parse(typeof e.data === "string" ? e.data : e.data.request);
+  const answer = (result) => postMessage(JSON.stringify({response: {id: req.id, result}}));
+  if (req.op.op === "export_all") {
+    postMessage(JSON.stringify({failed: {kind: "internal", message: "unreadable request"}}));
+    answer({Err: {kind: "invalid", message: "the storage worker could not read a request"}});
+  } else if (req.op.op === "integrity_check") {
+    answer({Ok: {text: {text: "ok"}}});
+  } else if (req.op.op === "stats") {
+    answer({Ok: {text: {text: "not the counts"}}});
+  }
+};
+"#;
+
+fn worker_url(source: &str) -> String {
+    let parts = js_sys::Array::of1(&source.into());
+    let opts = web_sys::BlobPropertyBag::new();
+    opts.set_type("text/javascript");
+    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &opts).unwrap();
+    web_sys::Url::create_object_url_with_blob(&blob).unwrap()
+}
+
+/// Regression: one request the worker could not read made the client "storage is unavailable" for
+/// good — every later call failed, though the archive was fine.
+#[wasm_bindgen_test]
+async fn one_unreadable_request_leaves_the_client_ready() {
+    use cowork_web::client::StorageClient;
+    use cowork_web::protocol::{ops, ErrorKind};
+    let client = StorageClient::spawn(&worker_url(WORKER_FAILING_ONE_REQUEST)).unwrap();
+    client.ready().await.expect("the double says Ready");
+    let failed = client.call(ops::ExportAll).await.expect_err("that request fails");
+    assert_eq!(failed.kind(), ErrorKind::Invalid, "{failed}");
+    assert!(client.ready().await.is_ok(), "still ready after one bad request");
+    assert_eq!(client.call(ops::IntegrityCheck).await, Ok("ok".to_owned()), "the next call is answered");
+    // A reply of another kind than the operation gets is an error that says what to do, not a panic.
+    let other = client.call(ops::Stats).await.expect_err("a text is not the archive's counts");
+    assert!(other.to_string().contains("reload every Cowork tab"), "{other}");
 }

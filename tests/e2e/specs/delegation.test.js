@@ -160,3 +160,35 @@ test('manual approvals: each step waits for Approve; a rejected step fails the t
   assert.equal(types.filter((x) => x === 'approval_rejected').length, 1, 'the rejection');
   assert.deepEqual(page.problems, []);
 });
+
+test('a delegation belongs to its session: another session opened mid-task shows none of its card or notices', async (t) => {
+  const page = await freshPage(t);
+  await setOrchestratorDir(page, projectDir(), { manual: true });
+  // Another session, with a reply of its own, to open while the task runs.
+  await page.getByRole('button', { name: '+ New session' }).click();
+  await send(page, 'a quiet conversation about the weather');
+  await replyDone(page);
+  await page.getByRole('button', { name: '+ New session' }).click();
+
+  const goal = 'add a readiness probe in src/ready.rs';
+  const card = await delegate(page, `delegate: ${goal}`, goal);
+  await card.locator('.step-approval').waitFor({ timeout: 20_000 }); // held: the task is mid-way
+
+  const sidebar = page.locator('nav.sidebar');
+  await sidebar.locator('.session', { hasText: 'a quiet conversation' }).click();
+  await page.locator('.turn', { hasText: 'a quiet conversation about the weather' }).waitFor();
+  assert.equal(await page.locator('.task-card').count(), 0, 'no card of the other session, nor its Approve/Cancel');
+  assert.equal(await page.locator('.notice', { hasText: 'delegate_task' }).count(), 0, 'nor its notices');
+
+  // Back in its session, the card is there and the task goes on to the end.
+  await sidebar.locator('.session', { hasText: goal }).click();
+  for (let step = 0; step < 3; step++) {
+    const held = card.locator('.step-approval');
+    await held.waitFor({ timeout: 20_000 });
+    await held.getByRole('button', { name: 'Approve' }).click();
+    await held.waitFor({ state: 'detached', timeout: 20_000 });
+  }
+  await page.locator('.task-card[data-status="completed"]').waitFor({ timeout: 30_000 });
+  await replyDone(page);
+  assert.deepEqual(page.problems, []);
+});

@@ -54,7 +54,7 @@ mod browser {
     pub fn open_session(c: Client, chat: ChatState, id: String, turn: Option<i64>) {
         let Some(client) = client(c) else { return };
         chat.current.set(Some(id.clone()));
-        chat.notice.set(None);
+        chat.leave_notice();
         chat.focus_turn.set(turn);
         chat.stick_to_end.set(turn.is_none());
         chat.editing.set(None);

@@ -64,7 +64,7 @@ mod browser {
             }
             if !refused.is_empty() {
                 let text = format!("{} The message and the other attachments are kept.", refused.join(" "));
-                chat.notice.try_set(Some(Notice { text, kind: Some(ErrorKind::AttachmentTooLarge) }));
+                chat.notice.try_set(Some(Notice { text, kind: Some(ErrorKind::AttachmentTooLarge), session: None }));
             }
         });
     }

@@ -231,7 +231,7 @@ fn start_new_session(chat: ChatState, dialogs: DialogState) {
     dialogs.sidebar_open.set(false);
     chat.current.set(None);
     chat.turns.set(Vec::new());
-    chat.notice.set(None);
+    chat.leave_notice();
 }
 
 /// Puts the cursor in the message box.

@@ -5,12 +5,14 @@ use super::format::Fix;
 use super::state::{ChatState, DialogState};
 use leptos::prelude::*;
 
-/// The last notice, with the place that fixes it when its kind has one ("Open Settings").
+/// The last notice, with the place that fixes it when its kind has one ("Open Settings"); a reply's
+/// notice only in the session the reply is written in.
 #[component]
 pub fn NoticeLine() -> impl IntoView {
     let (state, dialogs) = (ChatState::get(), DialogState::get());
     move || {
-        state.notice.get().map(|n| {
+        let current = state.current.get();
+        state.notice.get().filter(|n| n.shown_in(current.as_deref())).map(|n| {
             let fix = n.fix().map(|f| {
                 let label = match f {
                     Fix::Settings => "Open Settings",

@@ -447,7 +447,11 @@ pub fn TaskCards(
     let state = ChatState::get();
     view! {
         <For
-            each=move || state.tasks.get()
+            each=move || {
+                // Each delegation's card shows in its own session only.
+                let current = state.current.get();
+                state.tasks.get().into_iter().filter(|t| Some(&t.session_id) == current.as_ref()).collect::<Vec<_>>()
+            }
             key=|t| (t.task_id.clone(), t.status.clone(), t.checklist.clone())
             children=move |t: LiveTask| {
                 let over = t.is_over();

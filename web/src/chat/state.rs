@@ -29,22 +29,35 @@ pub struct Notice {
     pub text: String,
     /// The failure's kind; `None`: not an error.
     pub kind: Option<ErrorKind>,
+    /// The session a reply's notice is about ("Running read_file…" while a reply in it runs): shown
+    /// only while that session is open. `None`: about the app, shown wherever the user is.
+    pub session: Option<String>,
 }
 
 impl Notice {
     /// A notice that is not an error ("Running read_file…", "Reply interrupted: …").
     pub fn info(text: impl Into<String>) -> Notice {
-        Notice { text: text.into(), kind: None }
+        Notice { text: text.into(), kind: None, session: None }
     }
 
     /// An error, with its kind.
     pub fn problem(p: &Problem) -> Notice {
-        Notice { text: p.message.clone(), kind: Some(p.kind) }
+        Notice { text: p.message.clone(), kind: Some(p.kind), session: None }
     }
 
     /// An error with words in front ("Could not rename the session: …").
     pub fn problem_in(what: &str, p: &Problem) -> Notice {
-        Notice { text: format!("{what}: {}", p.message), kind: Some(p.kind) }
+        Notice { text: format!("{what}: {}", p.message), kind: Some(p.kind), session: None }
+    }
+
+    /// This notice, about `session` (a reply's progress or failure there).
+    pub fn about(self, session: Option<String>) -> Notice {
+        Notice { session, ..self }
+    }
+
+    /// Whether it is shown while `current` is open.
+    pub fn shown_in(&self, current: Option<&str>) -> bool {
+        self.session.is_none() || self.session.as_deref() == current
     }
 
     /// Where the user fixes it (Settings, Storage), if anywhere.
@@ -64,9 +77,11 @@ pub struct Approval {
     pub arguments: String,
 }
 
-/// A delegated task as the checklist card shows it.
+/// A delegated task as the checklist card shows it (in its own session only).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LiveTask {
+    /// The session whose reply delegated it.
+    pub session_id: String,
     /// The orchestrator's id for the task.
     pub task_id: String,
     /// What the task is to do.
@@ -109,6 +124,8 @@ pub struct ChatView {
     pub sessions_stale: u64,
     /// Where sync stands.
     pub sync: crate::protocol::SyncState,
+    /// The session this tab's reply is being written in, if one is.
+    pub replying_in: Option<String>,
 }
 
 /// One change an event makes to the screen; each touches one field of [`ChatView`] / [`ChatState`].
@@ -140,6 +157,9 @@ pub enum Change {
     },
     /// The notice line says this (`None`: clears it).
     Notice(Option<Notice>),
+    /// A reply's progress or failure for the notice line (`None`: clears it): about the session the
+    /// reply is written in, so it is shown there only.
+    ReplyNotice(Option<Notice>),
     /// A delegated task moved on: its card is added or updated.
     Task(LiveTask),
     /// A tool call waits for the user's approval.
@@ -180,13 +200,14 @@ pub fn reduce(request: u64, event: &Event) -> Vec<Change> {
         Event::ReasoningDelta { turn_number, text, .. } => {
             vec![Change::Thought { turn_number: *turn_number, text: text.clone() }]
         }
-        Event::ToolStarted { name, .. } => vec![Change::Notice(Some(Notice::info(format!("Running {name}…"))))],
-        Event::ToolFinished { .. } => vec![Change::Notice(None)],
+        Event::ToolStarted { name, .. } => vec![Change::ReplyNotice(Some(Notice::info(format!("Running {name}…"))))],
+        Event::ToolFinished { .. } => vec![Change::ReplyNotice(None)],
         Event::Retrying { wait_ms, kind, reason, .. } => {
             let text = format!("{reason} Retrying in {} s…", wait_ms.div_ceil(1000));
-            vec![Change::Notice(Some(Notice { text, kind: Some(*kind) }))]
+            vec![Change::ReplyNotice(Some(Notice { text, kind: Some(*kind), session: None }))]
         }
-        Event::TaskProgress { task_id, status, goal, checklist, .. } => vec![Change::Task(LiveTask {
+        Event::TaskProgress { session_id, task_id, status, goal, checklist, .. } => vec![Change::Task(LiveTask {
+            session_id: session_id.clone(),
             task_id: task_id.clone(),
             goal: goal.clone(),
             status: status.clone(),
@@ -197,7 +218,7 @@ pub fn reduce(request: u64, event: &Event) -> Vec<Change> {
             name: name.clone(),
             arguments: arguments.clone(),
         })],
-        Event::Error(problem) => vec![Change::Notice(Some(Notice::problem(problem)))],
+        Event::Error(problem) => vec![Change::ReplyNotice(Some(Notice::problem(problem)))],
         Event::SessionsChanged { deleted } => vec![Change::SessionsChanged { deleted: deleted.clone() }],
         // Shown by the Storage panel's import, which listens for it itself (app/storage.rs).
         Event::ImportProgress { .. } => Vec::new(),
@@ -299,6 +320,10 @@ impl ChatView {
             Change::Streamed { turn_number, text } => stream_into(&mut self.streaming, turn_number, &text),
             Change::Thought { turn_number, text } => stream_into(&mut self.thinking, turn_number, &text),
             Change::Notice(notice) => self.notice = notice,
+            Change::ReplyNotice(notice) => {
+                let session = self.replying_in.clone().or_else(|| self.current.clone());
+                self.notice = notice.map(|n| n.about(session));
+            }
             Change::Task(task) => upsert_task(&mut self.tasks, task),
             Change::Approval(approval) => self.approval = Some(approval),
             Change::SessionsChanged { deleted } => {
@@ -416,6 +441,16 @@ impl ChatState {
         expect_context::<ChatState>()
     }
 
+    /// Leaving a session (another opened, or a new conversation): the app's notice goes; a reply's
+    /// stays with its session, shown again when that session is open.
+    pub fn leave_notice(&self) {
+        self.notice.update(|n| {
+            if n.as_ref().is_some_and(|n| n.session.is_none()) {
+                *n = None;
+            }
+        });
+    }
+
     /// Shows an error, or a plain note, in the notice line.
     pub fn tell(&self, notice: Notice) {
         self.notice.set(Some(notice));
@@ -459,6 +494,10 @@ impl ChatState {
             Change::Streamed { turn_number, text } => self.streaming.update(|s| stream_into(s, turn_number, &text)),
             Change::Thought { turn_number, text } => self.thinking.update(|s| stream_into(s, turn_number, &text)),
             Change::Notice(notice) => self.notice.set(notice),
+            Change::ReplyNotice(notice) => {
+                let session = self.replying_in.get_untracked().or_else(|| self.current.get_untracked());
+                self.notice.set(notice.map(|n| n.about(session)));
+            }
             Change::Task(task) => self.tasks.update(|t| upsert_task(t, task)),
             Change::Approval(approval) => self.approval.set(Some(approval)),
             Change::SessionsChanged { deleted } => {

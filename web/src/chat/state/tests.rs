@@ -139,7 +139,7 @@ fn tools_say_they_are_running_until_they_finish() {
     let started =
         Event::ToolStarted { session_id: "s".into(), turn_number: 3, name: "read_file".into(), arguments: "{}".into() };
     let v = after(open_view(), 7, started);
-    assert_eq!(v.notice, Some(Notice::info("Running read_file…")));
+    assert_eq!(v.notice, Some(Notice::info("Running read_file…").about(Some("s".into()))));
     let finished = Event::ToolFinished {
         session_id: "s".into(),
         turn_number: 3,
@@ -205,7 +205,7 @@ fn a_page_tool_request_changes_nothing_on_screen() {
 fn an_error_is_shown_with_its_kind() {
     let problem = Problem::new(ErrorKind::StorageFull, "the browser's storage for this site is full");
     let v = after(open_view(), 7, Event::Error(problem.clone()));
-    assert_eq!(v.notice, Some(Notice::problem(&problem)));
+    assert_eq!(v.notice, Some(Notice::problem(&problem).about(Some("s".into()))), "about the open session's reply");
     assert_eq!(v.notice.unwrap().fix(), Some(Fix::Storage));
 }
 
@@ -248,4 +248,45 @@ fn changes_from_other_tabs_show_turns_and_sessions_but_never_touch_this_tab() {
     for event in quiet {
         assert_eq!(after(open_view(), 0, event.clone()), open_view(), "{event:?}");
     }
+}
+
+/// Regression: `reduce` dropped `TaskProgress.session_id`, so while session A delegated, opening B
+/// showed A's checklist (with Cancel and Approve) and A's notices under B.
+#[test]
+fn a_replys_cards_and_notices_belong_to_its_session() {
+    use cowork_core::orchestrator::ChecklistItem;
+    // A reply is written in "s"; the user has opened "t" meanwhile.
+    let mut v = ChatView { replying_in: Some("s".into()), current: Some("t".into()), ..open_view() };
+    v.apply_event(
+        7,
+        &Event::TaskProgress {
+            session_id: "s".into(),
+            task_id: "t1".into(),
+            event_type: "progress".into(),
+            status: "executing".into(),
+            goal: "add tests".into(),
+            checklist: vec![ChecklistItem {
+                label: "Analyze".into(),
+                status: "running".into(),
+                detail: None,
+                approval: None,
+            }],
+        },
+    );
+    assert_eq!(v.tasks[0].session_id, "s", "the card knows its session");
+    let started = Event::ToolStarted {
+        session_id: "s".into(),
+        turn_number: 3,
+        name: "delegate_task".into(),
+        arguments: "{}".into(),
+    };
+    v.apply_event(7, &started);
+    let notice = v.notice.clone().expect("a notice");
+    assert_eq!(notice.session.as_deref(), Some("s"));
+    assert!(!notice.shown_in(Some("t")), "not shown under another session");
+    assert!(notice.shown_in(Some("s")), "shown in its own");
+    let failed = Problem::new(ErrorKind::Network, "the orchestrator went away");
+    v.apply_event(7, &Event::Error(failed));
+    assert!(!v.notice.as_ref().unwrap().shown_in(Some("t")), "a reply's failure too");
+    assert!(Notice::info("Storage is not available").shown_in(Some("t")), "the app's notices show anywhere");
 }
