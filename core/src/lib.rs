@@ -23,6 +23,7 @@
 
 mod domain;
 mod error;
+mod size;
 
 #[cfg(feature = "store")]
 pub mod agent;

@@ -11,7 +11,7 @@
 //! - `openai.rs`, `anthropic.rs`: each format's request body and stream events;
 //! - `stream.rs`: [`StreamDecoder`] and what it yields ([`StreamEvent`], [`AssistantMessage`],
 //!   [`StreamFailure`]);
-//! - `http.rs`: [`ModelError`], HTTP failure classification and the [`retry_plan`];
+//! - `http.rs`: HTTP failure classification and the [`retry_plan`];
 //! - `models.rs`: the endpoint's model list ([`models_request`], [`parse_models`], [`ListedModel`]).
 //!
 //! The API key is never part of any `Debug` output ([`ModelSettings`], [`HttpRequest`]).
@@ -25,9 +25,10 @@ mod stream;
 #[cfg(test)]
 mod tests;
 
+pub use crate::error::ModelError;
 pub use http::{
     classify_fetch_failure, classify_http_error, classify_http_error_at, cors_error, name_refused_images,
-    network_error, parse_retry_after, retry_plan, ModelError,
+    network_error, parse_retry_after, retry_plan,
 };
 pub use models::{models_request, parse_models, ListedModel};
 pub use stream::{decode_body, AssistantMessage, FailureKind, StreamDecoder, StreamEvent, StreamFailure, TokenUsage};
