@@ -23,6 +23,7 @@
 
 mod domain;
 mod error;
+mod message;
 mod size;
 
 #[cfg(feature = "store")]

@@ -38,7 +38,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::context::ContextMessage;
+use crate::message::ContextMessage;
 
 /// The `anthropic-version` header value this module speaks.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
