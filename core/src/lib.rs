@@ -6,8 +6,8 @@
 //!
 //! - the archive: [`store`] (SQLite; OPFS in the browser); [`import`] reads other tools' exports;
 //! - the context engine: [`state`], [`constraints`], [`hints`], [`prompt`], [`context`], [`recall`], [`tokens`];
-//! - talking to the world: [`sse`], [`provider`], [`orchestrator`] (pure wire formats), and [`agent`] /
-//!   [`delegate`], which do their I/O through an injected transport.
+//! - talking to the world: [`sse`], [`provider`], [`orchestrator`] (pure wire formats), and [`agent`] (with
+//!   [`agent::delegate`]), which do their I/O through an injected transport.
 //!
 //! ```
 //! # #[cfg(feature = "store")] {
@@ -25,14 +25,13 @@ mod domain;
 mod error;
 mod message;
 mod size;
+mod transport;
 
 #[cfg(feature = "store")]
 pub mod agent;
 pub mod attachment;
 pub mod constraints;
 pub mod context;
-#[cfg(feature = "store")]
-pub mod delegate;
 pub mod hints;
 pub mod import;
 pub mod orchestrator;

@@ -100,7 +100,7 @@ fn event_id(v: &Value) -> Option<String> {
 
 /// Loom's event types that change nothing the checklist shows: archived, folded as
 /// [`LoomEvent::Telemetry`], never listed as unknown. `cowork_approval_decision` is Cowork's own record
-/// of a decision it sent ([`crate::delegate::respond_to_approval`]).
+/// of a decision it sent ([`crate::agent::delegate::respond_to_approval`]).
 const QUIET_EVENTS: &[&str] = &[
     "task_run_acquired",
     "task_run_heartbeat",

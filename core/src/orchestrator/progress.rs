@@ -30,7 +30,7 @@ pub struct SubtaskProgress {
 }
 
 /// A step the orchestrator holds until the user approves or rejects it (Loom's `approval_requested`
-/// with `approval_mode: "manual"`); answered with [`crate::delegate::respond_to_approval`].
+/// with `approval_mode: "manual"`); answered with [`crate::agent::delegate::respond_to_approval`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct PendingApproval {
     /// The subtask held, as the decision must name it.
