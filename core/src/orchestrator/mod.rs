@@ -40,11 +40,11 @@ mod request;
 mod tests;
 
 pub use decode::{
-    decode_event, decode_sse_event, parse_created_task, parse_task_status, CreatedTask, FileChange, LoomEvent,
+    decode_event, parse_created_task, parse_task_status, CreatedTask, FileChange, LoomEvent, PendingApproval,
     ProgressCounts, SubtaskInfo, TaskSnapshot,
 };
-pub use envelope::{archived_event_key, receive_sse_event, ReceivedEvent};
-pub use progress::{ChecklistItem, PendingApproval, SubtaskProgress, TaskProgress, VerificationNote};
+pub use envelope::{archived_event_key, decode_sse_event, receive_sse_event, ReceivedEvent};
+pub use progress::{ChecklistItem, SubtaskProgress, TaskProgress, VerificationNote};
 pub use report::{failure_message, format_not_started, format_result, format_still_running, format_submitted};
 pub use request::{
     approve_task_request, cancel_task_request, create_task_request, run_stream_request, task_status_request,
