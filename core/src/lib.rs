@@ -43,6 +43,7 @@ pub mod state;
 mod stats;
 #[cfg(test)]
 mod test_support;
+pub mod time;
 pub mod tokens;
 
 #[cfg(feature = "store")]

@@ -223,14 +223,7 @@ pub(super) fn parse_http_date(s: &str) -> Option<i64> {
     if !(0..24).contains(h) || !(0..60).contains(m) || !(0..61).contains(sec) {
         return None;
     }
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
+    let days = crate::time::days_from_civil(year, month, day);
     Some(days * 86_400 + h * 3600 + m * 60 + sec)
 }
 
