@@ -25,7 +25,6 @@ mod domain;
 mod error;
 mod message;
 mod size;
-mod transport;
 
 #[cfg(feature = "store")]
 pub mod agent;
@@ -45,6 +44,7 @@ mod stats;
 mod test_support;
 pub mod time;
 pub mod tokens;
+pub mod transport;
 
 #[cfg(feature = "store")]
 pub mod store;
