@@ -112,7 +112,7 @@ fn code_lines(text: &str) -> Vec<(usize, String)> {
         if !t.starts_with("//") {
             // Drop a trailing comment, but not `//` inside a string such as a URL.
             let code = match line.find(" // ") {
-                Some(at) if line[..at].matches('"').count() % 2 == 0 => &line[..at],
+                Some(at) if line[..at].matches('"').count() & 1 == 0 => &line[..at],
                 _ => line,
             };
             out.push((i + 1, code.to_string()));
