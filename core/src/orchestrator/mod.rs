@@ -27,12 +27,14 @@
 //!   [`format_submitted`], [`format_still_running`] and [`format_not_started`] cover `wait: false`, a
 //!   broken stream and an unreachable orchestrator ([`failure_message`] explains that one, CORS included).
 //!
-//! - `request.rs`: the requests; `decode.rs`: the responses and events, read tolerantly;
+//! - `request.rs`: the requests; `decode.rs`: the responses and events, read tolerantly (`quiet.rs`: the
+//!   events it folds as telemetry); `envelope.rs`: which stream an event came from;
 //! - `progress.rs`: the fold behind the live checklist; `report.rs`: the texts the model and the user read.
 
 mod decode;
 mod envelope;
 mod progress;
+mod quiet;
 mod report;
 mod request;
 
