@@ -12,16 +12,14 @@
 //! I/O is injected: [`Transport`] performs HTTP (fetch in the browser, a plain client in tests),
 //! [`ToolHost`] runs tools and asks for approval, and [`AgentEvent`]s go to an observer (the UI).
 
+pub mod delegate;
 mod resume;
 mod types;
 
-pub use types::{
-    AgentEvent, AgentSettings, HttpResponse, NoTools, Outcome, ResponseBody, ToolHost, ToolOutcome, Transport,
-    TransportError,
-};
+pub use crate::transport::{HttpResponse, ResponseBody, Transport, TransportError};
+pub use types::{AgentEvent, AgentSettings, NoTools, Outcome, ToolHost, ToolOutcome};
 
 use crate::context::{assemble_context, AssembledContext, ContextSettings};
-use crate::delegate::{delegate, Delegation, NEEDS_ORCHESTRATOR_DIRECTORY};
 use crate::prompt::{self, ApprovalPolicy, DELEGATE_TOOL, RECALL_TOOL};
 use crate::provider::{
     build_request, classify_http_error, retry_plan, AssistantMessage, FailureKind, HttpRequest, ModelError,
@@ -32,6 +30,7 @@ use crate::state::{apply_turn, ExtractionRules, SessionState};
 use crate::store::{NewToolExecution, SessionTurns, SharedStore, Store};
 use crate::tokens::Calibration;
 use crate::{Approval, Error, NewAttachment, NewTurn, Result, ToolCall, TurnStatus};
+use delegate::{delegate, Delegation, NEEDS_ORCHESTRATOR_DIRECTORY};
 use serde_json::{json, Value};
 use std::ops::ControlFlow;
 

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
+pub use crate::size::format_size;
 
 /// The default size limit for one attachment, in bytes (20 MB), when the model settings set none.
 pub const DEFAULT_MAX_ATTACHMENT_BYTES: u64 = 20 * 1024 * 1024;
@@ -372,18 +373,6 @@ pub fn display_name(name: &str) -> String {
     let tail = ext.map(|e| format!(".{e}")).unwrap_or_default();
     let keep = DISPLAY_NAME_MAX_CHARS - 1 - tail.chars().count();
     format!("{}…{tail}", clean.chars().take(keep).collect::<String>())
-}
-
-/// A size in words: "512 B", "1.2 KB", "3.4 MB" (1 KB = 1,024 bytes).
-pub fn format_size(bytes: i64) -> String {
-    let b = bytes.max(0) as f64;
-    if b < 1024.0 {
-        format!("{bytes} B")
-    } else if b < 1024.0 * 1024.0 {
-        format!("{:.1} KB", b / 1024.0)
-    } else {
-        format!("{:.1} MB", b / (1024.0 * 1024.0))
-    }
 }
 
 /// Standard base64 with padding (data URLs, Anthropic's image sources, the JSONL export, the worker's

@@ -3,7 +3,9 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-use crate::provider::ModelError;
+mod model;
+
+pub use model::ModelError;
 
 /// Everything that can go wrong in the core, with enough context to tell the user what to do.
 #[derive(Debug)]
@@ -185,8 +187,8 @@ impl fmt::Display for Error {
                 f,
                 "{name} is {} and cannot be attached: the limit is {} per file (Settings → Largest attachment changes it); \
                  nothing was sent",
-                crate::attachment::format_size(*size as i64),
-                crate::attachment::format_size(*limit as i64)
+                crate::size::format_size(*size as i64),
+                crate::size::format_size(*limit as i64)
             ),
         }
     }

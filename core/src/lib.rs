@@ -4,10 +4,19 @@
 //! Everything here compiles natively (for fast tests and tools) and for `wasm32-unknown-unknown` (the
 //! browser). The core knows nothing about Leptos or the DOM.
 //!
-//! - the archive: [`store`] (SQLite; OPFS in the browser); [`import`] reads other tools' exports;
-//! - the context engine: [`state`], [`constraints`], [`hints`], [`prompt`], [`context`], [`recall`], [`tokens`];
-//! - talking to the world: [`sse`], [`provider`], [`orchestrator`] (pure wire formats), and [`agent`] /
-//!   [`delegate`], which do their I/O through an injected transport.
+//! - the vocabulary: the archive's types ([`Session`], [`Turn`], … re-exported here), the one [`Error`]
+//!   (with [`ModelError`]), and [`time`] (calendar arithmetic);
+//! - the archive: [`store`] (SQLite; OPFS in the browser), [`attachment`]s, and [`import`], which reads
+//!   other tools' exports;
+//! - the context engine: [`state`] (the session-state register, with the constraints a user states),
+//!   [`prompt`], [`context`] (assembly into provider-neutral messages), [`hints`] (back references),
+//!   [`recall`], [`tokens`];
+//! - talking to the world: [`sse`], [`provider`] and [`orchestrator`] (pure wire formats), the
+//!   [`transport`] they are sent through, and [`agent`] (with [`agent::delegate`]), the loops that do
+//!   their I/O through an injected transport.
+//!
+//! No two sibling modules refer to each other, even around a circle: `tests/module_graph.rs` checks it
+//! (the store's own modules are the one listed exception there).
 //!
 //! ```
 //! # #[cfg(feature = "store")] {
@@ -21,33 +30,41 @@
 //! # }
 //! ```
 
+// The archive's vocabulary and the core's one error type: the bottom of the module graph.
 mod domain;
 mod error;
-
-#[cfg(feature = "store")]
-pub mod agent;
-pub mod attachment;
-pub mod constraints;
-pub mod context;
-#[cfg(feature = "store")]
-pub mod delegate;
-pub mod hints;
-pub mod import;
-pub mod orchestrator;
-pub mod prompt;
-pub mod provider;
-pub mod recall;
-pub mod sse;
-pub mod state;
+mod size;
 mod stats;
-#[cfg(test)]
-mod test_support;
-pub mod tokens;
+pub mod time;
 
+// The archive.
+pub mod attachment;
+pub mod import;
 #[cfg(feature = "store")]
 pub mod store;
 
+// The context engine.
+mod constraints;
+pub mod context;
+pub mod hints;
+mod message;
+pub mod prompt;
+pub mod recall;
+pub mod state;
+pub mod tokens;
+
+// Talking to the world.
+#[cfg(feature = "store")]
+pub mod agent;
+pub mod orchestrator;
+pub mod provider;
+pub mod sse;
+pub mod transport;
+
+#[cfg(test)]
+mod test_support;
+
 pub use attachment::{Attachment, AttachmentKind, NewAttachment};
 pub use domain::*;
-pub use error::{Context, Error, ErrorKind, Result};
+pub use error::{Context, Error, ErrorKind, ModelError, Result};
 pub use stats::StorageStats;

@@ -17,7 +17,7 @@
 //! - **Decisions**: a successful `git commit -m "…"` gives "Committed: … (turn N)"; a delegated task's
 //!   result ("Task completed: …" with a "Files changed:" list, as `delegate_task` returns it, in a tool or
 //!   system turn) gives a decision and file touches; user constraints
-//!   ([`crate::constraints::detect_constraints`]) are kept verbatim with "(turn N)", a repeated constraint
+//!   (`constraints::detect_constraints`) are kept verbatim with "(turn N)", a repeated constraint
 //!   replacing its older copy.
 //! - **Focus**: the first non-empty line of the latest user message, at most 100 characters.
 //! - **Open tasks**: `delegate_task` results that are not terminal (`Task submitted: <id>`), closed by

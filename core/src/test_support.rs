@@ -115,7 +115,7 @@ impl crate::context::TurnSource for CountingSource {
 /// An in-memory archive for recall tests: sessions with their turns, executions derived from the turns,
 /// and a plain substring search (every word must occur; more occurrences rank higher, then newer turns).
 #[derive(Default)]
-pub(crate) struct Archive {
+pub(crate) struct TestArchive {
     pub(crate) sessions: Vec<crate::Session>,
     pub(crate) turns: std::collections::HashMap<String, Vec<Turn>>,
     pub(crate) tasks: Vec<crate::TaskRecord>,
@@ -123,9 +123,9 @@ pub(crate) struct Archive {
     pub(crate) turns_read: std::cell::Cell<usize>,
 }
 
-impl Archive {
-    pub(crate) fn new() -> Archive {
-        Archive::default()
+impl TestArchive {
+    pub(crate) fn new() -> TestArchive {
+        TestArchive::default()
     }
 
     pub(crate) fn add_session(&mut self, id: &str, title: &str, workspace: &str, mut turns: Vec<Turn>) {
@@ -159,7 +159,7 @@ impl Archive {
     }
 }
 
-impl crate::recall::RecallSource for Archive {
+impl crate::recall::RecallSource for TestArchive {
     fn search(&self, q: &crate::SearchQuery) -> crate::Result<Vec<crate::SearchHit>> {
         let words: Vec<String> = q.text.to_lowercase().split_whitespace().map(str::to_string).collect();
         let mut hits = Vec::new();

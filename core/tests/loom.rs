@@ -11,8 +11,8 @@ use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
+use cowork_core::agent::delegate::{delegate, respond_to_approval, Delegation, APPROVAL_DECISION_EVENT};
 use cowork_core::agent::{HttpResponse, ResponseBody, Transport, TransportError};
-use cowork_core::delegate::{delegate, respond_to_approval, Delegation, APPROVAL_DECISION_EVENT};
 use cowork_core::orchestrator::{format_result, receive_sse_event, PendingApproval, ReceivedEvent, TaskProgress};
 use cowork_core::provider::HttpRequest;
 use cowork_core::sse::SseParser;

@@ -4,7 +4,7 @@
 //! ordered after it removed its session.
 #![cfg(not(target_arch = "wasm32"))]
 
-use cowork_core::store::sync::{Change, SyncMessage};
+use cowork_core::store::sync::{SyncChange, SyncMessage};
 use cowork_core::store::NewToolExecution;
 use cowork_core::store::{NewSession, SessionFilter, Store};
 use cowork_core::{
@@ -393,7 +393,7 @@ proptest! {
         let (devices, written, stream) = run(ndev, &ops);
         assert_converged(&devices);
         let deletes = stream.messages.iter().filter(|m| {
-            matches!(serde_json::from_str::<SyncMessage>(m).unwrap().change, Change::SessionDeleted { .. })
+            matches!(serde_json::from_str::<SyncMessage>(m).unwrap().change, SyncChange::SessionDeleted { .. })
         }).count();
         if deletes == 0 {
             let contents = all_contents(&devices[0]);
@@ -846,7 +846,7 @@ fn a_reply_being_written_keeps_its_turn_while_the_stream_is_applied() {
         "the phone's new session goes in, its turn in `s` waits ({k} of {})",
         batch.len()
     );
-    assert!(matches!(&batch[k].1.change, Change::TurnAdded(r) if r.session_id == s));
+    assert!(matches!(&batch[k].1.change, SyncChange::TurnAdded(r) if r.session_id == s));
     devices[0].store.apply_sync_batch(&Space::Personal, &batch[..k]).unwrap();
     devices[0].read.insert(Space::Personal, from + k);
     assert_eq!(texts(&devices[0], &t), ["phone: elsewhere"], "the other session arrived mid-reply");

@@ -9,8 +9,8 @@ use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
+use cowork_core::agent::delegate::{delegate, deliver_pending_tasks, Delegation};
 use cowork_core::agent::{HttpResponse, ResponseBody, Transport, TransportError};
-use cowork_core::delegate::{delegate, deliver_pending_tasks, Delegation};
 use cowork_core::provider::HttpRequest;
 use cowork_core::recall::run_recall;
 use cowork_core::state::{sync_tasks, SessionState};

@@ -1,12 +1,12 @@
 //! The agent loop end to end on the native side: the real store, real HTTP to the dev server's
 //! scripted model, every failure mode of spec §7.
 
+use cowork_core::agent::delegate::deliver_pending_tasks;
 use cowork_core::agent::{
     continue_session, next_context, send_message, send_user_message, tool_definitions, AgentEvent, AgentSettings,
     NoTools, Outcome, ToolHost, ToolOutcome, UserMessage,
 };
 use cowork_core::context::ContextSettings;
-use cowork_core::delegate::deliver_pending_tasks;
 use cowork_core::prompt::{ApprovalPolicy, PromptOptions};
 use cowork_core::provider::{ModelSettings, ProviderKind};
 use cowork_core::state::{ExtractionRules, SessionState};

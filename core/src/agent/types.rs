@@ -1,60 +1,12 @@
-//! The loop's public types: what it runs on ([`Transport`], [`ToolHost`], [`AgentSettings`]) and what
-//! it reports ([`AgentEvent`], [`Outcome`]).
+//! The loop's public types: what it runs on ([`ToolHost`], [`AgentSettings`]; HTTP goes through the
+//! injected `Transport`) and what it reports ([`AgentEvent`], [`Outcome`]).
 
 use crate::context::ContextSettings;
 use crate::prompt::{ApprovalPolicy, PromptOptions};
-use crate::provider::{HttpRequest, ModelSettings};
+use crate::provider::ModelSettings;
 use crate::state::ExtractionRules;
 use crate::ToolCall;
 use serde_json::Value;
-
-/// What the transport failed with.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TransportError {
-    /// The request never got an HTTP answer (offline, DNS, refused, reset).
-    Network(String),
-    /// The browser blocked the answer (CORS): the endpoint must allow this origin.
-    Cors(String),
-    /// The user pressed Stop.
-    Aborted,
-}
-
-/// An HTTP answer whose body is read chunk by chunk.
-pub struct HttpResponse<B> {
-    /// The HTTP status code.
-    pub status: u16,
-    /// Response headers (name, value) as the transport got them.
-    pub headers: Vec<(String, String)>,
-    /// The body, still to be read.
-    pub body: B,
-}
-
-impl<B> HttpResponse<B> {
-    /// The value of header `name` (case-insensitive; the first if repeated).
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
-    }
-}
-
-/// A streaming response body.
-#[allow(async_fn_in_trait)] // used with concrete types only; the browser is single-threaded
-pub trait ResponseBody {
-    /// The next chunk of bytes; `None` at the end.
-    async fn chunk(&mut self) -> Option<std::result::Result<Vec<u8>, TransportError>>;
-}
-
-/// Performs HTTP requests and waits; injected so the same loop runs natively and in the browser.
-#[allow(async_fn_in_trait)]
-pub trait Transport {
-    /// The streaming body of its responses.
-    type Body: ResponseBody;
-    /// Sends `req`; resolves once the status and headers arrive (any status, not only 2xx).
-    async fn send(&self, req: &HttpRequest) -> std::result::Result<HttpResponse<Self::Body>, TransportError>;
-    /// Waits `ms` milliseconds (retry backoff, status polling).
-    async fn sleep_ms(&self, ms: u64);
-    /// Milliseconds on a monotonic-enough clock (for checkpoint pacing).
-    fn now_ms(&self) -> i64;
-}
 
 /// What a tool run produced.
 #[derive(Debug, Clone, PartialEq)]

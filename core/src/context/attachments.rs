@@ -2,63 +2,10 @@
 //! files as a line naming them, images as [`ImagePart`]s counted by the provider's formula (or, outside
 //! the protection window, as a placeholder naming the turn that holds them in the archive).
 
-use serde::{Deserialize, Serialize};
-
 use super::TurnSource;
 use crate::attachment::{format_size, text_of};
+use crate::message::{ImagePart, ImageTokens};
 use crate::{Attachment, AttachmentKind, Result, Turn};
-
-/// How a provider counts an image's tokens.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ImageTokens {
-    /// OpenAI's high-detail formula: scaled to fit 2048×2048, then its shortest side to 768; 85 + 170
-    /// per 512-pixel tile.
-    #[default]
-    OpenAi,
-    /// Anthropic's: width × height / 750, after scaling the long edge to at most 1568 pixels.
-    Anthropic,
-}
-
-/// Tokens of an image whose size is unknown (OpenAI's 2×2 tiles).
-pub const UNKNOWN_IMAGE_TOKENS: i64 = 765;
-
-impl ImageTokens {
-    /// The tokens an image of `width`×`height` pixels costs (unknown size: [`UNKNOWN_IMAGE_TOKENS`]).
-    pub fn of(self, width: Option<u32>, height: Option<u32>) -> i64 {
-        let (Some(w), Some(h)) = (width.filter(|w| *w > 0), height.filter(|h| *h > 0)) else {
-            return UNKNOWN_IMAGE_TOKENS;
-        };
-        let (mut w, mut h) = (f64::from(w), f64::from(h));
-        match self {
-            ImageTokens::OpenAi => {
-                let fit = (2048.0 / w.max(h)).min(1.0);
-                (w, h) = (w * fit, h * fit);
-                let short = (768.0 / w.min(h)).min(1.0);
-                (w, h) = (w * short, h * short);
-                let tiles = (w / 512.0).ceil() * (h / 512.0).ceil();
-                85 + 170 * tiles as i64
-            }
-            ImageTokens::Anthropic => {
-                let fit = (1568.0 / w.max(h)).min(1.0);
-                ((w * fit) * (h * fit) / 750.0).ceil() as i64
-            }
-        }
-    }
-}
-
-/// An image sent with a message: its description, its tokens, and its bytes (filled by
-/// [`load_images`] once the window is chosen, so only images actually sent are read).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ImagePart {
-    /// The archived attachment.
-    pub attachment: Attachment,
-    /// Its tokens by the provider's formula.
-    pub tokens: i64,
-    /// The bytes (empty until loaded; never serialised).
-    #[serde(skip)]
-    pub data: Vec<u8>,
-}
 
 /// The turn's content as sent: its text, then each text-like file as a fenced block headed by its
 /// name, each other file as a line naming it. Images are not in the text (see [`images_of`]).
@@ -103,7 +50,7 @@ pub(super) fn images_of(turn: &Turn, tokens: ImageTokens) -> Vec<ImagePart> {
 }
 
 /// Reads the bytes of every image in `messages` from `source` (the images chosen to be sent, only).
-pub fn load_images<S: TurnSource + ?Sized>(messages: &mut [super::ContextMessage], source: &S) -> Result<()> {
+pub fn load_images<S: TurnSource + ?Sized>(messages: &mut [crate::message::ContextMessage], source: &S) -> Result<()> {
     for part in messages.iter_mut().flat_map(|m| m.images.iter_mut()) {
         if part.data.is_empty() {
             part.data = source.attachment_bytes(&part.attachment.sha256)?.unwrap_or_default();

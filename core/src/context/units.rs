@@ -3,11 +3,12 @@
 
 use std::collections::VecDeque;
 
-use super::attachments::{expand_content, image_placeholder, images_of, ImageTokens};
+use super::attachments::{expand_content, image_placeholder, images_of};
 use super::{
     ContextMessage, ReasoningReplay, TurnSource, MAX_PAGE_SIZE, PAGE_SIZE, TRIM_HEAD_CHARS, TRIM_TAIL_CHARS,
     TRIM_THRESHOLD_CHARS,
 };
+use crate::message::ImageTokens;
 use crate::state::thousands;
 use crate::{Result, Role, ToolCall, Turn, TurnStatus};
 

@@ -3,6 +3,8 @@
 
 use serde_json::Value;
 
+use crate::time::days_from_civil;
+
 /// `2024-05-01T12:30:00Z`, `2024-05-01T12:30:00.123456+02:00`, `2024-05-01 12:30:00` (read as UTC) →
 /// milliseconds since the Unix epoch; `None` for anything else.
 pub fn parse_iso8601_ms(s: &str) -> Option<i64> {
@@ -49,17 +51,6 @@ pub fn parse_iso8601_ms(s: &str) -> Option<i64> {
     let days = days_from_civil(year, month, day);
     let seconds = days * 86_400 + hour * 3_600 + minute * 60 + second - offset_minutes * 60;
     Some(seconds * 1_000 + millis)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 /// A timestamp field: float or integer seconds (ChatGPT), or an ISO-8601 string; `None` when absent,

@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value};
 
+use super::quiet::is_quiet_event;
 use super::MAX_TRACKED;
 use crate::{Error, Result, TaskStatus};
 
@@ -232,7 +233,7 @@ pub enum LoomEvent {
     },
     /// `approval_requested`: the orchestrator holds a step until the user decides (`approval_mode:
     /// "manual"`); answered with [`super::approve_task_request`].
-    ApprovalRequested(super::PendingApproval),
+    ApprovalRequested(PendingApproval),
     /// `approval_received`, `approval_rejected` or `approval_timed_out`: the held step was decided.
     ApprovalResolved {
         /// The subtask decided.
@@ -298,13 +299,21 @@ impl LoomEvent {
     }
 }
 
-/// Decodes one SSE event of either stream (see [`super::receive_sse_event`] for Loom's `run_event`
-/// envelope). Without an `event:` name, the data's `event_type` (or `type`) field names it.
-pub fn decode_sse_event(ev: &crate::sse::SseEvent) -> LoomEvent {
-    super::receive_sse_event(ev).event
+/// A step the orchestrator holds until the user approves or rejects it (Loom's `approval_requested`
+/// with `approval_mode: "manual"`); answered with [`crate::agent::delegate::respond_to_approval`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct PendingApproval {
+    /// The subtask held, as the decision must name it.
+    pub subtask_id: String,
+    /// What the step did or will do (Loom's `proposed_action`: the step's result summary).
+    pub proposed_action: String,
+    /// Why it is held (Loom: "Confidence medium (0.62)").
+    pub reason: String,
+    /// Loom's risk level (its confidence band: `high`, `medium`, `low` …); empty when not given.
+    pub risk_level: String,
 }
 
-/// [`decode_sse_event`] for an event that is not a `run_event` envelope.
+/// [`decode_sse_event`](super::decode_sse_event) for an event that is not a `run_event` envelope.
 pub(super) fn decode_plain_sse_event(ev: &crate::sse::SseEvent) -> LoomEvent {
     match ev.event.as_deref().filter(|t| !t.is_empty() && *t != "message") {
         Some(event_type) => decode_event(event_type, &ev.data),
@@ -397,7 +406,7 @@ pub fn decode_event(event_type: &str, data: &str) -> LoomEvent {
                 tool,
             }
         }
-        "approval_requested" => LoomEvent::ApprovalRequested(super::PendingApproval {
+        "approval_requested" => LoomEvent::ApprovalRequested(PendingApproval {
             subtask_id: subtask_id(),
             proposed_action: text(v, "proposed_action").unwrap_or_default(),
             reason: text(v, "reason").unwrap_or_default(),
@@ -409,7 +418,7 @@ pub fn decode_event(event_type: &str, data: &str) -> LoomEvent {
                 && v.get("approved").and_then(Value::as_bool).unwrap_or(true),
         },
         "run_snapshot" => LoomEvent::RunSnapshot { status: TaskStatus::parse(&text(v, "status").unwrap_or_default()) },
-        other if super::envelope::is_quiet_event(other) => LoomEvent::Telemetry { event_type: other.to_string() },
+        other if is_quiet_event(other) => LoomEvent::Telemetry { event_type: other.to_string() },
         other => LoomEvent::Unknown { event_type: other.to_string(), data: data.to_string() },
     }
 }

@@ -27,12 +27,14 @@
 //!   [`format_submitted`], [`format_still_running`] and [`format_not_started`] cover `wait: false`, a
 //!   broken stream and an unreachable orchestrator ([`failure_message`] explains that one, CORS included).
 //!
-//! - `request.rs`: the requests; `decode.rs`: the responses and events, read tolerantly;
+//! - `request.rs`: the requests; `decode.rs`: the responses and events, read tolerantly (`quiet.rs`: the
+//!   events it folds as telemetry); `envelope.rs`: which stream an event came from;
 //! - `progress.rs`: the fold behind the live checklist; `report.rs`: the texts the model and the user read.
 
 mod decode;
 mod envelope;
 mod progress;
+mod quiet;
 mod report;
 mod request;
 
@@ -40,11 +42,11 @@ mod request;
 mod tests;
 
 pub use decode::{
-    decode_event, decode_sse_event, parse_created_task, parse_task_status, CreatedTask, FileChange, LoomEvent,
+    decode_event, parse_created_task, parse_task_status, CreatedTask, FileChange, LoomEvent, PendingApproval,
     ProgressCounts, SubtaskInfo, TaskSnapshot,
 };
-pub use envelope::{archived_event_key, receive_sse_event, ReceivedEvent};
-pub use progress::{ChecklistItem, PendingApproval, SubtaskProgress, TaskProgress, VerificationNote};
+pub use envelope::{archived_event_key, decode_sse_event, receive_sse_event, ReceivedEvent};
+pub use progress::{ChecklistItem, SubtaskProgress, TaskProgress, VerificationNote};
 pub use report::{failure_message, format_not_started, format_result, format_still_running, format_submitted};
 pub use request::{
     approve_task_request, cancel_task_request, create_task_request, run_stream_request, task_status_request,

@@ -1,7 +1,7 @@
 //! The fold behind the live checklist: [`TaskProgress`] takes events and status snapshots, bounded by
 //! [`MAX_TRACKED`].
 
-use super::decode::{merge_file, FileChange, LoomEvent, SubtaskInfo, TaskSnapshot};
+use super::decode::{merge_file, FileChange, LoomEvent, PendingApproval, SubtaskInfo, TaskSnapshot};
 use super::MAX_TRACKED;
 use crate::TaskStatus;
 
@@ -27,20 +27,6 @@ pub struct SubtaskProgress {
     /// The orchestrator holds this step for the user's decision (`approval_requested`), until the next
     /// event that says it was decided.
     pub approval: Option<PendingApproval>,
-}
-
-/// A step the orchestrator holds until the user approves or rejects it (Loom's `approval_requested`
-/// with `approval_mode: "manual"`); answered with [`crate::delegate::respond_to_approval`].
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub struct PendingApproval {
-    /// The subtask held, as the decision must name it.
-    pub subtask_id: String,
-    /// What the step did or will do (Loom's `proposed_action`: the step's result summary).
-    pub proposed_action: String,
-    /// Why it is held (Loom: "Confidence medium (0.62)").
-    pub reason: String,
-    /// Loom's risk level (its confidence band: `high`, `medium`, `low` …); empty when not given.
-    pub risk_level: String,
 }
 
 /// One line of the checklist as sent to a UI: what the step is, where it stands, and its summary or error.

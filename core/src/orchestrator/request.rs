@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use crate::provider::{join_url, HttpRequest};
+use crate::transport::{join_url, HttpRequest};
 
 /// What `delegate_task` hands the orchestrator.
 #[derive(Debug, Clone, PartialEq)]

@@ -22,7 +22,7 @@ use serde_json::{json, Value};
 
 use super::stream::{Block, CallState, StreamDecoder, StreamEvent};
 use super::{unlinked_result_text, ModelSettings, DEFAULT_ANTHROPIC_MAX_TOKENS};
-use crate::context::ContextMessage;
+use crate::message::ContextMessage;
 use crate::sse::SseEvent;
 use crate::Role;
 

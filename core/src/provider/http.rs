@@ -1,112 +1,13 @@
-//! Failures before a reply streams: [`ModelError`], classifying HTTP statuses and `fetch` failures with
+//! Failures before a reply streams: classifying [`ModelError`]s from HTTP statuses and `fetch` failures with
 //! advice for the user, `Retry-After`, and the bounded [`retry_plan`].
 
-use std::fmt;
 use std::time::Duration;
 
 use serde_json::Value;
 
 use super::stream::StreamFailure;
 use super::{MAX_RETRIES, MAX_RETRY_WAIT_SECS};
-
-/// Why a request to the model endpoint failed before any reply streamed. `message` says what happened
-/// and what to do.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ModelError {
-    /// 401/403: the key is missing, wrong or not allowed. Never retried.
-    Auth {
-        /// What happened and what to do, for the user.
-        message: String,
-    },
-    /// 429: too many requests; `retry_after_secs` from the `Retry-After` header, when it had one.
-    RateLimited {
-        /// Seconds the endpoint asked us to wait; `None` when it did not say.
-        retry_after_secs: Option<u64>,
-        /// What happened and what to do, for the user.
-        message: String,
-    },
-    /// The account has no quota or credit left (429 `insufficient_quota`, 402, "credit balance too low").
-    /// Never retried.
-    Quota {
-        /// What happened and what to do, for the user.
-        message: String,
-    },
-    /// 5xx (and 408): a failure on the endpoint's side; retried with backoff.
-    Server {
-        /// The HTTP status the endpoint answered.
-        status: u16,
-        /// What happened and what to do, for the user.
-        message: String,
-    },
-    /// Other 4xx: the request itself is wrong (model name, base URL, context too long). Never retried.
-    BadRequest {
-        /// The HTTP status the endpoint answered.
-        status: u16,
-        /// What happened and what to do, with the endpoint's own error message when it sent one.
-        message: String,
-    },
-    /// The endpoint could not be reached (offline, DNS, refused, reset). Retried with backoff.
-    Network {
-        /// What happened and what to do, for the user.
-        message: String,
-    },
-    /// The browser blocked the response because the endpoint does not allow this page's origin. Never
-    /// retried: the endpoint's configuration must change.
-    Cors {
-        /// What happened and what to do, for the user.
-        message: String,
-    },
-    /// The reply stream was malformed or carried the provider's own error (the partial reply is saved).
-    BadReply {
-        /// What was wrong with the reply.
-        message: String,
-    },
-}
-
-impl ModelError {
-    /// What happened and what to do, as shown to the user (every variant carries one).
-    pub fn message(&self) -> &str {
-        match self {
-            ModelError::Auth { message }
-            | ModelError::RateLimited { message, .. }
-            | ModelError::Quota { message }
-            | ModelError::Server { message, .. }
-            | ModelError::BadRequest { message, .. }
-            | ModelError::Network { message }
-            | ModelError::Cors { message }
-            | ModelError::BadReply { message } => message,
-        }
-    }
-
-    /// The [`crate::ErrorKind`] of this failure.
-    pub fn kind(&self) -> crate::ErrorKind {
-        use crate::ErrorKind as K;
-        match self {
-            ModelError::Auth { .. } => K::Auth,
-            ModelError::RateLimited { .. } => K::RateLimited,
-            ModelError::Quota { .. } => K::Quota,
-            ModelError::Server { .. } => K::ModelServer,
-            ModelError::BadRequest { .. } => K::BadRequest,
-            ModelError::Network { .. } => K::Network,
-            ModelError::Cors { .. } => K::Cors,
-            ModelError::BadReply { .. } => K::BadReply,
-        }
-    }
-}
-
-impl fmt::Display for ModelError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.message())
-    }
-}
-
-impl std::error::Error for ModelError {}
-
-impl From<ModelError> for crate::Error {
-    fn from(e: ModelError) -> crate::Error {
-        crate::Error::Model(e)
-    }
-}
+use crate::error::ModelError;
 
 impl From<StreamFailure> for crate::Error {
     fn from(e: StreamFailure) -> crate::Error {
@@ -322,14 +223,7 @@ pub(super) fn parse_http_date(s: &str) -> Option<i64> {
     if !(0..24).contains(h) || !(0..60).contains(m) || !(0..61).contains(sec) {
         return None;
     }
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
+    let days = crate::time::days_from_civil(year, month, day);
     Some(days * 86_400 + h * 3600 + m * 60 + sec)
 }
 

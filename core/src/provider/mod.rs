@@ -7,11 +7,12 @@
 //! builds them) are converted by hand into each format's own serde types; nothing outside this module sees
 //! provider JSON.
 //!
-//! - this file: the settings ([`ModelSettings`], [`ProviderKind`]), [`HttpRequest`] and [`build_request`];
+//! - this file: the settings ([`ModelSettings`], [`ProviderKind`]) and [`build_request`] (an
+//!   [`HttpRequest`], see `transport`);
 //! - `openai.rs`, `anthropic.rs`: each format's request body and stream events;
 //! - `stream.rs`: [`StreamDecoder`] and what it yields ([`StreamEvent`], [`AssistantMessage`],
 //!   [`StreamFailure`]);
-//! - `http.rs`: [`ModelError`], HTTP failure classification and the [`retry_plan`];
+//! - `http.rs`: HTTP failure classification and the [`retry_plan`];
 //! - `models.rs`: the endpoint's model list ([`models_request`], [`parse_models`], [`ListedModel`]).
 //!
 //! The API key is never part of any `Debug` output ([`ModelSettings`], [`HttpRequest`]).
@@ -25,9 +26,12 @@ mod stream;
 #[cfg(test)]
 mod tests;
 
+pub use crate::error::ModelError;
+pub(crate) use crate::transport::join_url;
+pub use crate::transport::HttpRequest;
 pub use http::{
     classify_fetch_failure, classify_http_error, classify_http_error_at, cors_error, name_refused_images,
-    network_error, parse_retry_after, retry_plan, ModelError,
+    network_error, parse_retry_after, retry_plan,
 };
 pub use models::{models_request, parse_models, ListedModel};
 pub use stream::{decode_body, AssistantMessage, FailureKind, StreamDecoder, StreamEvent, StreamFailure, TokenUsage};
@@ -37,7 +41,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::context::ContextMessage;
+use crate::message::ContextMessage;
 
 /// The `anthropic-version` header value this module speaks.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -153,61 +157,9 @@ impl fmt::Debug for ModelSettings {
     }
 }
 
-/// An HTTP request to make with `fetch`. `Debug` hides credential headers.
-#[derive(Clone, PartialEq, Eq)]
-pub struct HttpRequest {
-    /// The HTTP method: `POST`, `GET` or `DELETE`.
-    pub method: String,
-    /// The full URL, base URL and path joined.
-    pub url: String,
-    /// Header names (lowercase as built here) and values, in order.
-    pub headers: Vec<(String, String)>,
-    /// The request body: JSON text, or empty when there is none.
-    pub body: String,
-}
-
-impl HttpRequest {
-    /// The value of header `name` (case-insensitive).
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
-    }
-}
-
-const SECRET_HEADERS: [&str; 2] = ["authorization", "x-api-key"];
-
-impl fmt::Debug for HttpRequest {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let headers: Vec<(&str, &str)> = self
-            .headers
-            .iter()
-            .map(|(k, v)| {
-                let secret = SECRET_HEADERS.iter().any(|s| k.eq_ignore_ascii_case(s));
-                (k.as_str(), if secret { "<redacted>" } else { v.as_str() })
-            })
-            .collect();
-        f.debug_struct("HttpRequest")
-            .field("method", &self.method)
-            .field("url", &self.url)
-            .field("headers", &headers)
-            .field("body", &self.body)
-            .finish()
-    }
-}
-
-/// `base` joined with `path` (which starts with `/`): trailing slashes and surrounding spaces are
-/// ignored, and a base that already ends with `path` is used as it is.
 /// Standard base64 (with padding), as data URLs and Anthropic's image sources take it.
 pub(crate) fn base64(bytes: &[u8]) -> String {
     crate::attachment::to_base64(bytes)
-}
-
-pub(crate) fn join_url(base: &str, path: &str) -> String {
-    let base = base.trim().trim_end_matches('/');
-    if base.ends_with(path) {
-        base.to_string()
-    } else {
-        format!("{base}{path}")
-    }
 }
 
 /// The streaming request for `messages`, offering `tools` (OpenAI function format; none: no tools).

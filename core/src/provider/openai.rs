@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use super::stream::{error_text_detail, error_value_detail, CallState, StreamDecoder, StreamEvent};
 use super::{unlinked_result_text, ModelSettings};
-use crate::context::ContextMessage;
+use crate::message::ContextMessage;
 use crate::sse::SseEvent;
 use crate::Role;
 

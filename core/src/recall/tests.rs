@@ -1,19 +1,19 @@
 //! Tests of `conversation_recall`: argument parsing, each action against a test archive, the output cap.
 
 use super::*;
-use crate::test_support::{Archive, Convo};
+use crate::test_support::{Convo, TestArchive};
 use crate::tokens::estimate_tokens;
 use crate::TurnStatus;
 use expect_test::{expect, Expect};
 
 /// Runs `args` against the test archive (session "s1") and compares the text.
-fn check(archive: &Archive, args: &str, expect: Expect) {
+fn check(archive: &TestArchive, args: &str, expect: Expect) {
     let out = run_recall(archive, "s1", args);
     assert!(estimate_tokens(&out) <= RECALL_TOKEN_CAP, "over the cap: {} tokens", estimate_tokens(&out));
     expect.assert_eq(&out);
 }
 
-fn archive() -> Archive {
+fn archive() -> TestArchive {
     let mut c = Convo::new();
     c.user("Can you add JWT refresh token support? We use JWT.")
         .calls("I'll read the auth module first.", &[("c1", "read_file", r#"{"path":"src/auth.py"}"#)])
@@ -30,7 +30,7 @@ fn archive() -> Archive {
         .result("c3", "edit_file", "ok")
         .assistant("Fixed: refresh tokens now rotate.")
         .status(TurnStatus::Interrupted);
-    let mut archive = Archive::new();
+    let mut archive = TestArchive::new();
     archive.add_session("s1", "Auth work", "/home/ana/shop", c.build());
     let mut other = Convo::new();
     other.user("In the billing service, the refresh token lives in Redis.").assistant("Noted.");
@@ -257,7 +257,7 @@ fn huge_outputs_are_shortened_then_old_hits_dropped() {
             .calls("", &[(&id, "bash", r#"{"command":"cat huge.log"}"#)])
             .result(&id, "bash", &big);
     }
-    let mut a = Archive::new();
+    let mut a = TestArchive::new();
     a.add_session("s1", "Logs", "/w", c.build());
     let out = run_recall(&a, "s1", r#"{"action":"search","query":"needle","limit":50}"#);
     assert!(estimate_tokens(&out) <= RECALL_TOKEN_CAP, "{} tokens", estimate_tokens(&out));
@@ -283,7 +283,7 @@ fn huge_outputs_are_shortened_then_old_hits_dropped() {
     for i in 1..=150 {
         c.user(&format!("turn {i} {}", "long text ".repeat(100)));
     }
-    let mut a = Archive::new();
+    let mut a = TestArchive::new();
     a.add_session("s1", "Long", "/w", c.build());
     let out = run_recall(&a, "s1", r#"{"action":"range","start_turn":1,"end_turn":150}"#);
     assert!(estimate_tokens(&out) <= RECALL_TOKEN_CAP);
@@ -320,7 +320,7 @@ fn a_single_long_turn_is_read_page_by_page() {
     let text: String = (0..40_000).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
     let mut c = Convo::new();
     c.user("hi").calls("", &[("c1", "read_file", r#"{"path":"big.txt"}"#)]).result("c1", "read_file", &text);
-    let mut a = Archive::new();
+    let mut a = TestArchive::new();
     a.add_session("s1", "Big", "/w", c.build());
     let first = run_recall(&a, "s1", r#"{"action":"range","start_turn":3,"end_turn":3}"#);
     assert!(estimate_tokens(&first) <= RECALL_TOKEN_CAP);
@@ -342,7 +342,7 @@ fn a_range_over_a_huge_span_is_capped() {
     for i in 0..300 {
         c.user(&format!("m{i}"));
     }
-    let mut a = Archive::new();
+    let mut a = TestArchive::new();
     a.add_session("s1", "Many", "/w", c.build());
     let out = run_recall(&a, "s1", r#"{"action":"range","start_turn":1,"end_turn":1000000}"#);
     assert!(out.starts_with("Turns 1..200 (the session has 300 turns):\n\n[Turn 1] user: m0\n"), "{}", &out[..120]);

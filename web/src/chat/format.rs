@@ -206,18 +206,8 @@ pub fn full_time(ms: i64) -> String {
 }
 
 /// The UTC calendar date (year, month, day) of `ms`, for the native rendering only (the browser
-/// uses `Intl`). Howard Hinnant's `civil_from_days`.
-pub(crate) fn utc_date(ms: i64) -> (i64, i64, i64) {
-    let z = ms.div_euclid(86_400_000) + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
-}
+/// uses `Intl`).
+pub(crate) use cowork_core::time::utc_date;
 
 /// The browser's `Intl`, with its default locale (the user's language) and time zone.
 #[cfg(target_arch = "wasm32")]

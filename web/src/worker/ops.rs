@@ -325,9 +325,15 @@ async fn send(
     let mut on_event = |e: AgentEvent| emit(wire_event(e, &session_id));
     // Background (`wait: false`) tasks that have ended since: their results join the conversation first.
     if let (Some(base), Answer::Now) = (&settings.orchestrator_url, answer) {
-        let _ =
-            cowork_core::delegate::deliver_pending_tasks(archive, transport, base, &session_id, false, &mut on_event)
-                .await;
+        let _ = cowork_core::agent::delegate::deliver_pending_tasks(
+            archive,
+            transport,
+            base,
+            &session_id,
+            false,
+            &mut on_event,
+        )
+        .await;
     }
     let ran = match message {
         Some((text, metadata, attachments)) if answer == Answer::Later => {

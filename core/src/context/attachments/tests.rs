@@ -3,6 +3,7 @@ use std::collections::HashMap;
 
 use super::*;
 use crate::context::{assemble_context, ContextSettings};
+use crate::message::UNKNOWN_IMAGE_TOKENS;
 use crate::state::SessionState;
 use crate::test_support::Convo;
 use crate::{NewAttachment, Role};

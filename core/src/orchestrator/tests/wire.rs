@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 
 use super::*;
-use crate::provider::HttpRequest;
+use crate::transport::HttpRequest;
 
 #[test]
 fn requests() {

@@ -5,7 +5,7 @@
 use expect_test::{expect, Expect};
 use serde_json::Value;
 
-use crate::context::{fenced, ContextMessage, ImagePart, ImageTokens};
+use crate::message::{ContextMessage, ImagePart, ImageTokens};
 use crate::provider::*;
 use crate::{NewAttachment, Role};
 
@@ -20,13 +20,13 @@ fn tiny_png() -> Vec<u8> {
 fn messages() -> Vec<ContextMessage> {
     let png = tiny_png();
     let image = NewAttachment::new("shot.png", "image/png", png.clone()).examine();
-    let script = NewAttachment::new("tool.py", "", b"print('hi')\n".to_vec()).examine();
-    let text = format!("What do these do?\n\n{}", fenced(&script, "print('hi')\n"));
+    // The text file as context assembly inlines it (`context::fenced`).
+    let text = "What do these do?\n\n[file: tool.py, 12 B, text/plain]\n```\nprint('hi')\n```";
     let plain = |role, content: &str| ContextMessage::new(role, content);
     let tokens = ImageTokens::OpenAi.of(image.width, image.height);
     vec![
         plain(Role::System, "You are Cowork."),
-        ContextMessage { images: vec![ImagePart { attachment: image, tokens, data: png }], ..plain(Role::User, &text) },
+        ContextMessage { images: vec![ImagePart { attachment: image, tokens, data: png }], ..plain(Role::User, text) },
     ]
 }
 

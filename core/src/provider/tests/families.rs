@@ -7,7 +7,7 @@
 use expect_test::{expect, Expect};
 use serde_json::{json, Value};
 
-use crate::context::{ContextMessage, ReasoningReplay};
+use crate::message::{ContextMessage, ReasoningReplay};
 use crate::provider::*;
 use crate::{Role, ToolCall};
 

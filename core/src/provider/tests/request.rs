@@ -3,7 +3,7 @@
 use expect_test::{expect, Expect};
 use serde_json::{json, Value};
 
-use crate::context::ContextMessage;
+use crate::message::ContextMessage;
 use crate::provider::*;
 use crate::{Role, ToolCall};
 
@@ -546,7 +546,7 @@ fn the_api_key_never_shows_in_debug_output() {
 /// the turns' metadata: a DeepSeek-style reply with a tool call (its `reasoning_content` goes back), a
 /// Groq-style one (`reasoning` field: nothing goes back) and a plain reply without calls.
 fn reasoning_conversation(blocks: Vec<Value>, reasoning_content: Option<&str>) -> Vec<ContextMessage> {
-    let replay = crate::context::ReasoningReplay {
+    let replay = crate::message::ReasoningReplay {
         reasoning_content: reasoning_content.map(str::to_string),
         blocks,
         ..Default::default()
@@ -765,7 +765,7 @@ fn the_reply_limit_field_follows_the_model_name() {
 /// What the agent loop stores in a turn's metadata comes back as the replay context assembly attaches.
 #[test]
 fn reasoning_replay_is_read_from_the_turn_metadata() {
-    use crate::context::ReasoningReplay;
+    use crate::message::ReasoningReplay;
     let deepseek = json!({"reasoning": "Think.", "reasoning_field": "reasoning_content"});
     assert_eq!(
         ReasoningReplay::from_metadata(&deepseek),

@@ -14,7 +14,7 @@
 //! ordered yet keeps our value (ours will come later and win). Our own messages coming back only
 //! confirm them, and carry out our deletes where the stream ordered them.
 
-use super::message::{Change, SessionField, SessionRecord, SyncMessage, TurnRecord, TurnUpdate};
+use super::message::{SessionField, SessionRecord, SyncChange, SyncMessage, TurnRecord, TurnUpdate};
 use super::place::{bump, exists, place, row_of, Arrival};
 use super::{device, pending, rebase, set_capture};
 use crate::error::{Context, Error, Result};
@@ -53,7 +53,7 @@ impl Store {
         // where the stream put them) come in between: a batch that only confirms our own changes leaves
         // them in place. A device sending its whole archive reads it back in batches, and lifting every
         // still-unconfirmed turn for each would take time quadratic in the archive.
-        let reorders = |m: &SyncMessage| m.device_id != me.id || matches!(m.change, Change::SessionDeleted { .. });
+        let reorders = |m: &SyncMessage| m.device_id != me.id || matches!(m.change, SyncChange::SessionDeleted { .. });
         let lift = fresh.iter().any(|(_, m)| reorders(m)) && rebase::pending_any(&tx, space)?;
         let mut lifted = if lift { Some(rebase::lift(&tx, space)?) } else { None };
         let mut applied = Applied::default();
@@ -65,15 +65,15 @@ impl Store {
                 tx.execute("DELETE FROM sync_outbox WHERE seq <= ?1 AND space = ?2", params![msg.seq, space.key()])
                     .context("confirming our own changes")?;
                 // Our delete is carried out where the stream ordered it, as on every other device.
-                if let Change::SessionDeleted { session_id } = &msg.change {
+                if let SyncChange::SessionDeleted { session_id } = &msg.change {
                     delete_session(&tx, session_id)?;
                 }
             } else {
                 apply_change(&tx, space, msg)?;
                 applied.changes += 1;
                 match &msg.change {
-                    Change::TurnAdded(t) => applied.turns.push(t.gid.clone()),
-                    Change::SessionDeleted { session_id } => applied.deleted.push(session_id.clone()),
+                    SyncChange::TurnAdded(t) => applied.turns.push(t.gid.clone()),
+                    SyncChange::SessionDeleted { session_id } => applied.deleted.push(session_id.clone()),
                     _ => {}
                 }
             }
@@ -120,12 +120,12 @@ pub struct Applied {
 
 fn apply_change(conn: &Connection, space: &Space, msg: &SyncMessage) -> Result<()> {
     match &msg.change {
-        Change::SessionCreated(rec) => create_session(conn, rec),
-        Change::SessionField { session_id, field } => set_field(conn, space, session_id, field),
-        Change::SessionDeleted { session_id } => delete_session(conn, session_id),
-        Change::TurnAdded(rec) => add_turn(conn, msg, rec),
-        Change::TurnUpdated(u) => update_turn(conn, space, u),
-        Change::Workspace(ws) => {
+        SyncChange::SessionCreated(rec) => create_session(conn, rec),
+        SyncChange::SessionField { session_id, field } => set_field(conn, space, session_id, field),
+        SyncChange::SessionDeleted { session_id } => delete_session(conn, session_id),
+        SyncChange::TurnAdded(rec) => add_turn(conn, msg, rec),
+        SyncChange::TurnUpdated(u) => update_turn(conn, space, u),
+        SyncChange::Workspace(ws) => {
             if !pending(conn, space, "workspace", &ws.workspace, "")? {
                 crate::store::workspaces::upsert(conn, ws).context("saving synced workspace settings")?;
             }

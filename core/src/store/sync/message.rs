@@ -18,14 +18,14 @@ pub struct SyncMessage {
     /// The change's place in its device's outbox: a device's own messages come back in this order.
     pub seq: i64,
     /// What changed.
-    pub change: Change,
+    pub change: SyncChange,
 }
 
 /// What a message changes. Externally tagged (`{"turn_added": {…}}`): serde reads that without
 /// buffering, where an internal tag costs the worker's wasm tens of kilobytes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Change {
+pub enum SyncChange {
     /// A new session (a fork names the turn it forks after by gid as well as by number).
     SessionCreated(SessionRecord),
     /// One field of a session changed; the last in stream order wins.
@@ -48,17 +48,17 @@ pub enum Change {
     Workspace(WorkspaceSettings),
 }
 
-impl Change {
+impl SyncChange {
     /// What the message is about, for logs and the server's subject (ids only, never content).
     pub fn subject(&self) -> String {
         match self {
-            Change::SessionCreated(s) => format!("session.{}", s.id),
-            Change::SessionField { session_id, .. } | Change::SessionDeleted { session_id } => {
+            SyncChange::SessionCreated(s) => format!("session.{}", s.id),
+            SyncChange::SessionField { session_id, .. } | SyncChange::SessionDeleted { session_id } => {
                 format!("session.{session_id}")
             }
-            Change::TurnAdded(t) => format!("turn.{}", t.gid),
-            Change::TurnUpdated(t) => format!("turn.{}", t.gid),
-            Change::Workspace(_) => "workspace".to_owned(),
+            SyncChange::TurnAdded(t) => format!("turn.{}", t.gid),
+            SyncChange::TurnUpdated(t) => format!("turn.{}", t.gid),
+            SyncChange::Workspace(_) => "workspace".to_owned(),
         }
     }
 }
@@ -95,7 +95,7 @@ pub struct SessionRecord {
     pub fork_gid: Option<String>,
 }
 
-/// A session field that sync carries, with its value (externally tagged, as [`Change`]).
+/// A session field that sync carries, with its value (externally tagged, as [`SyncChange`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SessionField {

@@ -23,7 +23,7 @@ mod rebase;
 
 pub use apply::Applied;
 pub use message::{
-    AttachmentRecord, Change, SessionField, SessionRecord, SyncMessage, ToolExecutionRecord, TurnRecord, TurnUpdate,
+    AttachmentRecord, SessionField, SessionRecord, SyncChange, SyncMessage, ToolExecutionRecord, TurnRecord, TurnUpdate,
 };
 
 use super::Store;
@@ -173,8 +173,8 @@ pub fn applicable_while_writing(batch: &[(i64, SyncMessage)], own_device: &str, 
         .position(|(_, m)| {
             m.device_id != own_device
                 && match &m.change {
-                    Change::TurnAdded(t) => t.session_id == writing,
-                    Change::SessionDeleted { session_id } => session_id == writing,
+                    SyncChange::TurnAdded(t) => t.session_id == writing,
+                    SyncChange::SessionDeleted { session_id } => session_id == writing,
                     _ => false,
                 }
         })

@@ -3,7 +3,7 @@
 //! when it is published again.
 
 use super::message::{
-    AttachmentRecord, Change, SessionField, SessionRecord, SyncMessage, ToolExecutionRecord, TurnRecord, TurnUpdate,
+    AttachmentRecord, SessionField, SessionRecord, SyncChange, SyncMessage, ToolExecutionRecord, TurnRecord, TurnUpdate,
 };
 use super::{device, mark, SyncDevice};
 use crate::error::{Context, Error, Result};
@@ -56,7 +56,7 @@ impl Store {
     }
 }
 
-fn message(me: &SyncDevice, seq: i64, change: Change) -> SyncMessage {
+fn message(me: &SyncDevice, seq: i64, change: SyncChange) -> SyncMessage {
     SyncMessage { id: format!("{}:{seq}", me.id), device_id: me.id.clone(), device_name: me.name.clone(), seq, change }
 }
 
@@ -88,15 +88,15 @@ fn superseded(conn: &Connection, e: &Entry) -> Result<bool> {
 }
 
 /// The message of one entry, from its row as it is now; `None` when the row is gone.
-fn change(conn: &Connection, e: &Entry) -> Result<Option<Change>> {
+fn change(conn: &Connection, e: &Entry) -> Result<Option<SyncChange>> {
     Ok(match e.kind.as_str() {
-        "session" => session_record(conn, &e.key)?.map(Change::SessionCreated),
+        "session" => session_record(conn, &e.key)?.map(SyncChange::SessionCreated),
         "session_field" => session_field(conn, &e.key, &e.field)?
-            .map(|field| Change::SessionField { session_id: e.key.clone(), field }),
-        "session_deleted" => Some(Change::SessionDeleted { session_id: e.key.clone() }),
-        "turn" => turn_record(conn, &e.key)?.map(Change::TurnAdded),
-        "turn_update" => turn_update(conn, &e.key)?.map(Change::TurnUpdated),
-        "workspace" => super::super::workspaces::get(conn, &e.key)?.map(Change::Workspace),
+            .map(|field| SyncChange::SessionField { session_id: e.key.clone(), field }),
+        "session_deleted" => Some(SyncChange::SessionDeleted { session_id: e.key.clone() }),
+        "turn" => turn_record(conn, &e.key)?.map(SyncChange::TurnAdded),
+        "turn_update" => turn_update(conn, &e.key)?.map(SyncChange::TurnUpdated),
+        "workspace" => super::super::workspaces::get(conn, &e.key)?.map(SyncChange::Workspace),
         other => return Err(Error::Invalid(format!("the sync outbox holds an unknown kind of change {other:?}"))),
     })
 }

@@ -20,7 +20,7 @@
 
 use std::collections::HashSet;
 
-use crate::agent::{AgentEvent, HttpResponse, ResponseBody, ToolOutcome, Transport};
+use super::{AgentEvent, ToolOutcome};
 use crate::orchestrator::{
     approve_task_request, archived_event_key, create_task_request, decode_event, format_not_started, format_result,
     format_still_running, format_submitted, parse_created_task, parse_task_status, receive_sse_event,
@@ -29,6 +29,7 @@ use crate::orchestrator::{
 };
 use crate::sse::SseParser;
 use crate::store::{SharedStore, Store};
+use crate::transport::{HttpRequest, HttpResponse, ResponseBody, Transport};
 use crate::{Result, TaskRecord, TaskStatus, ToolCall};
 use serde_json::Value;
 
@@ -467,10 +468,7 @@ pub async fn respond_to_approval<T: Transport>(
 }
 
 /// Sends a request and reads the whole body (bounded to 1 MiB).
-async fn fetch_text<T: Transport>(
-    transport: &T,
-    req: &crate::provider::HttpRequest,
-) -> std::result::Result<(u16, String), String> {
+async fn fetch_text<T: Transport>(transport: &T, req: &HttpRequest) -> std::result::Result<(u16, String), String> {
     let mut resp = transport.send(req).await.map_err(|e| format!("{e:?}"))?;
     let mut body = Vec::new();
     while let Some(chunk) = resp.body.chunk().await {
