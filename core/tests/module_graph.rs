@@ -19,21 +19,10 @@
 //! Names brought in by a glob of a sibling (`use super::sibling::*`) are not followed further; the glob's
 //! path itself is an edge.
 //!
-//! The store's own modules still hold three circles (see [`TOLERATED`]); they are listed, not hidden:
-//! the test fails when a new circle appears anywhere, and also when a listed one is gone (so the list
-//! shrinks as they are untied).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
-
-/// Circles known today, all inside `store` (the sync code and the session/workspace rows it writes):
-/// tolerated until the store is reworked, each exactly as the report prints it.
-const TOLERATED: &[&str] = &[
-    "store::sessions → store::sync → store::sessions",
-    "store::sync → store::workspaces → store::sync",
-    "store::sync::apply → store::sync::rebase → store::sync::apply",
-];
 
 /// A module path below the crate root, e.g. `["orchestrator", "decode"]`.
 type ModPath = Vec<String>;
@@ -469,14 +458,9 @@ fn no_sibling_modules_form_a_cycle() {
     let krate = Crate::new(&files);
     let edges = sibling_edges(&files, &krate);
     let mut report = Vec::new();
-    let mut seen = BTreeSet::new();
     for (parent, level) in &edges {
         for cycle in cycles(level) {
             let path = cycle.iter().map(|n| show(parent, n)).collect::<Vec<_>>().join(" → ");
-            seen.insert(path.clone());
-            if TOLERATED.contains(&path.as_str()) {
-                continue;
-            }
             let mut text = format!("cycle: {path}");
             for pair in cycle.windows(2) {
                 let at = &level[&(pair[0].clone(), pair[1].clone())];
@@ -486,8 +470,6 @@ fn no_sibling_modules_form_a_cycle() {
         }
     }
     assert!(report.is_empty(), "the core's modules form cycles:\n{}", report.join("\n"));
-    let gone: Vec<&&str> = TOLERATED.iter().filter(|t| !seen.contains(**t)).collect();
-    assert!(gone.is_empty(), "tolerated cycles no longer found (remove them from TOLERATED): {gone:?}");
 }
 
 #[test]

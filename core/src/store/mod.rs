@@ -14,6 +14,7 @@
 
 mod attachments;
 mod branches;
+mod capture;
 mod export;
 mod export_chatgpt;
 mod foreign;
@@ -29,6 +30,7 @@ mod sessions;
 mod shared;
 mod sources;
 pub mod sync;
+mod synced;
 mod tasks;
 mod turns;
 mod workspaces;

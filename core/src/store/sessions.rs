@@ -241,23 +241,6 @@ impl Store {
         self.get_session(&row.id)
     }
 
-    /// Deletes a whole session, its turns, tool executions, tasks and manifests. Forks of it keep
-    /// their content: the turns they inherit are copied into them first.
-    ///
-    /// With sync enabled the session is hidden at once and deleted when the stream orders the delete
-    /// (`sync` module): what other devices wrote to it before that still lands, then goes with it.
-    pub fn delete_session(&mut self, id: &str) -> Result<()> {
-        self.get_session(id)?;
-        let tx = self.conn.transaction().context("starting to delete a session")?;
-        let space = if super::sync::enabled(&tx)? { super::sync::space_of(&tx, id)? } else { None };
-        if let Some(space) = space {
-            super::sync::queue_delete(&tx, &space, id)?;
-        } else {
-            delete_in(&tx, id)?;
-        }
-        tx.commit().context(format!("deleting session {id}"))
-    }
-
     /// The session row, its last `last_n` turns and its unfinished tasks: everything to continue.
     pub fn resume(&self, id: &str, last_n: usize) -> Result<Resumed> {
         let session = self.get_session(id)?;
@@ -312,7 +295,7 @@ pub(super) fn segments(conn: &Connection, session_id: &str) -> Result<Vec<Segmen
     }
 }
 
-/// Deletes session `id` inside the caller's transaction (see [`Store::delete_session`]). The copies
+/// Deletes session `id` inside the caller's transaction (`Store::delete_session`, `synced.rs`). The copies
 /// its forks receive are not sync changes of their own: every device that applies the delete makes
 /// the same copies.
 pub(super) fn delete_in(conn: &Connection, id: &str) -> Result<()> {
@@ -320,7 +303,7 @@ pub(super) fn delete_in(conn: &Connection, id: &str) -> Result<()> {
         .prepare("SELECT id, fork_turn FROM sessions WHERE parent_session_id = ?1")
         .and_then(|mut s| s.query_map([id], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
         .context(format!("finding forks of session {id}"))?;
-    let capture = super::sync::capture(conn)?;
+    let capture = super::capture::capture(conn)?;
     if capture.is_some() {
         conn.execute("UPDATE sync_meta SET capture = 0", []).context("pausing sync capture")?;
     }

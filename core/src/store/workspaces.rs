@@ -2,7 +2,7 @@
 //! ([`WorkspaceSettings::unset`]).
 
 use super::Store;
-use crate::error::{Context, Error, Result};
+use crate::error::{Context, Result};
 use crate::{SyncScope, WorkspaceSettings};
 use rusqlite::{Connection, OptionalExtension, Row};
 
@@ -49,31 +49,6 @@ impl Store {
     /// The settings of `workspace` (the defaults when none were saved).
     pub fn workspace_settings(&self, workspace: &str) -> Result<WorkspaceSettings> {
         Ok(get(&self.conn, workspace)?.unwrap_or_else(|| WorkspaceSettings::unset(workspace)))
-    }
-
-    /// Saves a workspace's settings (the directory trimmed), stamping them with the time of the change.
-    ///
-    /// With sync on, a workspace that moves to another space sends its sessions there whole (they
-    /// stay in the space they were in: other devices there keep them), and the space it leaves is
-    /// told where it went.
-    pub fn set_workspace_settings(&mut self, settings: &WorkspaceSettings) -> Result<WorkspaceSettings> {
-        if let SyncScope::Team(name) = &settings.sync {
-            if !crate::valid_space_name(name) {
-                return Err(Error::Invalid(format!(
-                    "a team space is named with 1–64 letters, digits, - and _, not {name:?}"
-                )));
-            }
-        }
-        let saved = WorkspaceSettings { updated_at: self.tick(), ..settings.clone() };
-        let what = || format!("saving the settings of workspace {:?}", settings.workspace);
-        let tx = self.conn.transaction().context(what())?;
-        let before = get(&tx, &settings.workspace)?.map(|w| w.sync).unwrap_or_default();
-        upsert(&tx, &saved).context(what())?;
-        if before != saved.sync {
-            super::sync::scope_changed(&tx, &saved.workspace, &before, &saved.sync)?;
-        }
-        tx.commit().context(what())?;
-        Ok(WorkspaceSettings { orchestrator_dir: saved.orchestrator_dir.trim().to_owned(), ..saved })
     }
 
     /// Every saved workspace's settings, by label.

@@ -15,7 +15,7 @@
 //! confirm them, and carry out our deletes where the stream ordered them.
 
 use super::message::{SessionField, SessionRecord, SyncChange, SyncMessage, TurnRecord, TurnUpdate};
-use super::place::{bump, exists, place, row_of, Arrival};
+use super::place::{bump, exists, fork_point, place, row_of, write_field, Arrival};
 use super::{device, pending, rebase, set_capture};
 use crate::error::{Context, Error, Result};
 use crate::store::rows::{self, TurnRow};
@@ -167,56 +167,11 @@ fn create_session(conn: &Connection, rec: &SessionRecord) -> Result<()> {
     rows::insert_session(conn, &row).context(format!("adding the synced session {}", rec.id))
 }
 
-/// Where a synced fork starts: its parent as named when the turn there is still that turn, else
-/// the session that holds that turn now (sync placed it in a conflict fork or recovered it); a
-/// session of its own when the parent is gone.
-pub(super) fn fork_point(
-    conn: &Connection,
-    parent: Option<&str>,
-    fork_turn: Option<i64>,
-    fork_gid: Option<&str>,
-) -> Result<(Option<String>, Option<i64>)> {
-    let (Some(parent), Some(k)) = (parent, fork_turn) else { return Ok((None, None)) };
-    let parent_there = exists(conn, parent)?;
-    if k == 0 {
-        return Ok(if parent_there { (Some(parent.to_owned()), Some(0)) } else { (None, None) });
-    }
-    let Some(gid) = fork_gid else {
-        return Ok(if parent_there { (Some(parent.to_owned()), Some(k)) } else { (None, None) });
-    };
-    if parent_there && rows::gid_at(conn, parent, k).context("reading where a fork starts")?.as_deref() == Some(gid) {
-        return Ok((Some(parent.to_owned()), Some(k)));
-    }
-    Ok(match row_of(conn, gid)? {
-        Some((owner, n)) => (Some(owner), Some(n)),
-        None => (None, None),
-    })
-}
-
 fn set_field(conn: &Connection, space: &Space, session_id: &str, field: &SessionField) -> Result<()> {
     if !exists(conn, session_id)? || pending(conn, space, "session_field", session_id, field.name())? {
         return Ok(());
     }
     write_field(conn, session_id, field)
-}
-
-/// Writes one session field's value.
-pub(super) fn write_field(conn: &Connection, session_id: &str, field: &SessionField) -> Result<()> {
-    let done = match field {
-        SessionField::Title(t) => conn.execute("UPDATE sessions SET title = ?2 WHERE id = ?1", params![session_id, t]),
-        SessionField::Archived(a) => {
-            conn.execute("UPDATE sessions SET is_archived = ?2 WHERE id = ?1", params![session_id, a])
-        }
-        SessionField::Model(m) => conn.execute("UPDATE sessions SET model = ?2 WHERE id = ?1", params![session_id, m]),
-        SessionField::State(s) => {
-            conn.execute("UPDATE sessions SET session_state = ?2 WHERE id = ?1", params![session_id, s.to_string()])
-        }
-        SessionField::Usage { prompt_tokens, completion_tokens } => conn.execute(
-            "UPDATE sessions SET prompt_tokens = ?2, completion_tokens = ?3 WHERE id = ?1",
-            params![session_id, prompt_tokens, completion_tokens],
-        ),
-    };
-    done.context(format!("saving a synced change of session {session_id}")).map(|_| ())
 }
 
 fn delete_session(conn: &Connection, session_id: &str) -> Result<()> {

@@ -26,6 +26,7 @@ pub use message::{
     AttachmentRecord, SessionField, SessionRecord, SyncChange, SyncMessage, ToolExecutionRecord, TurnRecord, TurnUpdate,
 };
 
+use super::capture::{capture, set_capture};
 use super::Store;
 use crate::error::{Context, Result};
 use crate::{Space, SyncScope};
@@ -242,14 +243,6 @@ pub(in crate::store) fn scope_changed(
     Ok(())
 }
 
-/// Whether changes are captured for sync now: `None` while sync is off, `Some(false)` while the
-/// stream's changes are being applied.
-pub(in crate::store) fn capture(conn: &Connection) -> Result<Option<bool>> {
-    conn.query_row("SELECT capture FROM sync_meta", [], |r| r.get(0))
-        .optional()
-        .context("reading whether sync captures changes")
-}
-
 fn device(conn: &Connection) -> Result<Option<SyncDevice>> {
     conn.query_row("SELECT device_id, device_name FROM sync_meta", [], |r| {
         Ok(SyncDevice { id: r.get(0)?, name: r.get(1)? })
@@ -299,9 +292,4 @@ pub(super) fn queue_delete(conn: &Connection, space: &Space, session_id: &str) -
         })
         .context(format!("deleting session {session_id}"))
         .map(|_| ())
-}
-
-/// Switches change capture off (while applying the stream's messages) or back on.
-fn set_capture(conn: &Connection, on: bool) -> Result<()> {
-    conn.execute("UPDATE sync_meta SET capture = ?1", [on]).context("switching sync capture").map(|_| ())
 }

@@ -2,8 +2,11 @@
 //! after the turn its author saw before it (`prev_gid`); when that place is taken, into a conflict
 //! fork started by the turn (its id from the turn's gid, titled "… (on <device>)"), where the
 //! author's next turns follow it; a turn for a deleted session into the session that recovers that
-//! device's turns for it, a log where each turn goes at the end.
+//! device's turns for it, a log where each turn goes at the end. Also where a synced fork starts and
+//! how a synced session field is written: what applying the stream and replaying this device's
+//! pending changes (`rebase.rs`) both do, so neither imports the other.
 
+use super::message::SessionField;
 use crate::error::{Context, Result};
 use crate::store::rows;
 use crate::store::sessions::clip_title;
@@ -202,4 +205,49 @@ pub(super) fn bump(conn: &Connection, session_id: &str, number: i64, at: i64) ->
     )
     .context("counting a synced turn")
     .map(|_| ())
+}
+
+/// Where a synced fork starts: its parent as named when the turn there is still that turn, else
+/// the session that holds that turn now (sync placed it in a conflict fork or recovered it); a
+/// session of its own when the parent is gone.
+pub(super) fn fork_point(
+    conn: &Connection,
+    parent: Option<&str>,
+    fork_turn: Option<i64>,
+    fork_gid: Option<&str>,
+) -> Result<(Option<String>, Option<i64>)> {
+    let (Some(parent), Some(k)) = (parent, fork_turn) else { return Ok((None, None)) };
+    let parent_there = exists(conn, parent)?;
+    if k == 0 {
+        return Ok(if parent_there { (Some(parent.to_owned()), Some(0)) } else { (None, None) });
+    }
+    let Some(gid) = fork_gid else {
+        return Ok(if parent_there { (Some(parent.to_owned()), Some(k)) } else { (None, None) });
+    };
+    if parent_there && rows::gid_at(conn, parent, k).context("reading where a fork starts")?.as_deref() == Some(gid) {
+        return Ok((Some(parent.to_owned()), Some(k)));
+    }
+    Ok(match row_of(conn, gid)? {
+        Some((owner, n)) => (Some(owner), Some(n)),
+        None => (None, None),
+    })
+}
+
+/// Writes one session field's value.
+pub(super) fn write_field(conn: &Connection, session_id: &str, field: &SessionField) -> Result<()> {
+    let done = match field {
+        SessionField::Title(t) => conn.execute("UPDATE sessions SET title = ?2 WHERE id = ?1", params![session_id, t]),
+        SessionField::Archived(a) => {
+            conn.execute("UPDATE sessions SET is_archived = ?2 WHERE id = ?1", params![session_id, a])
+        }
+        SessionField::Model(m) => conn.execute("UPDATE sessions SET model = ?2 WHERE id = ?1", params![session_id, m]),
+        SessionField::State(s) => {
+            conn.execute("UPDATE sessions SET session_state = ?2 WHERE id = ?1", params![session_id, s.to_string()])
+        }
+        SessionField::Usage { prompt_tokens, completion_tokens } => conn.execute(
+            "UPDATE sessions SET prompt_tokens = ?2, completion_tokens = ?3 WHERE id = ?1",
+            params![session_id, prompt_tokens, completion_tokens],
+        ),
+    };
+    done.context(format!("saving a synced change of session {session_id}")).map(|_| ())
 }

@@ -126,7 +126,7 @@ pub(super) fn replay(conn: &Connection, space: &Space, me: &SyncDevice, lifted: 
     for (kind, key) in entries {
         if kind == "session" {
             if let Some(at) = lifted.forks.remove(&key) {
-                let (parent, k) = super::apply::fork_point(conn, Some(&at.parent), Some(at.turn), at.gid.as_deref())?;
+                let (parent, k) = super::place::fork_point(conn, Some(&at.parent), Some(at.turn), at.gid.as_deref())?;
                 conn.execute(
                     "UPDATE sessions SET parent_session_id = ?2, fork_turn = ?3 WHERE id = ?1",
                     params![key, parent, k],
@@ -179,7 +179,7 @@ pub(super) fn finish(conn: &Connection, lifted: Lifted) -> Result<()> {
     for (id, fields) in lifted.made {
         if exists(conn, &id)? {
             for field in &fields {
-                super::apply::write_field(conn, &id, field)?;
+                super::place::write_field(conn, &id, field)?;
             }
         }
     }
