@@ -92,7 +92,7 @@ SUMMARY+=("lints: cargo fmt --check, cargo clippy -D warnings (native and wasm32
 
 stage native cargo test --workspace
 stage sync-client npm --prefix web/sync test
-stage opfs-worker cargo test -p cowork-core --target wasm32-unknown-unknown --test store_opfs
+stage opfs cargo test -p cowork-core --target wasm32-unknown-unknown --test store_opfs --test opfs_refused
 stage dom cargo test -p cowork-web --target wasm32-unknown-unknown --test dom
 
 say "building the app (release) and the dev server for the end-to-end tests"
