@@ -22,7 +22,7 @@ pub use event::{Event, EVENT_CONTENT_CHARS};
 #[cfg(target_arch = "wasm32")]
 pub use files::js as files_js;
 pub use files::{thousands, FilePayload, ImportReport};
-pub use ops::{HostOptions, HostToolSpec, Lane, Op};
+pub use ops::{HostOptions, HostToolSpec, Lane, Op, Outgoing};
 pub use sync::{recovery_key, SyncSettings, SyncState, TeamSpace};
 
 pub use cowork_core::provider::ModelSettings;

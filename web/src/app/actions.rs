@@ -199,14 +199,16 @@ mod browser {
                     let key = crate::protocol::random_key();
                     let workspace = chat.workspace.get_untracked();
                     let attachments = Vec::new();
-                    let send = ops::SendMessage { session_id, workspace, text, model, key, host, attachments, offline };
+                    let message = ops::Outgoing { text, model, key, host, attachments };
+                    let send = ops::SendMessage { session_id, workspace, message, offline };
                     client.call_with_attachments(send, &files).await
                 }
                 (Ask::Continue, Some(session_id)) => client.call(ops::Continue { session_id, model, host }).await,
                 (Ask::Edit { turn_number, text }, Some(session_id)) => {
                     let key = crate::protocol::random_key();
                     let attachments = Vec::new();
-                    let edit = ops::EditMessage { session_id, turn_number, text, model, key, host, attachments };
+                    let message = ops::Outgoing { text, model, key, host, attachments };
+                    let edit = ops::EditMessage { session_id, turn_number, message };
                     client.call_with_attachments(edit, &files).await
                 }
                 (Ask::Regenerate { turn_number }, Some(session_id)) => {

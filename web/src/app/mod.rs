@@ -5,12 +5,14 @@
 mod actions;
 mod attach;
 mod backup;
+mod state;
 mod storage;
 pub(crate) mod sync;
 mod transfer;
 
 pub use backup::{BackupBanner, BackupSection, BackupState};
-pub use storage::{ImportStage, ImportState, StorageBanners, StorageDialog};
+pub use state::{ImportStage, ImportState, StorageState};
+pub use storage::{StorageBanners, StorageDialog};
 
 use crate::chat::{
     ApprovalDialog, ChatState, Conversation, DeleteDialog, DialogState, ModelPicker, Providers, SearchDialog,
@@ -21,17 +23,6 @@ use leptos::prelude::*;
 
 /// Where Trunk puts the storage worker's loader (see `index.html`).
 pub const WORKER_URL: &str = "./storage-worker_loader.js";
-
-/// What the UI knows about the archive.
-#[derive(Debug, Clone, PartialEq)]
-pub enum StorageState {
-    /// The worker has not said it is ready yet.
-    Connecting,
-    /// The archive is open, and where.
-    Ready(ReadyInfo),
-    /// Storage could not start: why, for the user.
-    Failed(String),
-}
 
 /// The whole application.
 #[component]

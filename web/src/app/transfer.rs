@@ -10,7 +10,7 @@ pub use browser::*;
 
 #[cfg(target_arch = "wasm32")]
 mod browser {
-    use super::super::storage::{ImportStage, ImportState};
+    use super::super::{ImportStage, ImportState};
     use super::*;
     use crate::chat::Notice;
     use crate::protocol::{ops, Event, FilePayload};
@@ -155,7 +155,7 @@ pub use native::*;
 
 #[cfg(not(target_arch = "wasm32"))]
 mod native {
-    use super::super::storage::ImportState;
+    use super::super::ImportState;
     use super::*;
 
     pub fn import(_: Client, _: ChatState, _: ImportState) {}

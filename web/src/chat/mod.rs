@@ -22,6 +22,7 @@ mod branches;
 mod composer;
 mod conversation;
 mod dialogs;
+mod draft;
 mod format;
 mod panel;
 mod providers;
@@ -38,11 +39,11 @@ mod workspace;
 #[cfg(test)]
 mod test_data;
 
-pub use attachments::{drop_pending, previewable, refusal, PendingFile};
 pub use branches::{BranchActions, BranchButton, BranchSwitch, EditBox};
 pub use composer::{Composer, NoticeLine};
 pub use conversation::{Conversation, TaskCards};
 pub use dialogs::{ApprovalDialog, DeleteDialog, SearchDialog};
+pub use draft::{drop_pending, previewable, refusal, PendingFile};
 pub(crate) use format::utc_date;
 pub use format::{
     announcement, clip_for_display, compact, context_meter, duration_text, fix_for, full_time, highlight_pieces,

@@ -364,7 +364,7 @@ pub struct ChatState {
     /// The composer's unsent text.
     pub draft: RwSignal<String>,
     /// Files attached in the composer, to send with the draft (`attachments.rs`).
-    pub attachments: RwSignal<Vec<super::attachments::PendingFile>>,
+    pub attachments: RwSignal<Vec<super::draft::PendingFile>>,
     /// Where the open session's conversation branches (edits and regenerations), in turn order.
     pub branches: RwSignal<Vec<cowork_core::BranchPoint>>,
     /// The user turn being edited in place, if any.
@@ -489,7 +489,7 @@ impl ChatState {
             Change::Touched(turn) => self.sessions.update(|s| touch_session(s, &turn)),
             Change::DraftSaved => {
                 self.draft.set(String::new());
-                self.attachments.update(|a| super::attachments::drop_pending(a, |p| !p.sending));
+                self.attachments.update(|a| super::draft::drop_pending(a, |p| !p.sending));
             }
             Change::Streamed { turn_number, text } => self.streaming.update(|s| stream_into(s, turn_number, &text)),
             Change::Thought { turn_number, text } => self.thinking.update(|s| stream_into(s, turn_number, &text)),

@@ -54,8 +54,8 @@ impl Op {
             Op::PreviewImport(ops::PreviewImport { files }) | Op::ImportFiles(ops::ImportFiles { files }) => {
                 Some(files)
             }
-            Op::SendMessage(ops::SendMessage { attachments, .. })
-            | Op::EditMessage(ops::EditMessage { attachments, .. })
+            Op::SendMessage(ops::SendMessage { message: ops::Outgoing { attachments, .. }, .. })
+            | Op::EditMessage(ops::EditMessage { message: ops::Outgoing { attachments, .. }, .. })
             | Op::AppendTurn(ops::AppendTurn { attachments, .. }) => Some(attachments),
             _ => None,
         }
@@ -67,8 +67,8 @@ impl Op {
             Op::PreviewImport(ops::PreviewImport { files }) | Op::ImportFiles(ops::ImportFiles { files }) => {
                 Some(files)
             }
-            Op::SendMessage(ops::SendMessage { attachments, .. })
-            | Op::EditMessage(ops::EditMessage { attachments, .. })
+            Op::SendMessage(ops::SendMessage { message: ops::Outgoing { attachments, .. }, .. })
+            | Op::EditMessage(ops::EditMessage { message: ops::Outgoing { attachments, .. }, .. })
             | Op::AppendTurn(ops::AppendTurn { attachments, .. }) => Some(attachments),
             _ => None,
         }

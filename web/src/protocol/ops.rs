@@ -182,10 +182,21 @@ pub struct IntegrityCheck;
 /// the archive closed before answering) finds the message already saved and does not save it twice.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SendMessage {
-    /// The session to continue; `None`: a new session in `workspace`, named by `text`.
+    /// The session to continue; `None`: a new session in `workspace`, named by the message.
     pub session_id: Option<String>,
     /// The workspace of a new session (unused when `session_id` is given).
     pub workspace: String,
+    /// The message and what answers it.
+    pub message: Outgoing,
+    /// The browser is offline: save the message and answer it later (Retry), without calling the
+    /// model now (answered `SendOutcome::Offline`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub offline: bool,
+}
+
+/// A message for the model, new or edited ([`SendMessage`], [`EditMessage`]), and what answers it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outgoing {
     /// The user's message.
     pub text: String,
     /// The endpoint, model and budget to answer with.
@@ -198,13 +209,10 @@ pub struct SendMessage {
     /// Images and files sent with the message (name, MIME type and size in the JSON, the bytes
     /// beside it: post with `StorageClient::call_with_files`, one buffer per attachment in order).
     /// Saved with the user's turn before the model is called; one over the model settings'
-    /// `max_attachment_bytes` refuses the message (`ErrorKind::AttachmentTooLarge`, nothing saved).
+    /// `max_attachment_bytes` refuses the message (`ErrorKind::AttachmentTooLarge`, nothing saved). An
+    /// edit's files are its own: the edited turn's are not carried over by themselves.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attachments: Vec<FilePayload>,
-    /// The browser is offline: save the message and answer it later (Retry), without calling the
-    /// model now (answered `SendOutcome::Offline`).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub offline: bool,
 }
 
 /// The bytes of an attachment, by its SHA-256 ([`cowork_core::Attachment::sha256`] of a turn's
@@ -368,19 +376,8 @@ pub struct EditMessage {
     pub session_id: String,
     /// The user turn being edited.
     pub turn_number: i64,
-    /// The new text.
-    pub text: String,
-    /// The endpoint, model and budget to answer with.
-    pub model: ModelSettings,
-    /// The client's idempotency key for the new message.
-    pub key: String,
-    /// The page's tools and instructions for this reply.
-    #[serde(default)]
-    pub host: HostOptions,
-    /// The new message's images and files (as [`Op::SendMessage`]'s; the edited turn's are not
-    /// carried over by themselves: send them again to keep them).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub attachments: Vec<FilePayload>,
+    /// The new message and what answers it.
+    pub message: Outgoing,
 }
 
 /// Regenerates assistant turn `turn_number`: the session is forked just before it and the model

@@ -169,13 +169,15 @@ pub async fn reply(
     op: Op,
 ) -> Result<Sent, Problem> {
     match op {
-        Op::SendMessage(ops::SendMessage { session_id, workspace, text, model, key, host, attachments, offline }) => {
+        Op::SendMessage(ops::SendMessage { session_id, workspace, message, offline }) => {
+            let ops::Outgoing { text, model, key, host, attachments } = message;
             let attachments = attachments.into_iter().map(FilePayload::into_attachment).collect();
             let message = Some((text, serde_json::json!({ "client_key": key }), attachments));
             let answer = if offline { Answer::Later } else { Answer::Now };
             send(archive, transport, tools, emit, session_id, workspace, message, model, host, answer).await
         }
-        Op::EditMessage(ops::EditMessage { session_id, turn_number, text, model, key, host, attachments }) => {
+        Op::EditMessage(ops::EditMessage { session_id, turn_number, message }) => {
+            let ops::Outgoing { text, model, key, host, attachments } = message;
             let attachments = attachments.into_iter().map(FilePayload::into_attachment).collect();
             let fork = branch_before(&mut *archive.store()?, emit, &session_id, turn_number, "edited")?;
             // The edit says what it replaces (and the UI leaves the composer's draft alone for it).

@@ -377,7 +377,8 @@ impl Archive {
                 let session_id = Some(session_id);
                 let (workspace, attachments) = (String::new(), Vec::new());
                 let offline = false;
-                Ok((ops::SendMessage { session_id, workspace, text, model, key, host, attachments, offline }, files))
+                let message = ops::Outgoing { text, model, key, host, attachments };
+                Ok((ops::SendMessage { session_id, workspace, message, offline }, files))
             });
         self.request_with_files(WHAT, op, sent)
     }
