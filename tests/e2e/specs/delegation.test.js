@@ -176,7 +176,7 @@ test('a delegation belongs to its session: another session opened mid-task shows
 
   const sidebar = page.locator('nav.sidebar');
   await sidebar.locator('.session', { hasText: 'a quiet conversation' }).click();
-  await page.locator('.turn', { hasText: 'a quiet conversation about the weather' }).waitFor();
+  await page.locator('.turn[data-role="user"]', { hasText: 'a quiet conversation about the weather' }).waitFor();
   assert.equal(await page.locator('.task-card').count(), 0, 'no card of the other session, nor its Approve/Cancel');
   assert.equal(await page.locator('.notice', { hasText: 'delegate_task' }).count(), 0, 'nor its notices');
 
