@@ -113,7 +113,13 @@ pub struct StorageClient {
 
 impl StorageClient {
     /// Starts the worker from `script_url` (Trunk's loader shim for the `storage-worker` binary).
+    ///
+    /// Outside the browser (native builds, for tests of the rest of the app) there is no worker: it
+    /// answers [`StorageError::Unavailable`], and so does every call the app would make.
     pub fn spawn(script_url: &str) -> Result<StorageClient, StorageError> {
+        if !cfg!(target_arch = "wasm32") {
+            return Err(StorageError::worker("there is no storage worker outside the browser"));
+        }
         let inner = Rc::new(Inner {
             script_url: script_url.to_owned(),
             worker: RefCell::new(None),
@@ -447,5 +453,20 @@ impl Inner {
         for (_, tx) in self.pending.borrow_mut().drain() {
             let _ = tx.send(Err(e.clone()));
         }
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+
+    /// Natively (the app's code built for tests) there is no worker: the client says so, and the
+    /// actions, which get no client, do nothing.
+    #[test]
+    fn outside_the_browser_storage_is_unavailable() {
+        let Err(e) = StorageClient::spawn("./storage-worker_loader.js") else { panic!("a worker started natively") };
+        assert!(matches!(e, StorageError::Unavailable(_)), "{e:?}");
+        assert_eq!(e.kind(), ErrorKind::Storage);
+        assert_eq!(e.to_string(), "storage is unavailable: there is no storage worker outside the browser");
     }
 }

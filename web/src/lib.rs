@@ -1,7 +1,7 @@
 //! The Cowork browser app: a Leptos client-side UI and the storage worker it talks to.
 //!
 //! - [`protocol`]: the typed messages between the UI thread and the storage worker.
-//! - [`client`]: the UI side of that protocol (wasm only).
+//! - [`client`]: the UI side of that protocol (natively it answers that there is no worker).
 //! - [`worker`]: the storage worker, the only place that opens the database (wasm, `worker` feature).
 //! - [`app`]: the Leptos components.
 //! - [`backup`]: the automatic backup's policy (when, names, pruning, the warning); pure.
@@ -10,7 +10,6 @@
 pub mod app;
 pub mod backup;
 pub mod chat;
-#[cfg(target_arch = "wasm32")]
 pub mod client;
 pub mod dom;
 #[cfg(all(target_arch = "wasm32", feature = "worker"))]

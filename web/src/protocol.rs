@@ -19,7 +19,6 @@ mod sync;
 
 pub use calls::{AttachmentData, Call, Details, NextContext, Reply, Resumed, Sent};
 pub use event::{Event, EVENT_CONTENT_CHARS};
-#[cfg(target_arch = "wasm32")]
 pub use files::js as files_js;
 pub use files::{thousands, FilePayload, ImportReport};
 pub use ops::{HostOptions, HostToolSpec, Lane, Op, Outgoing};
@@ -175,7 +174,6 @@ pub enum WorkerMessage {
 }
 
 /// A random id for a tab's worker or a message's client key (unique enough: time and 50 random bits).
-#[cfg(target_arch = "wasm32")]
 pub fn random_key() -> String {
     format!("{:x}-{:x}", js_sys::Date::now() as u64, (js_sys::Math::random() * 1e15) as u64)
 }

@@ -86,20 +86,20 @@ pub fn validate(s: &ModelSettings) -> Vec<FieldError> {
 }
 
 /// Saves settings that passed [`validate`].
-#[cfg(target_arch = "wasm32")]
 pub fn save(s: &ModelSettings) -> Result<(), String> {
-    let storage = web_sys::window()
-        .and_then(|w| w.local_storage().ok().flatten())
-        .ok_or("this browser does not let the page keep settings")?;
+    let storage = local_storage().ok_or("this browser does not let the page keep settings")?;
     let json = serde_json::to_string(s).map_err(|e| e.to_string())?;
     storage
         .set_item(STORAGE_KEY, &json)
         .map_err(|_| "the settings could not be saved (storage full or blocked)".to_owned())
 }
 
-#[cfg(target_arch = "wasm32")]
+/// The page's local storage; natively (no browser) none, so nothing is kept and the defaults apply.
 fn local_storage() -> Option<web_sys::Storage> {
-    web_sys::window().and_then(|w| w.local_storage().ok().flatten())
+    #[cfg(target_arch = "wasm32")]
+    return web_sys::window().and_then(|w| w.local_storage().ok().flatten());
+    #[cfg(not(target_arch = "wasm32"))]
+    None
 }
 
 /// This page's origin (e.g. `http://127.0.0.1:8080`), for the dev server's preset; empty natively.
@@ -111,7 +111,6 @@ pub fn origin() -> String {
 }
 
 /// The saved profiles, else the settings of earlier versions as a first profile, else the demo.
-#[cfg(target_arch = "wasm32")]
 pub fn load_profiles() -> Profiles {
     let storage = local_storage();
     let get = |key| storage.as_ref().and_then(|s| s.get_item(key).ok().flatten());
@@ -121,7 +120,6 @@ pub fn load_profiles() -> Profiles {
 
 /// Saves profiles that have no [`Profiles::problems`] (and the default profile's settings under the
 /// earlier key).
-#[cfg(target_arch = "wasm32")]
 pub fn save_profiles(p: &Profiles) -> Result<(), String> {
     let storage = local_storage().ok_or("this browser does not let the page keep settings")?;
     let json = serde_json::to_string(p).map_err(|e| e.to_string())?;
@@ -135,13 +133,11 @@ pub fn save_profiles(p: &Profiles) -> Result<(), String> {
 }
 
 /// The profile and model this browser remembers for `session_id`.
-#[cfg(target_arch = "wasm32")]
 pub fn remembered_choice(session_id: &str) -> Option<Choice> {
     choices().into_iter().find(|(id, _)| id == session_id).map(|(_, c)| c)
 }
 
 /// Remembers the profile and model of `session_id` (the [`MAX_REMEMBERED`] sessions chosen last).
-#[cfg(target_arch = "wasm32")]
 pub fn remember_choice(session_id: &str, choice: &Choice) {
     let mut all = choices();
     if all.last().is_some_and(|(id, c)| id == session_id && c == choice) {
@@ -159,7 +155,6 @@ pub fn remember_choice(session_id: &str, choice: &Choice) {
 pub const MAX_REMEMBERED: usize = 1_000;
 
 /// The remembered choices, oldest first, as `[session id, choice]` pairs.
-#[cfg(target_arch = "wasm32")]
 fn choices() -> Vec<(String, Choice)> {
     local_storage()
         .and_then(|s| s.get_item(CHOICES_KEY).ok().flatten())

@@ -1,12 +1,9 @@
 //! What the buttons do: calls into the storage worker, results written into the chat and dialog
-//! state. In the browser only; natively (component tests of the shell) they do nothing.
+//! state. Natively (tests of the rest of the app) there is no worker: the client answers that it is
+//! unavailable (`client.rs`), so they do nothing.
 
-#[cfg(target_arch = "wasm32")]
 pub use browser::*;
-#[cfg(not(target_arch = "wasm32"))]
-pub use native::*;
 
-#[cfg(target_arch = "wasm32")]
 mod browser {
     use crate::app::Client;
     use crate::chat::{
@@ -541,42 +538,4 @@ fn apply_profiles(chat: crate::chat::ChatState, providers: crate::chat::Provider
     }
     providers.lists.set(Default::default());
     providers.profiles.set(p);
-}
-
-#[cfg(not(target_arch = "wasm32"))]
-mod native {
-    use crate::app::Client;
-    use crate::chat::{ChatState, DialogState, Providers};
-    use leptos::prelude::*;
-
-    pub fn open_session(_: Client, _: ChatState, _: String, _: Option<i64>) {}
-    pub fn reload_sessions(_: Client, _: ChatState) {}
-    pub fn cancel_task(_: Client, _: ChatState, _: String) {}
-    pub fn answer_step(_: Client, _: ChatState, _: String, _: String, _: bool) {}
-    pub fn open_workspace(_: Client, _: DialogState, _: String) {}
-    pub fn save_workspace(_: Client, _: DialogState, _: cowork_core::WorkspaceSettings) {}
-    pub fn test_connection(_: Client, _: DialogState, _: crate::settings::ModelSettings) {}
-    pub fn load_details(_: Client, _: ChatState, _: Option<String>) {}
-    pub fn load_more(_: Client, _: ChatState, _: bool) {}
-    pub fn session_action(_: Client, _: ChatState, _: DialogState, _: crate::chat::SessionAction) {}
-    pub fn search(_: Client, _: DialogState, _: String) {}
-    pub fn export_all(_: Client, _: ChatState) {}
-    pub fn check_archive(_: Client, _: DialogState) {}
-    pub fn send(_: Client, _: ChatState, _: Providers) {}
-    pub fn retry(_: Client, _: ChatState, _: Providers) {}
-    pub fn edit_message(_: Client, _: ChatState, _: Providers, _: i64, _: String) {}
-    pub fn regenerate(_: Client, _: ChatState, _: Providers, _: i64) {}
-    pub fn list_models(_: Client, _: Providers, _: String) {}
-    pub fn stop(_: Client) {}
-    pub fn approve(_: Client, _: String, _: bool) {}
-    pub fn load_profiles() -> crate::settings::Profiles {
-        crate::settings::Profiles::from_settings(crate::settings::demo(""), "")
-    }
-    pub fn choose(_: ChatState, providers: Providers, choice: crate::settings::Choice) {
-        providers.choice.set(choice);
-    }
-    pub fn save_profiles(chat: ChatState, dialogs: DialogState, providers: Providers, p: crate::settings::Profiles) {
-        super::apply_profiles(chat, providers, p);
-        dialogs.settings_open.set(false);
-    }
 }

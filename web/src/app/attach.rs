@@ -2,14 +2,9 @@
 //! notice says why one cannot be attached, leaving the draft and the others as they were); sending
 //! takes them with the message and they are cleared only once the worker has saved it; an edit of a
 //! message that carried files sends the same files (their archived bytes) with the new version.
-//! In the browser only; natively they do nothing.
 
-#[cfg(target_arch = "wasm32")]
 pub use browser::*;
-#[cfg(not(target_arch = "wasm32"))]
-pub use native::*;
 
-#[cfg(target_arch = "wasm32")]
 mod browser {
     use crate::chat::{previewable, refusal, ChatState, Notice, PendingFile};
     use crate::client::StorageClient;
@@ -111,11 +106,4 @@ mod browser {
         }
         Ok(files)
     }
-}
-
-#[cfg(not(target_arch = "wasm32"))]
-mod native {
-    use crate::chat::ChatState;
-
-    pub fn add_files(_: ChatState, _: Vec<web_sys::File>) {}
 }

@@ -60,7 +60,6 @@ pub fn App(
     let (import, backup) = (ImportState::new(), BackupState::load());
     provide_context(import);
     provide_context(backup);
-    #[cfg(target_arch = "wasm32")]
     client.with_value(|c| {
         if let Some(c) = c {
             c.subscribe(move |_, event| transfer::on_event(import, event));
@@ -233,12 +232,9 @@ fn focus_composer() {
     }
 }
 
-/// The UI's handle on the archive (a storage worker client in the browser).
-#[cfg(target_arch = "wasm32")]
+/// The UI's handle on the archive (a storage worker client; `None` where none could start, natively
+/// always).
 pub type Storage = Option<crate::client::StorageClient>;
-/// Natively there is no worker, so no client: always `None`.
-#[cfg(not(target_arch = "wasm32"))]
-pub type Storage = Option<()>;
 
 /// The storage client as the app provides it in context.
 pub type Client = StoredValue<Storage, LocalStorage>;
@@ -284,8 +280,9 @@ fn start_storage(
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-fn start_storage(_: String, _: Storage, set_storage: WriteSignal<StorageState>, _chat: ChatState) -> Storage {
-    set_storage.set(StorageState::Failed("storage needs a browser".into()));
+fn start_storage(url: String, _: Storage, set_storage: WriteSignal<StorageState>, _chat: ChatState) -> Storage {
+    let failed = crate::client::StorageClient::spawn(&url).err().map(|e| e.to_string()).unwrap_or_default();
+    set_storage.set(StorageState::Failed(failed));
     None
 }
 

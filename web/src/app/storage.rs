@@ -160,25 +160,19 @@ pub fn StorageDialog(
 /// Files chosen in one of the import inputs: kept, read and previewed. A folder's files that are
 /// not `.json` or `.jsonl` are left aside (and counted).
 fn chosen(ev: leptos::ev::Event, client: Client, import: ImportState, folder: bool) {
-    #[cfg(target_arch = "wasm32")]
-    {
-        use wasm_bindgen::JsCast;
-        let Some(input) = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok()) else { return };
-        let Some(list) = input.files() else { return };
-        let all: Vec<web_sys::File> = (0..list.length()).filter_map(|i| list.get(i)).collect();
-        input.set_value(""); // choosing the same files again previews again
-        let (files, ignored): (Vec<_>, Vec<_>) = all.into_iter().partition(|f| {
-            let name = f.name().to_lowercase();
-            !folder || name.ends_with(".jsonl") || name.ends_with(".json")
-        });
-        super::transfer::preview(client, import, files, ignored.len());
-    }
-    #[cfg(not(target_arch = "wasm32"))]
-    let _ = (ev, client, import, folder);
+    use wasm_bindgen::JsCast;
+    let Some(input) = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok()) else { return };
+    let Some(list) = input.files() else { return };
+    let all: Vec<web_sys::File> = (0..list.length()).filter_map(|i| list.get(i)).collect();
+    input.set_value(""); // choosing the same files again previews again
+    let (files, ignored): (Vec<_>, Vec<_>) = all.into_iter().partition(|f| {
+        let name = f.name().to_lowercase();
+        !folder || name.ends_with(".jsonl") || name.ends_with(".json")
+    });
+    super::transfer::preview(client, import, files, ignored.len());
 }
 
 /// "12 sessions · 340 turns · 3 attachments stored once each (1.2 MB) · database 4.0 MB, schema 4".
-#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 pub fn stats_text(s: &cowork_core::StorageStats) -> String {
     let plural = |n: i64, one: &str| format!("{} {one}{}", thousands(n.max(0) as usize), if n == 1 { "" } else { "s" });
     format!(
@@ -194,7 +188,6 @@ pub fn stats_text(s: &cowork_core::StorageStats) -> String {
 
 /// Reads the archive's counts into `into` (the Storage panel's line).
 fn load_stats(client: Client, into: RwSignal<String>) {
-    #[cfg(target_arch = "wasm32")]
     if let Some(client) = client.with_value(|c| c.clone()) {
         leptos::task::spawn_local(async move {
             if let Ok(stats) = client.call(crate::protocol::ops::Stats).await {
@@ -202,8 +195,6 @@ fn load_stats(client: Client, into: RwSignal<String>) {
             }
         });
     }
-    #[cfg(not(target_arch = "wasm32"))]
-    let _ = (client, into);
 }
 
 /// The banners the storage panel's state raises: no backup after a week of use.

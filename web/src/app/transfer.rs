@@ -1,14 +1,12 @@
 //! What the Storage panel's import and the exports do: the chosen files read as buffers and sent
 //! to the worker beside the request (previewed, then imported with progress), and exports in each
-//! format downloaded. In the browser only; natively they do nothing.
+//! format downloaded. Natively they reach no worker (`client.rs`).
 
 use super::Client;
 use crate::chat::{ChatState, ExportFormat};
 
-#[cfg(target_arch = "wasm32")]
 pub use browser::*;
 
-#[cfg(target_arch = "wasm32")]
 mod browser {
     use super::super::{ImportStage, ImportState};
     use super::*;
@@ -148,16 +146,4 @@ mod browser {
             }
         });
     }
-}
-
-#[cfg(not(target_arch = "wasm32"))]
-pub use native::*;
-
-#[cfg(not(target_arch = "wasm32"))]
-mod native {
-    use super::super::ImportState;
-    use super::*;
-
-    pub fn import(_: Client, _: ChatState, _: ImportState) {}
-    pub fn export(_: Client, _: ChatState, _: Option<String>, _: ExportFormat) {}
 }

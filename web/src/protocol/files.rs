@@ -161,7 +161,6 @@ pub fn thousands(n: usize) -> String {
 }
 
 /// The browser side: a request with its files' buffers as one message, and back.
-#[cfg(target_arch = "wasm32")]
 pub mod js {
     use super::super::Request;
     use wasm_bindgen::{JsCast, JsValue};
