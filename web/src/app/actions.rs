@@ -220,16 +220,24 @@ mod browser {
             if let Ok(Sent { session_id, .. }) = &result {
                 crate::settings::remember_choice(session_id, &choice);
             }
+            // How the reply ended is about its session: shown there, not in another opened meanwhile.
+            let about = match &result {
+                Ok(Sent { session_id, .. }) => Some(session_id.clone()),
+                Err(_) => chat.replying_in.get_untracked(),
+            };
             match &result {
-                Ok(Sent { outcome: SendOutcome::Offline, .. }) => chat.tell(Notice::info(
-                    "You are offline: your message is saved. Press Retry for the reply when the connection is \
-                     back. Reading and searching your sessions work offline.",
-                )),
+                Ok(Sent { outcome: SendOutcome::Offline, .. }) => chat.tell(
+                    Notice::info(
+                        "You are offline: your message is saved. Press Retry for the reply when the connection \
+                         is back. Reading and searching your sessions work offline.",
+                    )
+                    .about(about),
+                ),
                 Ok(Sent { outcome, .. }) if *outcome != SendOutcome::Done => {
-                    chat.tell(Notice::info(format!("Reply {}", outcome.describe())))
+                    chat.tell(Notice::info(format!("Reply {}", outcome.describe())).about(about))
                 }
                 Ok(_) => chat.notice.set(None),
-                Err(e) => chat.tell(Notice::problem(&e.problem())),
+                Err(e) => chat.tell(Notice::problem(&e.problem()).about(about)),
             }
             refresh_sessions(&client, chat).await;
             if let Some(id) = chat.current.get_untracked() {
