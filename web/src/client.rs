@@ -1,5 +1,6 @@
 //! The UI side of the storage protocol: spawns the storage worker and turns its messages into
-//! `async` calls (`client.call(ops::Stats).await` resolves to the archive's `StorageStats`). Nothing is posted before the worker said `Ready`.
+//! `async` calls (`client.call(ops::Stats).await` resolves to the archive's `StorageStats`). Nothing is
+//! posted before the worker said `Ready`.
 //!
 //! If the worker dies (an uncaught error), every pending call fails with a clear message and a new
 //! worker is started (a few times at most), which opens the archive again; what was saved is kept.
@@ -343,7 +344,7 @@ impl Inner {
             };
             let id = inner.next_id.get();
             inner.next_id.set(id + 1);
-            let op = Op::ToolResult(ops::ToolResult { call_id, content: answer.content, success: answer.success });
+            let op = ops::ToolResult { call_id, content: answer.content, success: answer.success }.into_op();
             let _ = inner.post(&Request { id, op });
         });
     }

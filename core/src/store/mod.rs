@@ -5,10 +5,13 @@
 //! Write-through: every `append_*` commits before it returns.
 //!
 //! Where things are: `Store` and opening an archive here; `sessions` (create, list, rename, archive,
-//! fork, delete, resume, state and usage), `branches` (where edits and regenerations diverge), `turns` (append, checkpoint, finalise, read, tool
-//! executions), `search`, `tasks` (delegated tasks and their events, manifests, calibration,
-//! statistics), `workspaces` (per-workspace settings), `attachments` (files kept as blobs by their SHA-256); `rows` holds every table's columns, its one
-//! `INSERT` and its row mapping; `export` and `import` the file formats (`jsonl` the archive format's
+//! fork, resume, state and usage), `branches` (where edits and regenerations diverge), `turns`
+//! (append, checkpoint, finalise, read, tool executions), `search`, `tasks` (delegated tasks and their
+//! events, manifests, calibration, statistics), `workspaces` (per-workspace settings), `attachments`
+//! (files kept as blobs by their SHA-256); `sync` the archive's side of sync, `synced` the user's
+//! writes that sync carries out by its own rules (a session's delete, a workspace's move) and
+//! `capture` whether writes are captured for it; `rows` holds the content tables' columns, their
+//! `INSERT`s and row mappings; `export` and `import` the file formats (`jsonl` the archive format's
 //! lines); `foreign` imports other tools' exports (read by [`crate::import`]) and `export_chatgpt`
 //! writes ChatGPT's format; `schema` the migrations.
 
