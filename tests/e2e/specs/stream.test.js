@@ -51,6 +51,9 @@ test('a streamed Markdown reply changes only its own turn and ends as it is read
   assert.equal(await page.locator('.turn-text[aria-live]').count(), 0, 'the finished reply is part of the live region again');
   const below = await page.evaluate(() => { const l = document.querySelector('.turns'); return l.scrollHeight - l.scrollTop - l.clientHeight; });
   assert.ok(below < 48, `back at the end, the conversation follows it (${below} px below)`);
+  // Code blocks are coloured once complete, by a highlighter loaded on first use: compare them coloured.
+  const coloured = (turn) => turn.locator('[data-highlight="pending"]').first().waitFor({ state: 'detached', timeout: 10_000 });
+  await coloured(reply);
   const streamed = await reply.innerHTML();
 
   await page.reload();
@@ -58,6 +61,7 @@ test('a streamed Markdown reply changes only its own turn and ends as it is read
   await page.locator('.session', { hasText: 'An earlier question' }).click();
   const saved = page.locator('.turn[data-role="assistant"] .turn-text').last();
   await saved.filter({ hasText: 'bench-end:' }).waitFor();
+  await coloured(saved);
   assert.equal(await saved.innerHTML(), streamed, 'the same HTML as the reply read back from the archive');
   assert.ok(streamed.includes('<table>') && streamed.includes('<li>') && streamed.includes('<code>'), 'tables, lists, code');
   assert.deepEqual(page.problems, []);
