@@ -414,6 +414,9 @@ pub struct SearchHit {
     pub highlights: Vec<(usize, usize)>,
     /// Higher is better.
     pub score: f64,
+    /// Whether the hit matched the query's words, its meaning, or both.
+    #[serde(default)]
+    pub matched: crate::semantic::Matched,
 }
 
 /// How a tool call was allowed to run.

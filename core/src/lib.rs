@@ -50,6 +50,7 @@ pub mod hints;
 mod message;
 pub mod prompt;
 pub mod recall;
+pub mod semantic;
 pub mod state;
 pub mod tokens;
 

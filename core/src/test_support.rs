@@ -191,6 +191,7 @@ impl crate::recall::RecallSource for TestArchive {
                     snippet: turn.content.chars().take(60).collect(),
                     highlights: Vec::new(),
                     score: score as f64,
+                    matched: crate::semantic::Matched::Words,
                 });
             }
         }

@@ -21,6 +21,7 @@ mod capture;
 mod export;
 mod export_chatgpt;
 mod foreign;
+mod hybrid;
 mod import;
 mod jsonl;
 #[cfg(target_arch = "wasm32")]
@@ -36,6 +37,7 @@ pub mod sync;
 mod synced;
 mod tasks;
 mod turns;
+mod vectors;
 mod workspaces;
 
 pub use crate::BranchPoint;
@@ -50,6 +52,7 @@ pub use sessions::{NewSession, Resumed, SessionFilter, WorkspaceSummary, TITLE_M
 pub use shared::SharedStore;
 pub use sources::SessionTurns;
 pub use turns::{NewToolExecution, CLIENT_KEY_WINDOW};
+pub use vectors::{PendingBatch, SemanticSettings};
 
 use crate::error::{Context, Result};
 use crate::now_ms;
@@ -60,6 +63,8 @@ pub struct Store {
     conn: Connection,
     /// Last timestamp handed out: times from one store strictly increase, so "most recent" is exact.
     last_ms: std::cell::Cell<i64>,
+    /// The semantic index's vectors, read into memory on the first search by meaning.
+    vectors: std::cell::RefCell<Option<vectors::VectorCache>>,
 }
 
 impl Store {
@@ -88,7 +93,7 @@ impl Store {
     }
 
     fn with(conn: Connection) -> Store {
-        Store { conn, last_ms: std::cell::Cell::new(0) }
+        Store { conn, last_ms: std::cell::Cell::new(0), vectors: std::cell::RefCell::new(None) }
     }
 
     /// A timestamp (ms) later than any this store handed out before.

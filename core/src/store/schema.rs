@@ -342,8 +342,45 @@ WHEN (SELECT capture FROM sync_meta) AND new.sync_scope != '.' BEGIN
 END;
 "#;
 
+/// Version 7: the semantic index (recall by meaning), derived data of this device only. Vectors
+/// (`semantic_vectors`, int8, per chunk of a turn, with the model that made them), the index's
+/// settings and progress (`semantic_meta`: one row), and turns whose text changed after they were
+/// embedded (`semantic_redo`). No sync trigger reads these tables and no export writes them; deleting
+/// a turn deletes its vectors.
+const V7: &str = r#"
+CREATE TABLE semantic_vectors (
+    turn_id INTEGER NOT NULL,
+    chunk   INTEGER NOT NULL,
+    model   TEXT NOT NULL,
+    vec     BLOB NOT NULL,
+    PRIMARY KEY (turn_id, chunk)
+) WITHOUT ROWID;
+CREATE TABLE semantic_meta (
+    id         INTEGER PRIMARY KEY CHECK (id = 1),
+    model      TEXT NOT NULL,
+    enabled    INTEGER NOT NULL DEFAULT 0,
+    paused     INTEGER NOT NULL DEFAULT 0,
+    model_url  TEXT NOT NULL DEFAULT '',
+    cursor     INTEGER NOT NULL DEFAULT 0,
+    generation INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE semantic_redo (turn_id INTEGER PRIMARY KEY);
+CREATE TRIGGER semantic_turn_deleted AFTER DELETE ON turns BEGIN
+    DELETE FROM semantic_vectors WHERE turn_id = old.id;
+    DELETE FROM semantic_redo WHERE turn_id = old.id;
+    UPDATE semantic_meta SET generation = generation + 1 WHERE cursor >= old.id;
+END;
+CREATE TRIGGER semantic_turn_changed AFTER UPDATE OF content ON turns
+WHEN EXISTS (SELECT 1 FROM semantic_meta WHERE cursor >= new.id) BEGIN
+    DELETE FROM semantic_vectors WHERE turn_id = new.id;
+    INSERT OR IGNORE INTO semantic_redo (turn_id) VALUES (new.id);
+    UPDATE semantic_meta SET generation = generation + 1;
+END;
+INSERT INTO semantic_meta (id, model) VALUES (1, 'all-MiniLM-L6-v2@1');
+"#;
+
 /// Every migration, in order: `MIGRATIONS[i]` upgrades version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7];
 
 /// The schema version this build writes.
 pub const LATEST: i64 = MIGRATIONS.len() as i64;

@@ -175,6 +175,7 @@ impl Store {
                 snippet,
                 highlights,
                 score: c.score,
+                matched: crate::semantic::Matched::Words,
             });
         }
         Ok(hits)

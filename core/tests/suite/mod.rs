@@ -4,7 +4,9 @@
 #![allow(dead_code)]
 
 mod attachments;
+mod semantic;
 pub use attachments::*;
+pub use semantic::*;
 
 use cowork_core::store::{BranchPoint, NewSession, NewToolExecution, SessionFilter, Store};
 use cowork_core::{
@@ -46,7 +48,13 @@ macro_rules! store_cases {
             deleting_a_session_keeps_blobs_other_turns_carry,
             search_finds_words_inside_text_attachments_and_their_names,
             too_large_corrupt_and_svg_attachments,
-            attachments_export_and_import_byte_for_byte
+            attachments_export_and_import_byte_for_byte,
+            a_paraphrase_is_found_by_meaning_and_marked_so,
+            semantic_search_keeps_to_scope_and_fork_points,
+            vectors_go_with_their_turn_and_a_fork_keeps_its_copies,
+            a_model_change_reindexes_and_indexing_resumes_where_it_stopped,
+            long_turns_are_embedded_in_chunks_and_changed_text_again,
+            the_index_is_in_no_export_and_no_sync_message
         );
     };
 }

@@ -1,0 +1,156 @@
+//! Recall by meaning, the pure part: what text of a turn is embedded (in chunks), how a vector is kept
+//! (int8, unit length × 127), how two ranked lists are fused (reciprocal rank), and the plain data the
+//! store, the storage worker and the UI exchange about the semantic index.
+//!
+//! The embedding model itself runs elsewhere (the `semantic/` crate, in its own web worker); the store
+//! keeps the vectors (`store/vectors.rs`) and searches with them (`store/hybrid.rs`). Vectors are
+//! derived data: never synced, never exported, rebuilt when the model changes.
+
+use serde::{Deserialize, Serialize};
+
+/// The model the app embeds with, as the index records it: id and version. A vector made by another
+/// model (or another version of the chunking) is never compared with this one's: the index is rebuilt.
+pub const MODEL: &str = "all-MiniLM-L6-v2@1";
+/// Dimensions of [`MODEL`]'s vectors.
+pub const DIMS: usize = 384;
+/// Characters of text per chunk: about 200 word pieces, inside the model's 256-token window.
+pub const CHUNK_CHARS: usize = 800;
+/// Characters each chunk repeats of the one before, so a sentence cut by a boundary is whole in one.
+pub const CHUNK_OVERLAP: usize = 160;
+/// Most chunks embedded per turn: a turn's first ~24,000 characters. (A 1 MB tool result would be
+/// 1,300 chunks; its opening says what it is, and words anywhere in it are found by the lexical index.)
+pub const MAX_CHUNKS: usize = 32;
+/// The `k` of reciprocal-rank fusion: a hit at rank `r` of a list adds `1 / (k + r)`.
+pub const RRF_K: f64 = 60.0;
+
+/// How a search hit was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Matched {
+    /// By its words (the full-text index).
+    #[default]
+    Words,
+    /// By its meaning only (the vectors): none of the query's words are in it.
+    Meaning,
+    /// By both.
+    Both,
+}
+
+impl Matched {
+    /// How the hit is described to the model and the user.
+    pub fn label(self) -> &'static str {
+        match self {
+            Matched::Words => "matched by words",
+            Matched::Meaning => "matched by meaning",
+            Matched::Both => "matched by words and meaning",
+        }
+    }
+}
+
+/// One piece of a turn's text waiting to be embedded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingChunk {
+    /// The turn's row id.
+    pub turn_id: i64,
+    /// The chunk's position in the turn (0 for the first or only one).
+    pub chunk: u32,
+    /// The text to embed.
+    pub text: String,
+}
+
+/// How far the semantic index has come.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct IndexProgress {
+    /// Turns looked at (embedded, or with nothing to embed).
+    pub indexed: u64,
+    /// Turns in the archive.
+    pub total: u64,
+}
+
+impl IndexProgress {
+    /// Every turn has been looked at.
+    pub fn complete(&self) -> bool {
+        self.indexed >= self.total
+    }
+}
+
+/// The chunks of `text` to embed, in order: the whole text when it is short, else windows of
+/// [`CHUNK_CHARS`] characters overlapping by [`CHUNK_OVERLAP`], cut at whitespace where there is
+/// some, at most [`MAX_CHUNKS`]. Blank text has none.
+pub fn chunks(text: &str) -> Vec<&str> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Vec::new();
+    }
+    // Byte offsets of char boundaries, so windows count characters, never split one.
+    let bounds: Vec<usize> = text.char_indices().map(|(i, _)| i).chain(std::iter::once(text.len())).collect();
+    let n = bounds.len() - 1;
+    if n <= CHUNK_CHARS {
+        return vec![text];
+    }
+    let mut out = Vec::new();
+    let mut start = 0usize;
+    while start < n && out.len() < MAX_CHUNKS {
+        let mut end = (start + CHUNK_CHARS).min(n);
+        if end < n {
+            // Back up to the last whitespace in the window's final quarter, if there is one.
+            let floor = end - CHUNK_CHARS / 4;
+            if let Some(cut) = (floor..end).rev().find(|&i| text[bounds[i]..].starts_with(char::is_whitespace)) {
+                end = cut;
+            }
+        }
+        let piece = text[bounds[start]..bounds[end]].trim();
+        if !piece.is_empty() {
+            out.push(piece);
+        }
+        if end >= n {
+            break;
+        }
+        start = end.saturating_sub(CHUNK_OVERLAP).max(start + 1);
+        // Start the next window at a word's beginning.
+        while start < end && !text[bounds[start - 1]..].starts_with(char::is_whitespace) {
+            start += 1;
+        }
+    }
+    out
+}
+
+/// `v` (unit length) as int8: each component × 127, rounded. Dot products of two such vectors are
+/// cosine similarities × 127², to within a fraction of a percent.
+pub fn quantize(v: &[f32]) -> Vec<i8> {
+    v.iter().map(|x| (x * 127.0).round().clamp(-127.0, 127.0) as i8).collect()
+}
+
+/// The dot product of two int8 vectors of equal length.
+pub fn dot(a: &[i8], b: &[i8]) -> i32 {
+    a.iter().zip(b).map(|(&x, &y)| i32::from(x) * i32::from(y)).sum()
+}
+
+/// Reciprocal-rank fusion of a lexical and a semantic ranking (ids best first): each id scores
+/// `Σ 1 / (RRF_K + rank)` over the lists it is in (rank from 1), best first; ties keep the lexical
+/// order, then the semantic one. Each id says which lists found it.
+pub fn fuse(lexical: &[i64], semantic: &[i64]) -> Vec<(i64, Matched, f64)> {
+    let mut out: Vec<(i64, Matched, f64, usize)> = Vec::with_capacity(lexical.len() + semantic.len());
+    for (rank, &id) in lexical.iter().enumerate() {
+        if !out.iter().any(|o| o.0 == id) {
+            out.push((id, Matched::Words, 1.0 / (RRF_K + rank as f64 + 1.0), out.len()));
+        }
+    }
+    for (rank, &id) in semantic.iter().enumerate() {
+        let add = 1.0 / (RRF_K + rank as f64 + 1.0);
+        match out.iter_mut().find(|o| o.0 == id) {
+            Some(o) if o.1 == Matched::Words => {
+                o.1 = Matched::Both;
+                o.2 += add;
+            }
+            Some(_) => {}
+            None => out.push((id, Matched::Meaning, add, out.len())),
+        }
+    }
+    out.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.3.cmp(&b.3)));
+    out.into_iter().map(|(id, m, s, _)| (id, m, s)).collect()
+}
+
+#[cfg(test)]
+#[path = "semantic_tests.rs"]
+mod tests;

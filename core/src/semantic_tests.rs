@@ -1,0 +1,94 @@
+use super::*;
+
+#[test]
+fn short_text_is_one_chunk_and_blank_text_none() {
+    assert_eq!(chunks("  the auth tokens expire after an hour \n"), vec!["the auth tokens expire after an hour"]);
+    assert!(chunks(" \n\t ").is_empty());
+    let exactly = "x".repeat(CHUNK_CHARS);
+    assert_eq!(chunks(&exactly), vec![exactly.as_str()]);
+}
+
+#[test]
+fn long_text_is_cut_in_overlapping_windows_at_whitespace() {
+    // 400 numbered words of 9–10 characters: every word must be whole in some chunk.
+    let words: Vec<String> = (0..400).map(|i| format!("word{i:05}")).collect();
+    let text = words.join(" ");
+    let parts = chunks(&text);
+    assert!(parts.len() > 1, "{} chars give several chunks", text.len());
+    for part in &parts {
+        assert!(part.chars().count() <= CHUNK_CHARS, "a chunk of {} chars", part.chars().count());
+        assert!(part.starts_with("word") && part.split(' ').all(|w| w.len() == 9), "cut inside a word: {part:.40}");
+    }
+    for w in &words {
+        assert!(parts.iter().any(|p| p.split(' ').any(|x| x == w)), "{w} is in no chunk");
+    }
+    // Consecutive chunks overlap: the next one begins with words the previous one ended with.
+    for pair in parts.windows(2) {
+        let first_next = pair[1].split(' ').next().unwrap();
+        assert!(pair[0].contains(first_next), "no overlap between chunks");
+    }
+}
+
+#[test]
+fn text_without_spaces_and_multibyte_text_are_cut_on_char_boundaries() {
+    let cjk = "語".repeat(CHUNK_CHARS * 3);
+    let parts = chunks(&cjk);
+    assert!(parts.len() >= 3);
+    assert!(parts.iter().all(|p| p.chars().count() <= CHUNK_CHARS && p.chars().all(|c| c == '語')));
+}
+
+#[test]
+fn a_huge_turn_is_capped_at_max_chunks() {
+    let text = "lorem ipsum dolor ".repeat(100_000);
+    assert_eq!(chunks(&text).len(), MAX_CHUNKS);
+}
+
+#[test]
+fn quantized_dot_products_follow_cosine_similarity() {
+    let unit = |v: Vec<f32>| {
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.into_iter().map(|x| x / n).collect::<Vec<f32>>()
+    };
+    let a = unit((0..DIMS).map(|i| (i as f32 * 0.37).sin()).collect());
+    let b = unit((0..DIMS).map(|i| (i as f32 * 0.37).sin() + 0.3 * (i as f32 * 1.3).cos()).collect());
+    let c = unit((0..DIMS).map(|i| (i as f32 * 2.9).cos()).collect());
+    let cos = |x: &[f32], y: &[f32]| x.iter().zip(y).map(|(p, q)| p * q).sum::<f32>();
+    let (qa, qb, qc) = (quantize(&a), quantize(&b), quantize(&c));
+    let approx = |x: &[i8], y: &[i8]| dot(x, y) as f32 / (127.0 * 127.0);
+    assert!((approx(&qa, &qb) - cos(&a, &b)).abs() < 0.02);
+    assert!((approx(&qa, &qc) - cos(&a, &c)).abs() < 0.02);
+    assert!(dot(&qa, &qb) > dot(&qa, &qc));
+    assert!((approx(&qa, &qa) - 1.0).abs() < 0.02);
+}
+
+#[test]
+fn fusion_ranks_by_reciprocal_rank_and_says_how_each_was_found() {
+    // Lexical: 1, 2, 3. Semantic: 3, 4, 1.
+    let fused = fuse(&[1, 2, 3], &[3, 4, 1]);
+    let order: Vec<i64> = fused.iter().map(|f| f.0).collect();
+    // 1: 1/61 + 1/63; 3: 1/63 + 1/61 (a tie, lexical order decides); 2: 1/62; 4: 1/62 (lexical first).
+    assert_eq!(order, vec![1, 3, 2, 4]);
+    let how: Vec<Matched> = fused.iter().map(|f| f.1).collect();
+    assert_eq!(how, vec![Matched::Both, Matched::Both, Matched::Words, Matched::Meaning]);
+    assert!((fused[0].2 - (1.0 / 61.0 + 1.0 / 63.0)).abs() < 1e-12);
+}
+
+#[test]
+fn fusion_of_one_list_keeps_its_order() {
+    let only_words = fuse(&[5, 9, 7], &[]);
+    assert_eq!(only_words.iter().map(|f| f.0).collect::<Vec<_>>(), vec![5, 9, 7]);
+    assert!(only_words.iter().all(|f| f.1 == Matched::Words));
+    let only_meaning = fuse(&[], &[7, 5]);
+    assert_eq!(
+        only_meaning.iter().map(|f| (f.0, f.1)).collect::<Vec<_>>(),
+        vec![(7, Matched::Meaning), (5, Matched::Meaning)]
+    );
+    // A repeated id counts once per list.
+    assert_eq!(fuse(&[1, 1], &[1]).len(), 1);
+}
+
+#[test]
+fn a_hit_both_lists_rank_moderately_beats_one_list_ranks_first() {
+    let fused = fuse(&[10, 20], &[30, 20]);
+    assert_eq!(fused[0].0, 20);
+}

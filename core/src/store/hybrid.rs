@@ -1,0 +1,101 @@
+//! Hybrid search: the full-text ranking (`search.rs`) and the nearest vectors (`vectors.rs`) fused by
+//! reciprocal rank (`semantic::fuse`), with the same scope, roles and limit. Without a query vector,
+//! or while the index holds none, it is the full-text search exactly.
+
+use super::rows::parse_role;
+use super::search::MAX_SEARCH_LIMIT;
+use super::Store;
+use crate::error::{Context, Result};
+use crate::semantic::{self, Matched};
+use crate::{Role, SearchHit, SearchQuery};
+use std::collections::HashMap;
+
+/// A hit found by meaning alone must be at least this similar to the query (cosine): below it,
+/// nearest neighbours are whatever happens to be least unrelated.
+pub const MIN_SIMILARITY: f32 = 0.2;
+/// Characters of a turn shown for a hit found by meaning (it has no matched words to centre on).
+const MEANING_SNIPPET_CHARS: usize = 160;
+
+impl Store {
+    /// Searches by words and, given the query's embedding (`vector`, unit length, of the index's
+    /// model), by meaning, fusing the two rankings. Hits say how they matched ([`SearchHit::matched`]).
+    pub fn search_hybrid(&self, q: &SearchQuery, vector: Option<&[f32]>) -> Result<Vec<SearchHit>> {
+        let Some(vector) = vector else { return self.search(q) };
+        let limit = q.limit.clamp(1, MAX_SEARCH_LIMIT);
+        let lexical = self.search(&SearchQuery { limit: MAX_SEARCH_LIMIT, ..q.clone() })?;
+        let near: Vec<(i64, f32)> = self
+            .nearest(q, vector, MAX_SEARCH_LIMIT)?
+            .into_iter()
+            .filter(|&(_, similarity)| similarity >= MIN_SIMILARITY)
+            .collect();
+        let lexical_ids: Vec<i64> = lexical.iter().map(|h| h.turn_id).collect();
+        let near_ids: Vec<i64> = near.iter().map(|n| n.0).collect();
+        let mut by_id: HashMap<i64, SearchHit> = lexical.into_iter().map(|h| (h.turn_id, h)).collect();
+        let mut titles: HashMap<String, String> = HashMap::new();
+        let mut hits = Vec::with_capacity(limit);
+        for (id, matched, score) in semantic::fuse(&lexical_ids, &near_ids).into_iter().take(limit) {
+            let hit = match by_id.remove(&id) {
+                Some(hit) => Some(hit),
+                None => self.meaning_hit(id, &mut titles)?,
+            };
+            if let Some(hit) = hit {
+                hits.push(SearchHit { matched, score, ..hit });
+            }
+        }
+        Ok(hits)
+    }
+
+    /// A hit for turn `id`, found by meaning: its opening words as the snippet, nothing highlighted.
+    /// `None` when the turn is gone.
+    fn meaning_hit(&self, id: i64, titles: &mut HashMap<String, String>) -> Result<Option<SearchHit>> {
+        let row: Option<(String, i64, Role, Option<String>, i64, String)> = self
+            .conn
+            .prepare_cached(
+                "SELECT session_id, turn_number, role, tool_name, created_at, substr(content, 1, ?2)
+                 FROM turns WHERE id = ?1",
+            )
+            .and_then(|mut s| {
+                let mut rows = s.query_map(rusqlite::params![id, MEANING_SNIPPET_CHARS as i64 * 2], |r| {
+                    Ok((r.get(0)?, r.get(1)?, parse_role(r, 2)?, r.get(3)?, r.get(4)?, r.get(5)?))
+                })?;
+                rows.next().transpose()
+            })
+            .context("reading a hit found by meaning")?;
+        let Some((session_id, turn_number, role, tool_name, created_at, content)) = row else { return Ok(None) };
+        let session_title = match titles.get(&session_id) {
+            Some(t) => t.clone(),
+            None => {
+                let t = self.get_session(&session_id).map(|s| s.title).unwrap_or_default();
+                titles.insert(session_id.clone(), t.clone());
+                t
+            }
+        };
+        Ok(Some(SearchHit {
+            session_id,
+            session_title,
+            turn_id: id,
+            turn_number,
+            role,
+            tool_name,
+            created_at,
+            snippet: opening(&content),
+            highlights: Vec::new(),
+            score: 0.0,
+            matched: Matched::Meaning,
+        }))
+    }
+}
+
+/// The first words of `text` on one line, at most [`MEANING_SNIPPET_CHARS`] characters, `…` if cut.
+fn opening(text: &str) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= MEANING_SNIPPET_CHARS {
+        return flat;
+    }
+    let mut cut: String = flat.chars().take(MEANING_SNIPPET_CHARS).collect();
+    if let Some(space) = cut.rfind(' ') {
+        cut.truncate(space);
+    }
+    cut.push('…');
+    cut
+}

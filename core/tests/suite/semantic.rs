@@ -1,0 +1,218 @@
+//! The semantic index (recall by meaning): vectors saved per chunk, searched in scope, fused with the
+//! full-text ranking, dropped with their turn, rebuilt on a model change, never exported or synced.
+//!
+//! The vectors come from a small stand-in embedder (`embed`): words of one topic share a dimension,
+//! other words hash to the rest, so "logging in" and "auth tokens" are near without sharing a word.
+//! The real model is tested in the `semantic` crate and end to end.
+
+use cowork_core::semantic::{Matched, DIMS, MAX_CHUNKS};
+use cowork_core::store::{NewSession, SemanticSettings, Store};
+use cowork_core::{NewTurn, SearchQuery, SearchScope, Space};
+
+const TOPICS: &[&[&str]] = &[
+    &["login", "logging", "auth", "tokens", "token", "sign", "password", "expire"],
+    &["database", "postgres", "sql", "orm", "schema", "migrations"],
+    &["deploy", "release", "ship", "rollout", "production"],
+];
+
+/// A unit vector for `text`: each topic word adds to its topic's dimension, every other word to a
+/// hashed one at a tenth of the weight.
+pub fn embed(text: &str) -> Vec<f32> {
+    let mut v = vec![0f32; DIMS];
+    for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+        let word = word.to_lowercase();
+        match TOPICS.iter().position(|t| t.contains(&word.as_str())) {
+            Some(topic) => v[topic] += 1.0,
+            None => {
+                let h = word.bytes().fold(7u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
+                v[TOPICS.len() + (h as usize % (DIMS - TOPICS.len()))] += 0.1;
+            }
+        }
+    }
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if n > 0.0 {
+        v.iter_mut().for_each(|x| *x /= n);
+    }
+    v
+}
+
+/// Embeds everything pending, `per_batch` turns at a time; returns how many batches it took.
+pub fn index_all(store: &mut Store, per_batch: usize) -> usize {
+    let mut batches = 0;
+    loop {
+        let batch = store.semantic_pending(per_batch).unwrap();
+        if batch.is_empty() {
+            return batches;
+        }
+        let vectors: Vec<Vec<f32>> = batch.chunks.iter().map(|c| embed(&c.text)).collect();
+        store.put_vectors(&batch, &vectors).unwrap();
+        batches += 1;
+        assert!(batches < 10_000, "indexing does not end");
+    }
+}
+
+fn hybrid(store: &Store, text: &str, scope: SearchScope) -> Vec<(i64, Matched)> {
+    let q = SearchQuery { limit: 10, ..SearchQuery::new(text, scope) };
+    store.search_hybrid(&q, Some(&embed(text))).unwrap().into_iter().map(|h| (h.turn_number, h.matched)).collect()
+}
+
+fn session(store: &mut Store, workspace: &str) -> String {
+    store.create_session(&NewSession::new(workspace)).unwrap().id
+}
+
+pub fn a_paraphrase_is_found_by_meaning_and_marked_so(store: &mut Store) {
+    let s = session(store, "w");
+    store.append_turn(&s, &NewTurn::user("Note: the auth tokens expire after an hour.")).unwrap();
+    store.append_turn(&s, &NewTurn::assistant("Understood, I will refresh them.")).unwrap();
+    store.append_turn(&s, &NewTurn::user("Also we ship on Fridays.")).unwrap();
+    let progress = store.semantic_progress().unwrap();
+    assert_eq!((progress.indexed, progress.total), (0, 3));
+    index_all(store, 2);
+    assert!(store.semantic_progress().unwrap().complete());
+
+    let question = "what did we decide about logging in";
+    let lexical = store.search(&SearchQuery::new(question, SearchScope::All)).unwrap();
+    assert!(lexical.iter().all(|h| h.turn_number != 1), "the words alone do not find it: {lexical:?}");
+    let found = hybrid(store, question, SearchScope::All);
+    assert!(found.iter().take(2).any(|h| *h == (1, Matched::Meaning)), "{found:?}");
+    let meaning_only = hybrid(store, "logging in", SearchScope::All);
+    assert_eq!(meaning_only.first(), Some(&(1, Matched::Meaning)), "{meaning_only:?}");
+
+    // A query whose words and meaning both point at turn 1 says so; without a vector it is lexical.
+    assert_eq!(hybrid(store, "auth tokens", SearchScope::All).first(), Some(&(1, Matched::Both)));
+    let q = SearchQuery::new("auth tokens", SearchScope::All);
+    let plain = store.search_hybrid(&q, None).unwrap();
+    assert_eq!(plain, store.search(&q).unwrap());
+}
+
+pub fn semantic_search_keeps_to_scope_and_fork_points(store: &mut Store) {
+    let a = session(store, "alpha");
+    store.append_turn(&a, &NewTurn::user("postgres schema migrations are run by hand")).unwrap();
+    store.append_turn(&a, &NewTurn::assistant("ok")).unwrap();
+    store.append_turn(&a, &NewTurn::user("the release goes to production on monday")).unwrap();
+    let fork = store.fork_session(&a, 2).unwrap();
+    store.append_turn(&fork.id, &NewTurn::user("the rollout waits for the database")).unwrap();
+    let b = session(store, "beta");
+    store.append_turn(&b, &NewTurn::user("deploy the orm to production")).unwrap();
+    index_all(store, 3);
+
+    // The fork shows its parent's turns 1–2 and its own turn 3, not the parent's turn 3.
+    let in_fork = hybrid(store, "release rollout", SearchScope::Session { session_id: fork.id.clone() });
+    assert!(in_fork.iter().any(|h| h.0 == 3), "{in_fork:?}");
+    let ids: Vec<String> = store
+        .search_hybrid(
+            &SearchQuery::new("release production", SearchScope::Session { session_id: fork.id.clone() }),
+            Some(&embed("release production")),
+        )
+        .unwrap()
+        .into_iter()
+        .map(|h| h.session_id)
+        .collect();
+    assert!(!ids.contains(&a) || ids.iter().all(|s| s == &fork.id || s == &a), "{ids:?}");
+    let parent_turn_3 = store
+        .search_hybrid(
+            &SearchQuery::new("release production", SearchScope::Session { session_id: fork.id.clone() }),
+            Some(&embed("release production")),
+        )
+        .unwrap()
+        .into_iter()
+        .any(|h| h.session_id == a && h.turn_number == 3);
+    assert!(!parent_turn_3, "the parent's turn after the fork point is not the fork's");
+    // Workspace scope: beta's turn is never an alpha hit.
+    let alpha = store
+        .search_hybrid(
+            &SearchQuery::new("deploy", SearchScope::Workspace { workspace: "alpha".into() }),
+            Some(&embed("deploy")),
+        )
+        .unwrap();
+    assert!(alpha.iter().all(|h| h.session_id != b), "{alpha:?}");
+    let all = store.search_hybrid(&SearchQuery::new("deploy", SearchScope::All), Some(&embed("deploy"))).unwrap();
+    assert!(all.iter().any(|h| h.session_id == b));
+}
+
+pub fn vectors_go_with_their_turn_and_a_fork_keeps_its_copies(store: &mut Store) {
+    let p = session(store, "w");
+    store.append_turn(&p, &NewTurn::user("the password rotates weekly")).unwrap();
+    store.append_turn(&p, &NewTurn::assistant("noted")).unwrap();
+    let f = store.fork_session(&p, 2).unwrap();
+    index_all(store, 10);
+    assert_eq!(hybrid(store, "login", SearchScope::Session { session_id: f.id.clone() }).first().map(|h| h.0), Some(1));
+
+    store.delete_session(&p).unwrap();
+    // The parent's vectors went with it; the fork's copies of its turns are new turns, indexed anew.
+    let progress = store.semantic_progress().unwrap();
+    assert!(!progress.complete(), "the fork's copies wait to be embedded: {progress:?}");
+    assert!(hybrid(store, "login", SearchScope::All).iter().all(|h| h.1 == Matched::Words));
+    index_all(store, 10);
+    let found = store.search_hybrid(&SearchQuery::new("login", SearchScope::All), Some(&embed("login"))).unwrap();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!((found[0].session_id.as_str(), found[0].matched), (f.id.as_str(), Matched::Meaning));
+}
+
+pub fn a_model_change_reindexes_and_indexing_resumes_where_it_stopped(store: &mut Store) {
+    let s = session(store, "w");
+    for i in 0..7 {
+        store.append_turn(&s, &NewTurn::user(&format!("turn {i} about postgres"))).unwrap();
+    }
+    store.append_turn(&s, &NewTurn::assistant("")).unwrap();
+    let first = store.semantic_pending(3).unwrap();
+    assert_eq!(first.chunks.len(), 3);
+    let vectors: Vec<Vec<f32>> = first.chunks.iter().map(|c| embed(&c.text)).collect();
+    store.put_vectors(&first, &vectors).unwrap();
+    assert_eq!(store.semantic_progress().unwrap().indexed, 3);
+    // The next batch starts after the saved one (a reload reads the same cursor from the archive).
+    let next = store.semantic_pending(3).unwrap();
+    assert_eq!(next.chunks[0].turn_id, first.chunks[2].turn_id + 1);
+    assert_eq!(index_all(store, 3), 2, "5 turns left, one of them empty: two batches");
+    assert!(store.semantic_progress().unwrap().complete());
+
+    let mismatched = store.semantic_pending(1).unwrap();
+    assert!(mismatched.is_empty());
+    store.set_semantic_model("another-model@1").unwrap();
+    assert_eq!(store.semantic_model().unwrap(), "another-model@1");
+    assert_eq!(store.semantic_progress().unwrap().indexed, 0, "a new model starts from the first turn");
+    let found = store.search_hybrid(&SearchQuery::new("database", SearchScope::All), Some(&embed("database"))).unwrap();
+    assert!(found.is_empty(), "no vector of the old model is compared: {found:?}");
+    assert_eq!(index_all(store, 100), 1);
+    assert_eq!(hybrid(store, "database", SearchScope::All).len(), 7);
+}
+
+pub fn long_turns_are_embedded_in_chunks_and_changed_text_again(store: &mut Store) {
+    let s = session(store, "w");
+    let filler = "lorem ipsum dolor sit amet ".repeat(200);
+    store.append_turn(&s, &NewTurn::user(&format!("{filler} and the deploy happens at noon"))).unwrap();
+    let batch = store.semantic_pending(10).unwrap();
+    assert!(batch.chunks.len() > 2 && batch.chunks.len() <= MAX_CHUNKS);
+    assert!(batch.chunks.iter().enumerate().all(|(i, c)| c.chunk == i as u32 && c.turn_id == batch.chunks[0].turn_id));
+    let vectors: Vec<Vec<f32>> = batch.chunks.iter().map(|c| embed(&c.text)).collect();
+    store.put_vectors(&batch, &vectors).unwrap();
+    // The last chunk holds "deploy": the turn is found through it.
+    assert_eq!(hybrid(store, "release", SearchScope::All).first(), Some(&(1, Matched::Meaning)));
+
+    // A reply cut short and finalised later is embedded again with its final text.
+    store.append_turn(&s, &NewTurn::user("and the database?")).unwrap();
+    let mut partial = NewTurn::assistant("The sql");
+    partial.status = cowork_core::TurnStatus::Interrupted;
+    store.append_turn(&s, &partial).unwrap();
+    index_all(store, 10);
+    store.finalize_turn(&s, 3, &NewTurn::assistant("The login flow refreshes tokens hourly.")).unwrap();
+    assert!(!store.semantic_progress().unwrap().complete(), "the finalised turn waits to be embedded again");
+    index_all(store, 10);
+    assert_eq!(hybrid(store, "password", SearchScope::All).first().map(|h| h.0), Some(3));
+}
+
+pub fn the_index_is_in_no_export_and_no_sync_message(store: &mut Store) {
+    store.set_semantic_settings(&SemanticSettings { enabled: true, paused: false, model_url: String::new() }).unwrap();
+    store.enable_sync("Laptop").unwrap();
+    let s = session(store, "w");
+    store.append_turn(&s, &NewTurn::user("the auth tokens expire after an hour")).unwrap();
+    let space = Space::Personal;
+    let waiting = store.sync_waiting(&space).unwrap();
+    let export = store.export_jsonl(None).unwrap();
+    index_all(store, 10);
+    assert_eq!(store.sync_waiting(&space).unwrap(), waiting, "indexing queued nothing to sync");
+    assert_eq!(store.export_jsonl(None).unwrap(), export, "the export is the same with the index built");
+    let messages = serde_json::to_string(&store.sync_outgoing(&space, 100).unwrap()).unwrap();
+    assert!(!messages.contains("semantic") && !messages.contains("all-MiniLM"), "{messages}");
+    assert!(store.semantic_settings().unwrap().enabled);
+}
