@@ -47,6 +47,17 @@ impl Matched {
     }
 }
 
+/// This device's choices for recall by meaning.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SemanticSettings {
+    /// Recall by meaning is on: the model is loaded and the archive indexed.
+    pub enabled: bool,
+    /// Background indexing is paused (search still uses what is indexed).
+    pub paused: bool,
+    /// Where the model's files are fetched from the first time (a folder URL); empty: the default.
+    pub model_url: String,
+}
+
 /// One piece of a turn's text waiting to be embedded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PendingChunk {

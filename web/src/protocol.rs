@@ -15,6 +15,7 @@ mod calls;
 mod event;
 mod files;
 pub mod ops;
+mod semantic;
 mod sync;
 
 pub use calls::{AttachmentData, Call, Details, NextContext, Reply, Resumed, Sent};
@@ -22,6 +23,7 @@ pub use event::{Event, EVENT_CONTENT_CHARS};
 pub use files::js as files_js;
 pub use files::{thousands, FilePayload, ImportReport};
 pub use ops::{HostOptions, HostToolSpec, Lane, Op, Outgoing};
+pub use semantic::{SemanticPhase, SemanticState, DEFAULT_MODEL_URL, MODEL_BYTES, MODEL_LICENCE, MODEL_NAME};
 pub use sync::{recovery_key, SyncSettings, SyncState, TeamSpace};
 
 pub use cowork_core::provider::ModelSettings;

@@ -40,6 +40,7 @@ mod turns;
 mod vectors;
 mod workspaces;
 
+pub use crate::semantic::SemanticSettings;
 pub use crate::BranchPoint;
 pub use attachments::valid_sha256;
 pub use foreign::{ForeignImportSummary, ImportCounts, ImportPreview, ImportProgress};
@@ -52,7 +53,7 @@ pub use sessions::{NewSession, Resumed, SessionFilter, WorkspaceSummary, TITLE_M
 pub use shared::SharedStore;
 pub use sources::SessionTurns;
 pub use turns::{NewToolExecution, CLIENT_KEY_WINDOW};
-pub use vectors::{PendingBatch, SemanticSettings};
+pub use vectors::PendingBatch;
 
 use crate::error::{Context, Result};
 use crate::now_ms;

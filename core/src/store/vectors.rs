@@ -20,22 +20,10 @@
 use super::rows::parse_role;
 use super::Store;
 use crate::error::{Context, Result};
-use crate::semantic::{self, IndexProgress, PendingChunk};
+use crate::semantic::{self, IndexProgress, PendingChunk, SemanticSettings};
 use crate::{Role, SearchQuery, SearchScope};
 use rusqlite::{params, OptionalExtension};
-use serde::{Deserialize, Serialize};
 use std::collections::{BinaryHeap, HashMap, HashSet};
-
-/// This device's choices for recall by meaning.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct SemanticSettings {
-    /// Recall by meaning is on: the model is loaded and the archive indexed.
-    pub enabled: bool,
-    /// Background indexing is paused (search still uses what is indexed).
-    pub paused: bool,
-    /// Where the model's files are fetched from the first time (a folder URL); empty: the default.
-    pub model_url: String,
-}
 
 /// A batch of chunks to embed, and what saving their vectors settles.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -5,6 +5,7 @@
 mod actions;
 mod attach;
 mod backup;
+mod semantic;
 mod state;
 mod storage;
 pub(crate) mod sync;

@@ -150,6 +150,7 @@ pub fn StorageDialog(
                             }}
                         </ul>
                     </section>
+                    <super::semantic::SemanticSection />
                     <BackupSection />
                 </div>
             </div>

@@ -117,7 +117,14 @@ pub fn SearchDialog(
                                 view! {
                                     <li class="hit" class:selected=move || selected.get() == i
                                         on:click=move |_| on_open.run((sid.clone(), n))>
-                                        <div class="hit-meta">{format!("{title} · turn {} · {}", h.turn_number, h.role)}</div>
+                                        <div class="hit-meta">
+                                            {format!("{title} · turn {} · {}", h.turn_number, h.role)}
+                                            {(h.matched != cowork_core::semantic::Matched::Words).then(|| view! {
+                                                <span class="hit-meaning" title=h.matched.label()>
+                                                    {if h.matched == cowork_core::semantic::Matched::Meaning { " · by meaning" } else { " · by words and meaning" }}
+                                                </span>
+                                            })}
+                                        </div>
                                         <div class="hit-snippet">
                                             {pieces.into_iter().map(|(t, m)| if m { view! { <mark>{t}</mark> }.into_any() } else { view! { <span>{t}</span> }.into_any() }).collect::<Vec<_>>()}
                                         </div>

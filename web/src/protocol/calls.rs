@@ -74,6 +74,11 @@ pub enum Reply {
         /// The state now.
         state: SyncState,
     },
+    /// Where recall by meaning stands ([`ops::SemanticStatus`], [`ops::SetSemantic`]).
+    Semantic {
+        /// The state now.
+        state: super::SemanticState,
+    },
     /// Where a session's conversation branches ([`ops::Branches`]).
     Branches {
         /// In turn order; empty when it was never edited or regenerated.
@@ -242,6 +247,8 @@ macro_rules! call {
 call!(unit Stats => StorageStats, Stats { stats });
 call!(SyncStart => SyncState, Sync { state });
 call!(unit SyncStatus => SyncState, Sync { state });
+call!(unit SemanticStatus => super::SemanticState, Semantic { state });
+call!(SetSemantic => super::SemanticState, Semantic { state });
 call!(ListSessions => Vec<Session>, Sessions { sessions });
 call!(CreateSession => Session, Session { session });
 call!(AppendTurn => Turn, Turn { turn });

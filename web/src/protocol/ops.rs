@@ -17,6 +17,10 @@ pub enum Op {
     SyncStart(SyncStart),
     /// [`SyncStatus`].
     SyncStatus,
+    /// [`SemanticStatus`].
+    SemanticStatus,
+    /// [`SetSemantic`].
+    SetSemantic(SetSemantic),
     /// [`ListSessions`].
     ListSessions(ListSessions),
     /// [`CreateSession`].
@@ -112,6 +116,18 @@ pub struct SyncStart {
 /// Where sync stands; answered with its `Sync` reply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct SyncStatus;
+
+/// Where recall by meaning stands on this device; answered with its `Semantic` reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SemanticStatus;
+
+/// Saves this device's recall-by-meaning settings (on, paused, the model's URL) and starts or stops
+/// the model and the indexing accordingly; answered with its `Semantic` reply.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SetSemantic {
+    /// The settings to save.
+    pub settings: cowork_core::semantic::SemanticSettings,
+}
 
 /// The sessions, most recently active first; answered with its `Sessions` reply.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -526,6 +542,8 @@ impl Op {
             | Op::ExportMarkdown(_) => Lane::AtOnce,
             Op::SyncStart(_)
             | Op::SyncStatus
+            | Op::SemanticStatus
+            | Op::SetSemantic(_)
             | Op::TestConnection(_)
             | Op::CancelTask(_)
             | Op::AnswerStep(_)

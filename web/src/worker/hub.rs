@@ -89,12 +89,14 @@ struct Hub {
     /// The page went away while a reply was being written: release when it ends.
     releasing: std::cell::Cell<bool>,
     /// A reply is being written (its request is in `ops::reply`).
-    replying: std::cell::Cell<bool>,
+    replying: Rc<std::cell::Cell<bool>>,
     /// The session that reply writes in, when it existed before: sync holds back another device's
     /// turns for it meanwhile (`sync.rs`).
     writing: Rc<RefCell<Option<String>>>,
     /// Sync with the user's NATS space, run by the owner (`sync.rs`).
     sync: Rc<super::sync::SyncRunner>,
+    /// Recall by meaning: the model's worker and the indexing, run by the owner (`semantic.rs`).
+    semantic: Rc<super::semantic::SemanticRunner>,
 }
 
 /// Runs the worker: take part in the owner election, say `Ready`, serve or forward requests.
@@ -119,9 +121,10 @@ pub async fn run() {
         transport: FetchTransport::default(),
         tools: WorkerTools::default(),
         releasing: std::cell::Cell::new(false),
-        replying: std::cell::Cell::new(false),
+        replying: Rc::default(),
         writing: Rc::default(),
         sync: Rc::default(),
+        semantic: Rc::default(),
     });
     let from_ui = {
         let hub = hub.clone();
@@ -198,7 +201,7 @@ impl Hub {
     }
 
     /// A request from this worker's tab.
-    fn on_ui_request(&self, req: Request) {
+    fn on_ui_request(self: &Rc<Self>, req: Request) {
         // Cancelling a delegated task, or answering a step it holds for approval, needs no archive:
         // whichever worker the tab has sends it (the orchestrator's next event, archived by the owner,
         // records the outcome).
@@ -275,7 +278,7 @@ impl Hub {
     }
 
     /// A message from another tab's worker.
-    fn on_peer_message(&self, msg: PeerMessage) {
+    fn on_peer_message(self: &Rc<Self>, msg: PeerMessage) {
         let role = self.role.borrow().clone();
         match msg {
             PeerMessage::Hello { .. } => {
@@ -317,7 +320,7 @@ impl Hub {
     }
 
     /// Owner: answers out-of-turn requests at once and queues the others.
-    fn serve(&self, origin: Origin, req: Request) {
+    fn serve(self: &Rc<Self>, origin: Origin, req: Request) {
         match req.op {
             Op::Stop => {
                 self.transport.abort();
@@ -342,6 +345,37 @@ impl Hub {
                 let result = ops::SyncStatus.answer(Ok(self.sync.state()));
                 self.respond(&origin, WorkerMessage::Response { id: req.id, result });
             }
+            Op::SemanticStatus => {
+                let result = ops::SemanticStatus.answer(Ok(self.semantic.state(&self.archive)));
+                self.respond(&origin, WorkerMessage::Response { id: req.id, result });
+            }
+            Op::SetSemantic(c) => {
+                let configured = super::semantic::configure(&self.semantic, self.semantic_link(), &c.settings);
+                let result = c.answer(
+                    configured
+                        .map(|()| self.semantic.state(&self.archive))
+                        .map_err(|e| Problem::new(ErrorKind::Storage, e)),
+                );
+                self.respond(&origin, WorkerMessage::Response { id: req.id, result });
+            }
+            // With the model loaded, a search embeds its query first (in the model's worker) and is
+            // answered when that comes back; meanwhile the archive serves everything else.
+            Op::Search(c) if self.semantic.ready() => {
+                let (hub, id) = (self.clone(), req.id);
+                wasm_bindgen_futures::spawn_local(async move {
+                    let vector = hub.semantic.embed_query(&c.query.text).await;
+                    let result = match hub.archive.try_borrow() {
+                        Ok(archive) => match archive.as_ref() {
+                            Some((store, _)) => {
+                                c.answer(store.search_hybrid(&c.query, vector.as_deref()).map_err(Problem::from))
+                            }
+                            None => Err(Problem::new(ErrorKind::Storage, CLOSED)),
+                        },
+                        Err(_) => Err(Problem::new(ErrorKind::Storage, "the archive is busy")),
+                    };
+                    hub.respond(&origin, WorkerMessage::Response { id, result });
+                });
+            }
             Op::Release if origin == Origin::Local => self.release(),
             Op::Release => {}
             _ => {
@@ -350,6 +384,11 @@ impl Hub {
                 }
             }
         }
+    }
+
+    /// What the semantic side needs: the archive, and whether a reply is being written.
+    fn semantic_link(&self) -> super::semantic::Link {
+        super::semantic::Link { archive: self.archive.clone(), replying: self.replying.clone() }
     }
 
     /// What the sync loop needs: the archive, and a way to tell every tab (this one too).
@@ -448,6 +487,8 @@ impl Hub {
         if let Some((settings, module_url)) = last {
             super::sync::start(&self.sync, self.link(), Some(settings), module_url);
         }
+        // Recall by meaning is this device's setting, kept in the archive: it resumes by itself.
+        super::semantic::start(&self.semantic, self.semantic_link());
         // What this tab had forwarded to the previous owner (or held back) is served here now.
         let unanswered: Vec<Request> = std::mem::take(&mut *self.inflight.borrow_mut()).into_values().collect();
         for req in unanswered {

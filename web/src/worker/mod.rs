@@ -16,10 +16,12 @@
 //! - `import.rs`: imports of any supported file (preview, progress) and the Markdown and ChatGPT exports.
 //! - `tools.rs`: the page's tools and the user's approvals, asked of the tab that sent the request.
 //! - `sync.rs`: the owner's sync with the user's NATS space (outbox out, stream in).
+//! - `semantic.rs`: recall by meaning: the model's worker, background indexing, query embeddings.
 
 mod hub;
 mod import;
 mod ops;
+mod semantic;
 mod sync;
 mod tools;
 
