@@ -89,13 +89,11 @@ pub fn run(store: &mut Store, convs: &[Conversation]) -> Result<Results> {
     }
     let mut counts = QuestionCounts::default();
     convs.iter().for_each(|c| counts.add(c.counts));
-    let ids = |range: &mut dyn Iterator<Item = &Conversation>| range.map(|c| c.id.clone()).collect::<Vec<_>>();
+    let ids = |convs: &[Conversation]| convs.iter().map(|c| c.id.clone()).collect::<Vec<_>>();
+    let (tune, held_out) = convs.split_at(TUNE_CONVERSATIONS.min(convs.len()));
     Ok(Results {
         rows,
-        set_conversations: [
-            ids(&mut convs.iter().take(TUNE_CONVERSATIONS)),
-            ids(&mut convs.iter().skip(TUNE_CONVERSATIONS)),
-        ],
+        set_conversations: [ids(tune), ids(held_out)],
         turns: imported.iter().map(|i| i.turn_ids.len()).sum(),
         counts,
         import_seconds,
