@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The benchmark of spec §13: builds in release mode, runs the real store on OPFS in headless Chromium
 # beside its peers, measures the app's cold start, prints one table and writes
-# bench-results/bench-results.json. Takes a few minutes. `scripts/bench.sh --quick` checks the harness
+# bench-results/bench-results.json (and, natively, the import rows and, when COWORK_LOCOMO names the
+# LoCoMo data, the retrieval-recall rows: bench-results/locomo.json). Takes a few minutes. `scripts/bench.sh --quick` checks the harness
 # on a small archive (its figures mean nothing); `--stream-only` runs only the streaming rows (a 12 KB
 # Markdown reply streamed into the app, tests/bench/stream.mjs) and counts the cold-start bytes.
 set -euo pipefail
@@ -34,4 +35,20 @@ if [[ " $* " == *" --quick "* ]]; then
   cargo run -q --release -p cowork-bench --example import -- 200 4
 else
   cargo run -q --release -p cowork-bench --example import
+fi
+
+# Retrieval quality on LoCoMo (natively, tests/bench/examples/locomo.rs). The data has no licence, so
+# it is not in the repository: COWORK_LOCOMO names the public snap-research/locomo repository's
+# data/locomo10.zip (unpacked here to a temporary folder) or a folder holding its JSON files.
+if [[ -z "${COWORK_LOCOMO:-}" ]]; then
+  say "LoCoMo rows skipped: COWORK_LOCOMO is not set (get data/locomo10.zip from the public snap-research/locomo repository and set COWORK_LOCOMO=/path/to/locomo10.zip)"
+elif [[ -f "$COWORK_LOCOMO" ]]; then
+  say "LoCoMo retrieval recall (native; unpacking $COWORK_LOCOMO)"
+  LOCOMO_DIR="$(mktemp -d)"
+  trap 'scripts/nats.sh stop "$NATS_DIR" || true; rm -rf "$NATS_DIR" "$LOCOMO_DIR"' EXIT
+  python3 -m zipfile -e "$COWORK_LOCOMO" "$LOCOMO_DIR"
+  COWORK_LOCOMO="$LOCOMO_DIR" cargo run -q --release -p cowork-bench --example locomo -- --out "$ROOT/bench-results/locomo.json"
+else
+  say "LoCoMo retrieval recall (native, from $COWORK_LOCOMO)"
+  cargo run -q --release -p cowork-bench --example locomo -- --out "$ROOT/bench-results/locomo.json"
 fi

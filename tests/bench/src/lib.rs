@@ -1,9 +1,13 @@
 //! Cowork's benchmark (spec §13). The operations measured live here once: natively they run under
 //! `examples/profile.rs` (for profiling), in the browser they run in a dedicated worker on the OPFS
 //! `sahpool` VFS (`web`, wasm only), driven by `www/worker.js` and `run.mjs` (`scripts/bench.sh`).
+//! `locomo` (native only) measures retrieval quality instead: recall of the LoCoMo benchmark's
+//! evidence turns by the archive's search (`examples/locomo.rs`).
 
 pub mod gen;
 pub mod gen_chatgpt;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod locomo;
 #[cfg(target_arch = "wasm32")]
 mod web;
 

@@ -1,0 +1,105 @@
+//! The textbook baseline: Okapi BM25 (k1 = 1.2, b = 0.75, idf = ln(1 + (N − df + 0.5)/(df + 0.5)))
+//! over lowercase alphanumeric tokens, one index per workspace, every document scored (no candidate
+//! cap). Also the bench's stop-word list, for the second form of each question.
+
+use std::collections::HashMap;
+
+/// Term-frequency saturation.
+pub const K1: f64 = 1.2;
+/// Length normalisation.
+pub const B: f64 = 0.75;
+
+/// A small fixed English stop-word list (function words, question words, auxiliaries, and the
+/// pieces "'s", "n't" and "'d" split off as tokens).
+pub const STOP_WORDS: &[&str] = &[
+    "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "been", "before", "being",
+    "both", "but", "by", "can", "could", "d", "did", "do", "does", "doing", "during", "each", "for", "from", "had",
+    "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it",
+    "its", "just", "ll", "me", "might", "more", "most", "my", "no", "nor", "not", "of", "on", "once", "only", "or",
+    "other", "our", "ours", "out", "over", "own", "re", "s", "same", "she", "should", "so", "some", "such", "t",
+    "than", "that", "the", "their", "theirs", "them", "then", "there", "these", "they", "this", "those", "through",
+    "to", "too", "under", "until", "up", "us", "ve", "very", "was", "we", "were", "what", "when", "where", "which",
+    "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours",
+];
+
+/// Lowercase runs of letters and digits; everything else separates them.
+pub fn tokens(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric()).filter(|t| !t.is_empty()).map(str::to_lowercase).collect()
+}
+
+/// `text` without its stop words: its other tokens, lowercase, joined by spaces.
+pub fn without_stop_words(text: &str) -> String {
+    tokens(text).into_iter().filter(|t| !STOP_WORDS.contains(&t.as_str())).collect::<Vec<_>>().join(" ")
+}
+
+/// A BM25 index of documents identified by `i64` ids (the stored turns' ids).
+#[derive(Debug, Clone, Default)]
+pub struct Bm25 {
+    ids: Vec<i64>,
+    lengths: Vec<f64>,
+    avg_len: f64,
+    /// Term → (document index, term frequency), one entry per document holding it.
+    postings: HashMap<String, Vec<(usize, u32)>>,
+}
+
+impl Bm25 {
+    /// Indexes `docs` (id, text).
+    pub fn new<'a>(docs: impl IntoIterator<Item = (i64, &'a str)>) -> Bm25 {
+        let mut index = Bm25::default();
+        for (id, text) in docs {
+            let doc = index.ids.len();
+            index.ids.push(id);
+            let toks = tokens(text);
+            index.lengths.push(toks.len() as f64);
+            let mut tf: HashMap<String, u32> = HashMap::new();
+            for t in toks {
+                *tf.entry(t).or_default() += 1;
+            }
+            for (t, n) in tf {
+                index.postings.entry(t).or_default().push((doc, n));
+            }
+        }
+        let n = index.ids.len().max(1) as f64;
+        index.avg_len = index.lengths.iter().sum::<f64>() / n;
+        index
+    }
+
+    /// Documents indexed.
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Whether nothing is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// The idf of a term found in `df` of the documents.
+    pub fn idf(&self, df: usize) -> f64 {
+        let (n, df) = (self.ids.len() as f64, df as f64);
+        (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+    }
+
+    /// The best `limit` documents for `query` (each distinct query term counted once), best first;
+    /// among equal scores the larger id (the newer turn) first, as the archive's search orders them.
+    /// Only documents holding at least one query term are returned.
+    pub fn search(&self, query: &str, limit: usize) -> Vec<(i64, f64)> {
+        let mut terms = tokens(query);
+        terms.sort();
+        terms.dedup();
+        let mut scores: HashMap<usize, f64> = HashMap::new();
+        for term in &terms {
+            let Some(postings) = self.postings.get(term) else { continue };
+            let idf = self.idf(postings.len());
+            for &(doc, tf) in postings {
+                let tf = f64::from(tf);
+                let norm = K1 * (1.0 - B + B * self.lengths[doc] / self.avg_len);
+                *scores.entry(doc).or_default() += idf * tf * (K1 + 1.0) / (tf + norm);
+            }
+        }
+        let mut ranked: Vec<(i64, f64)> = scores.into_iter().map(|(doc, s)| (self.ids[doc], s)).collect();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+        ranked.truncate(limit);
+        ranked
+    }
+}
