@@ -29,6 +29,11 @@ pub trait ToolHost {
     async fn approve(&self, call: &ToolCall) -> bool;
     /// Runs a call already allowed to run.
     async fn call(&self, call: &ToolCall) -> ToolOutcome;
+    /// The embedding of a `conversation_recall` search's query, when recall by meaning is on here
+    /// (unit length, of the archive's semantic model); `None`: the search is by words alone.
+    async fn embed_query(&self, _text: &str) -> Option<Vec<f32>> {
+        None
+    }
 }
 
 /// A host with no tools of its own.

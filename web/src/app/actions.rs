@@ -4,6 +4,11 @@
 
 pub use browser::*;
 
+thread_local! {
+    /// Searches started so far (see `Actions::search`).
+    static SEARCHES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
 mod browser {
     use crate::app::Client;
     use crate::chat::{
@@ -76,13 +81,23 @@ mod browser {
             dialogs.hits.set(Vec::new());
             return;
         }
+        // Search-as-you-type: an answer to an earlier keystroke that comes back after a later one's
+        // (a search by meaning first embeds its query) is dropped.
+        let generation = super::SEARCHES.with(|n| {
+            n.set(n.get() + 1);
+            n.get()
+        });
         spawn_while(dialogs.search_open, async move {
             let query = cowork_core::SearchQuery {
                 limit: 20,
                 prefix_last: true,
                 ..cowork_core::SearchQuery::new(text.clone(), cowork_core::SearchScope::All)
             };
-            match client.call(ops::Search { query }).await {
+            let answer = client.call(ops::Search { query }).await;
+            if super::SEARCHES.with(|n| n.get()) != generation {
+                return;
+            }
+            match answer {
                 Ok(hits) => {
                     dialogs.search_error.set(None);
                     dialogs.hits.set(hits);

@@ -110,6 +110,7 @@ pub async fn run() {
     // Without Web Locks (e.g. an insecure context, where OPFS is refused as well) each tab keeps its own
     // archive, and there is nobody to talk to.
     let channel = locks.as_ref().and_then(|_| BroadcastChannel::new(CHANNEL_NAME).ok());
+    let semantic: Rc<super::semantic::SemanticRunner> = Rc::default();
     let hub = Rc::new(Hub {
         tab,
         channel,
@@ -119,12 +120,12 @@ pub async fn run() {
         queue: RefCell::new(None),
         archive: Rc::new(RefCell::new(None)),
         transport: FetchTransport::default(),
-        tools: WorkerTools::default(),
+        tools: WorkerTools::with_semantic(semantic.clone()),
         releasing: std::cell::Cell::new(false),
         replying: Rc::default(),
         writing: Rc::default(),
         sync: Rc::default(),
-        semantic: Rc::default(),
+        semantic,
     });
     let from_ui = {
         let hub = hub.clone();

@@ -22,9 +22,16 @@ pub struct WorkerTools {
     /// The page's tools offered with the request being served.
     host: Rc<RefCell<Vec<HostToolSpec>>>,
     running: Rc<RefCell<HashMap<String, futures_channel::oneshot::Sender<ToolOutcome>>>>,
+    /// Recall by meaning, when this worker owns the archive: recall's searches embed their query.
+    pub(super) semantic: Option<Rc<super::semantic::SemanticRunner>>,
 }
 
 impl WorkerTools {
+    /// A tool host whose recall searches by meaning through `semantic` once its model is loaded.
+    pub(super) fn with_semantic(semantic: Rc<super::semantic::SemanticRunner>) -> WorkerTools {
+        WorkerTools { semantic: Some(semantic), ..WorkerTools::default() }
+    }
+
     /// Delivers the user's answer for `call_id`.
     pub fn answer(&self, call_id: &str, approved: bool) {
         if let Some(tx) = self.waiting.borrow_mut().remove(call_id) {
@@ -60,6 +67,13 @@ impl WorkerTools {
 }
 
 impl ToolHost for WorkerTools {
+    async fn embed_query(&self, text: &str) -> Option<Vec<f32>> {
+        match &self.semantic {
+            Some(semantic) if semantic.ready() => semantic.embed_query(text).await,
+            _ => None,
+        }
+    }
+
     fn definitions(&self) -> Vec<serde_json::Value> {
         self.host.borrow().iter().map(HostToolSpec::definition).collect()
     }
