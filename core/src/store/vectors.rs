@@ -52,6 +52,8 @@ pub(super) struct VectorCache {
     numbers: Vec<i64>,
     roles: Vec<Role>,
     data: Vec<i8>,
+    /// Each vector's signs, [`semantic::BIT_WORDS`] words per vector: the coarse pass of a big scan.
+    bits: Vec<u64>,
     session_ids: HashMap<String, u32>,
 }
 
@@ -65,6 +67,7 @@ impl VectorCache {
             numbers: Vec::new(),
             roles: Vec::new(),
             data: Vec::new(),
+            bits: Vec::new(),
             session_ids: HashMap::new(),
         }
     }
@@ -77,6 +80,7 @@ impl VectorCache {
         self.numbers.push(number);
         self.roles.push(role);
         self.data.extend_from_slice(vec);
+        self.bits.extend_from_slice(&semantic::sign_bits(vec));
     }
 }
 
@@ -317,34 +321,57 @@ impl Store {
         };
         let query = semantic::quantize(vector);
         let dims = semantic::DIMS;
-        // Best chunk per turn, then the k best turns: a min-heap of (score, turn id).
-        let mut best: HashMap<i64, i32> = HashMap::new();
-        for i in 0..cache.turn_ids.len() {
-            let session = cache.sessions[i];
-            if hidden.contains(&session) || (!q.roles.is_empty() && !q.roles.contains(&cache.roles[i])) {
-                continue;
-            }
-            if let Filter::Sessions(allowed) = &filter {
-                let n = cache.numbers[i];
-                match allowed.get(&session) {
-                    Some(ranges) if ranges.iter().any(|&(lo, hi)| n > lo && n <= hi) => {}
-                    _ => continue,
+        // Which vectors the scope allows.
+        let allowed: Vec<usize> = (0..cache.turn_ids.len())
+            .filter(|&i| {
+                let session = cache.sessions[i];
+                if (!hidden.is_empty() && hidden.contains(&session))
+                    || (!q.roles.is_empty() && !q.roles.contains(&cache.roles[i]))
+                {
+                    return false;
                 }
-            }
+                match &filter {
+                    Filter::All => true,
+                    Filter::Sessions(allowed) => allowed.get(&session).is_some_and(|ranges| {
+                        ranges.iter().any(|&(lo, hi)| cache.numbers[i] > lo && cache.numbers[i] <= hi)
+                    }),
+                }
+            })
+            .collect();
+        // Many vectors: a coarse pass on their signs (Hamming distance, a few word operations each)
+        // keeps the closest, which are then scored exactly. Few: every one is scored exactly.
+        let candidates: Vec<usize> = if allowed.len() <= semantic::EXACT_SCAN_MAX {
+            allowed
+        } else {
+            let signs = semantic::sign_bits(&query);
+            let w = semantic::BIT_WORDS;
+            let mut coarse: Vec<(u32, usize)> =
+                allowed.into_iter().map(|i| (semantic::hamming(&signs, &cache.bits[i * w..(i + 1) * w]), i)).collect();
+            let keep = semantic::COARSE_KEEP.min(coarse.len());
+            coarse.select_nth_unstable(keep - 1);
+            coarse.truncate(keep);
+            coarse.into_iter().map(|(_, i)| i).collect()
+        };
+        // The best vectors in a min-heap, with room for a turn's other chunks; then each turn's best.
+        let room = k + semantic::MAX_CHUNKS;
+        let mut heap: BinaryHeap<std::cmp::Reverse<(i32, usize)>> = BinaryHeap::with_capacity(room + 1);
+        for i in candidates {
             let score = semantic::dot(&query, &cache.data[i * dims..(i + 1) * dims]);
+            if heap.len() < room {
+                heap.push(std::cmp::Reverse((score, i)));
+            } else if heap.peek().is_some_and(|std::cmp::Reverse((worst, _))| score > *worst) {
+                heap.pop();
+                heap.push(std::cmp::Reverse((score, i)));
+            }
+        }
+        let mut best: HashMap<i64, i32> = HashMap::new();
+        for std::cmp::Reverse((score, i)) in heap {
             let e = best.entry(cache.turn_ids[i]).or_insert(i32::MIN);
             *e = (*e).max(score);
         }
-        let mut heap = BinaryHeap::with_capacity(k + 1);
-        for (id, score) in best {
-            heap.push(std::cmp::Reverse((score, id)));
-            if heap.len() > k {
-                heap.pop();
-            }
-        }
-        let mut out: Vec<(i64, f32)> =
-            heap.into_iter().map(|std::cmp::Reverse((s, id))| (id, s as f32 / (127.0 * 127.0))).collect();
+        let mut out: Vec<(i64, f32)> = best.into_iter().map(|(id, s)| (id, s as f32 / (127.0 * 127.0))).collect();
         out.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+        out.truncate(k);
         Ok(out)
     }
 

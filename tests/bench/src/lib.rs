@@ -37,6 +37,47 @@ pub fn search(store: &Store, text: &str) -> Result<Vec<SearchHit>> {
     store.search(&SearchQuery { limit: 20, ..SearchQuery::new(text, SearchScope::All) })
 }
 
+/// A pseudo-random unit vector of the semantic model's size, the same for the same `seed`: the
+/// timing rows of search by meaning depend on how many vectors there are, not on what they mean.
+pub fn pseudo_vector(seed: u64) -> Vec<f32> {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut v: Vec<f32> = (0..cowork_core::semantic::DIMS)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        })
+        .collect();
+    let n = v.iter().map(|a| a * a).sum::<f32>().sqrt().max(f32::MIN_POSITIVE);
+    v.iter_mut().for_each(|a| *a /= n);
+    v
+}
+
+/// Gives every turn not yet in the semantic index a vector ([`pseudo_vector`] of its row id),
+/// `batch` turns per transaction, as the worker's indexing saves them. Returns the chunks saved.
+pub fn index_pseudo_vectors(store: &mut Store, batch: usize) -> Result<usize> {
+    let mut saved = 0;
+    loop {
+        let pending = store.semantic_pending(batch)?;
+        if pending.is_empty() {
+            return Ok(saved);
+        }
+        let vectors: Vec<Vec<f32>> =
+            pending.chunks.iter().map(|c| pseudo_vector(c.turn_id as u64 * 64 + u64::from(c.chunk))).collect();
+        store.put_vectors(&pending, &vectors)?;
+        saved += vectors.len();
+    }
+}
+
+/// The app's search by words and meaning (all sessions, 20 hits), with a query vector made from
+/// the text.
+pub fn search_hybrid(store: &Store, text: &str) -> Result<Vec<SearchHit>> {
+    let seed = text.bytes().fold(1469598103934665603u64, |h, b| (h ^ u64::from(b)).wrapping_mul(1099511628211));
+    let vector = pseudo_vector(seed);
+    store.search_hybrid(&SearchQuery { limit: 20, ..SearchQuery::new(text, SearchScope::All) }, Some(&vector))
+}
+
 /// The seed design's scan: `LIKE '%q%' ORDER BY turn DESC LIMIT 20` on the same table. Returns row count.
 pub fn like_scan(store: &Store, text: &str) -> Result<usize> {
     let pattern = format!("%{}%", gen::like_text(text));

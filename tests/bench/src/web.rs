@@ -280,6 +280,21 @@ impl Bench {
         Ok(vec![now() - t, hits.len() as f64])
     }
 
+    /// Gives every turn a vector (see [`crate::index_pseudo_vectors`]): `[ms, chunks]`.
+    pub fn index_vectors(&mut self) -> Result<Vec<f64>, JsValue> {
+        let t = now();
+        let n = crate::index_pseudo_vectors(self.store_mut()?, 2000).map_err(js)?;
+        Ok(vec![now() - t, n as f64])
+    }
+
+    /// The app's search by words and meaning: `[ms, hits]` (the first one reads the vectors).
+    pub fn search_hybrid(&self, text: &str) -> Result<Vec<f64>, JsValue> {
+        let store = self.store()?;
+        let t = now();
+        let hits = crate::search_hybrid(store, text).map_err(js)?;
+        Ok(vec![now() - t, hits.len() as f64])
+    }
+
     /// The `LIKE '%q%'` scan: `[ms, rows]`.
     pub fn like(&self, text: &str) -> Result<Vec<f64>, JsValue> {
         let store = self.store()?;

@@ -200,6 +200,18 @@ const PHASES = {
       log(`seeded ${(s + 1) * perSession} turns`);
     }
     measure('100k');
+    // Search by words and meaning at 100k: every turn given a vector first (the worker's indexing,
+    // timed), then the same query mix with a query vector each.
+    const [index_ms, vectors] = bench.index_vectors();
+    const first = bench.search_hybrid(queries[0][1][0])[0];
+    const hybrid = {};
+    for (const [kind, list] of queries) {
+      const ms = [];
+      for (let r = 0; r < reps; r++) for (const q of list) ms.push(bench.search_hybrid(q)[0]);
+      hybrid[kind] = ms;
+    }
+    out.hybrid = { index_ms, vectors, first_ms: first, kinds: hybrid, memory: w.wasm_memory_bytes() };
+    log('search by meaning at 100k done');
     out.context = {};
     for (const window of windows) {
       const ms = [];
