@@ -48,7 +48,7 @@ pub use import::ImportSummary;
 pub use jsonl::{is_cowork_archive, FORMAT_VERSION};
 pub use query::{Terms, MAX_TERMS};
 pub use schema::LATEST as SCHEMA_VERSION;
-pub use search::MAX_SEARCH_LIMIT;
+pub use search::{FALLBACK_WINDOW, MAX_SEARCH_LIMIT, RANK_BUDGET};
 pub use sessions::{NewSession, Resumed, SessionFilter, WorkspaceSummary, TITLE_MAX_CHARS};
 pub use shared::SharedStore;
 pub use sources::SessionTurns;

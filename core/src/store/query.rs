@@ -5,8 +5,10 @@
 //! operators (`AND`, `NEAR(`, `*`, `^`, `:`, parentheses, stray quotes) are only ever searched as text.
 //! A whitespace-separated chunk that splits into several tokens (`refresh_token`, `src/auth.py`)
 //! becomes a phrase, which finds it inside longer identifiers (`rotate_refresh_token_v2`). Text
-//! between balanced double quotes is one phrase. All chunks must match (AND); [`Terms::any`] gives
-//! the OR form for a fallback.
+//! between balanced double quotes is one phrase. A possessive `'s` ends an unquoted word
+//! (`Caroline's` is the term `Caroline`, as the question means it; unicode61 would read it as the
+//! phrase "caroline s"). [`Terms::all`] and [`Terms::any`] join every term, [`Terms::any_of`] some of
+//! them; [`Terms::term`] is one term alone (the search counts each term's matches).
 
 /// At most this many terms are used; the rest of a very long query is ignored.
 pub const MAX_TERMS: usize = 32;
@@ -31,7 +33,7 @@ impl Terms {
         while !rest.is_empty() {
             match rest.find('"') {
                 Some(open) => {
-                    rest[..open].split_whitespace().for_each(|chunk| push(tokens(chunk)));
+                    rest[..open].split_whitespace().for_each(|chunk| push(word_tokens(chunk)));
                     let after = &rest[open + 1..];
                     match after.find('"') {
                         Some(close) => {
@@ -40,13 +42,13 @@ impl Terms {
                         }
                         None => {
                             // An unbalanced quote: the rest is plain words.
-                            after.split_whitespace().for_each(|chunk| push(tokens(chunk)));
+                            after.split_whitespace().for_each(|chunk| push(word_tokens(chunk)));
                             rest = "";
                         }
                     }
                 }
                 None => {
-                    rest.split_whitespace().for_each(|chunk| push(tokens(chunk)));
+                    rest.split_whitespace().for_each(|chunk| push(word_tokens(chunk)));
                     rest = "";
                 }
             }
@@ -75,20 +77,23 @@ impl Terms {
         self.join(" OR ")
     }
 
+    /// Any of the terms at `indices` may match (`None` when `indices` names none).
+    pub fn any_of(&self, indices: &[usize]) -> Option<String> {
+        let parts: Vec<String> = indices.iter().filter(|&&i| i < self.phrases.len()).map(|&i| self.term(i)).collect();
+        (!parts.is_empty()).then(|| parts.join(" OR "))
+    }
+
+    /// Term `i` alone, as an FTS5 expression (`i` must be below [`Terms::len`]).
+    pub fn term(&self, i: usize) -> String {
+        let star = if self.prefix_last && i + 1 == self.phrases.len() { "*" } else { "" };
+        format!("\"{}\"{star}", self.phrases[i].join(" "))
+    }
+
     fn join(&self, op: &str) -> Option<String> {
         if self.phrases.is_empty() {
             return None;
         }
-        let last = self.phrases.len() - 1;
-        let parts: Vec<String> = self
-            .phrases
-            .iter()
-            .enumerate()
-            .map(|(i, tokens)| {
-                let star = if self.prefix_last && i == last { "*" } else { "" };
-                format!("\"{}\"{star}", tokens.join(" "))
-            })
-            .collect();
+        let parts: Vec<String> = (0..self.phrases.len()).map(|i| self.term(i)).collect();
         Some(parts.join(op))
     }
 }
@@ -96,6 +101,16 @@ impl Terms {
 /// Mirrors unicode61's notion of a token character (letters, digits, private-use).
 fn is_token_char(c: char) -> bool {
     c.is_alphanumeric() || ('\u{E000}'..='\u{F8FF}').contains(&c)
+}
+
+/// The tokens of an unquoted word, without a possessive `'s` (`Caroline's`, `Caroline’s`).
+fn word_tokens(chunk: &str) -> Vec<String> {
+    let trimmed = chunk.trim_end_matches(|c: char| !is_token_char(c));
+    let bare = ["'s", "'S", "’s", "’S"]
+        .iter()
+        .find_map(|p| trimmed.strip_suffix(p))
+        .filter(|rest| rest.chars().last().is_some_and(is_token_char));
+    tokens(bare.unwrap_or(chunk))
 }
 
 fn tokens(chunk: &str) -> Vec<String> {

@@ -1,180 +1,331 @@
-//! Ranked full-text search over turns (FTS5, bm25 over the newest matches), its query plan for
-//! diagnostics, and the snippets with their highlighted ranges.
+//! Ranked full-text search over turns (FTS5, bm25), its query plans for diagnostics, and the
+//! snippets with their highlighted ranges.
+//!
+//! **Which matches are ranked.** A search ranks every match of its terms, whatever its age, by
+//! `bm25(turns_fts, 1.0, 0.5)`, as long as there are at most [`RANK_BUDGET`] candidates: bm25 costs
+//! about a microsecond per ranked row natively, where counting a match costs a twentieth of that. So
+//! each term's matches (in the scope's rowid range) are counted first, each count stopping past the
+//! budget. Terms are taken rarest first while the sum of their counts fits the budget; the others,
+//! words so common that ranking their matches would cost more ("the", "did", in a big archive also
+//! "error"), are left out of the expression (and of the highlights). The kept terms are OR-ed: bm25
+//! ranks a turn holding several of them above one holding one, so no AND pass comes first (a
+//! question's words are rarely all in one turn). In an archive or session smaller than the budget no
+//! term is left out: the ranking is textbook BM25 over the whole query.
+//!
+//! **Fallback.** When even the rarest term has more matches than the budget (a query of only very
+//! common words, or a phrase found in thousands of turns), the newest [`FALLBACK_WINDOW`] matches of
+//! every term (AND), or when there are none, of any term (OR), are ranked: of very many matches, the
+//! newest are the likeliest to be wanted in a conversation, and the cost stays that of the window.
+//!
+//! **Scope.** A session-scoped search restricts the index to the rowid range of the session's turns
+//! (FTS5 seeks to it), so its counts and its cost are the session's, not the archive's. Roles, the
+//! workspace and pending deletes filter the candidates through a join on `turns` (and `sessions`).
+//!
+//! **Loop order.** The full-text index drives every candidate query and each candidate is looked up in
+//! `turns` by rowid (CROSS JOIN), never the other way round (probing the index once per turn of a
+//! session took seconds); the candidates are sorted here, not by SQLite. A query-plan test guards both.
+//!
+//! **Snippets.** FTS5 writes them for the final hits only, in one pass over the rowid range between
+//! the oldest and the newest hit with the expression that found them. That range holds at most the
+//! candidates (the budget when every match is ranked, the window otherwise), so the pass is bounded
+//! too; one `rowid = ?` query per hit instead would seek through every term's doclist per hit.
 
 use super::query::Terms;
 use super::rows::parse_role;
 use super::Store;
 use crate::error::{Context, Result};
-use crate::{Role, SearchHit, SearchQuery, SearchScope};
-use rusqlite::{params, types::Value as SqlValue};
+use crate::{SearchHit, SearchQuery, SearchScope};
+use rusqlite::{params, types::Value as SqlValue, OptionalExtension};
 use std::collections::HashMap;
 
-/// How many of the most recent matches are ranked per search. Ranking every match of a very common
-/// word is what makes naive FTS slow; the newest matches are also the most useful in a conversation.
-const RANK_CANDIDATES: usize = 400;
+/// Most candidates ranked by bm25 when every match is ranked (about 3 ms natively at 100k turns).
+pub const RANK_BUDGET: usize = 3_000;
+/// How many of the newest matches are ranked when even the rarest term has more than [`RANK_BUDGET`].
+pub const FALLBACK_WINDOW: usize = 400;
 /// Most hits one search returns.
 pub const MAX_SEARCH_LIMIT: usize = 50;
 /// Markers FTS5 puts around matches in snippets (private-use characters, removed again).
 const HL_OPEN: char = '\u{E000}';
 const HL_CLOSE: char = '\u{E001}';
 
+/// What restricts a search besides its terms: the rowid range of the index to walk (`?2`, `?3`), and
+/// the joins and conditions on each candidate with their arguments (from `?4`).
+struct Filter {
+    lo: i64,
+    hi: i64,
+    joins: &'static str,
+    conds: Vec<String>,
+    args: Vec<SqlValue>,
+}
+
+/// Which candidates a search ranks.
+enum Plan {
+    /// Every match of this expression.
+    All(String),
+    /// The newest [`FALLBACK_WINDOW`] matches.
+    Newest,
+}
+
 impl Store {
-    /// Ranked full-text search. Any text is safe; text with nothing searchable finds nothing. When no
-    /// turn has every term, turns with any of them are returned, ranked.
+    /// Ranked full-text search (see the module's doc for which matches are ranked). Any text is safe;
+    /// text with nothing searchable finds nothing.
     pub fn search(&self, q: &SearchQuery) -> Result<Vec<SearchHit>> {
         let terms = Terms::parse(&q.text, q.prefix_last);
         let limit = q.limit.clamp(1, MAX_SEARCH_LIMIT);
-        let Some(all) = terms.all() else { return Ok(Vec::new()) };
-        let mut hits = self.search_expr(&all, q, limit)?;
-        if hits.is_empty() && terms.len() > 1 {
-            if let Some(any) = terms.any() {
-                hits = self.search_expr(&any, q, limit)?;
-            }
+        if terms.is_empty() {
+            return Ok(Vec::new());
         }
-        Ok(hits)
+        let Some(filter) = self.search_filter(q)? else { return Ok(Vec::new()) };
+        match self.plan(&terms, &filter).context(format!("searching the archive for {:?}", q.text))? {
+            Some(Plan::All(expr)) => self.ranked(&expr, &filter, false, limit, q),
+            Some(Plan::Newest) => {
+                let all = terms.all().unwrap_or_default();
+                let hits = self.ranked(&all, &filter, true, limit, q)?;
+                match terms.any() {
+                    Some(any) if hits.is_empty() && terms.len() > 1 => self.ranked(&any, &filter, true, limit, q),
+                    _ => Ok(hits),
+                }
+            }
+            None => Ok(Vec::new()),
+        }
     }
 
-    /// The candidate query for `expr` within `q`'s scope and roles, with its arguments.
-    fn search_sql(&self, expr: &str, q: &SearchQuery) -> Result<(String, Vec<SqlValue>)> {
-        // bm25 weighs the content at 1.0 and `search_extra` (tool names, argument values, a reply's
-        // reasoning) at 0.5: what a turn says ranks above what its model only thought.
-        // CROSS JOIN fixes the loop order: walk the full-text matches newest first and filter them,
-        // never probe the index once per turn of a session (which made scoped searches take seconds).
-        let mut sql = String::from(
-            "SELECT t.id, t.session_id, t.turn_number, t.role, t.tool_name, t.created_at, bm25(turns_fts, 1.0, 0.5)
-             FROM turns_fts CROSS JOIN turns t ON t.id = turns_fts.rowid",
-        );
-        let mut args: Vec<SqlValue> = vec![SqlValue::Text(expr.to_owned())];
-        let mut conds = vec!["turns_fts MATCH ?1".to_owned()];
+    /// Counts each term's matches (each count stops past the budget) and chooses the candidates;
+    /// `None` when no term matches at all.
+    fn plan(&self, terms: &Terms, filter: &Filter) -> rusqlite::Result<Option<Plan>> {
+        let mut counts = Vec::with_capacity(terms.len());
+        {
+            let mut count = self.conn.prepare_cached(
+                "SELECT count(*) FROM (SELECT 1 FROM turns_fts
+                 WHERE turns_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3 LIMIT ?4)",
+            )?;
+            for i in 0..terms.len() {
+                let n: i64 = count
+                    .query_row(params![terms.term(i), filter.lo, filter.hi, RANK_BUDGET as i64 + 1], |r| r.get(0))?;
+                counts.push((n as usize, i));
+            }
+        }
+        counts.sort();
+        let matching: Vec<(usize, usize)> = counts.into_iter().filter(|&(n, _)| n > 0).collect();
+        let Some(&(rarest, _)) = matching.first() else { return Ok(None) };
+        if rarest > RANK_BUDGET {
+            return Ok(Some(Plan::Newest));
+        }
+        let mut total = 0;
+        let kept: Vec<usize> = matching
+            .iter()
+            .take_while(|&&(n, _)| {
+                total += n;
+                total <= RANK_BUDGET
+            })
+            .map(|&(_, i)| i)
+            .collect();
+        Ok(terms.any_of(&kept).map(Plan::All))
+    }
+
+    /// The search's restrictions; `None` when its scope holds no turn.
+    fn search_filter(&self, q: &SearchQuery) -> Result<Option<Filter>> {
+        let mut f = Filter { lo: 0, hi: i64::MAX, joins: "", conds: Vec::new(), args: Vec::new() };
         match &q.scope {
             SearchScope::All => {}
             SearchScope::Workspace { workspace } => {
-                sql.push_str(" CROSS JOIN sessions s ON s.id = t.session_id");
-                args.push(SqlValue::Text(workspace.clone()));
-                conds.push(format!("s.workspace = ?{}", args.len()));
+                f.joins = " CROSS JOIN sessions s ON s.id = t.session_id";
+                f.args.push(SqlValue::Text(workspace.clone()));
+                f.conds.push(format!("s.workspace = ?{}", f.args.len() + 3));
             }
             SearchScope::Session { session_id } => {
                 let mut ors = Vec::new();
+                let mut range: Option<(i64, i64)> = None;
                 for seg in self.segments(session_id)? {
-                    args.push(SqlValue::Text(seg.session_id));
-                    args.push(SqlValue::Integer(seg.lo));
-                    args.push(SqlValue::Integer(seg.hi));
-                    let n = args.len();
+                    let (lo, hi): (Option<i64>, Option<i64>) = self
+                        .conn
+                        .prepare_cached(
+                            "SELECT min(id), max(id) FROM turns
+                             WHERE session_id = ?1 AND turn_number > ?2 AND turn_number <= ?3",
+                        )
+                        .and_then(|mut s| {
+                            s.query_row(params![seg.session_id, seg.lo, seg.hi], |r| Ok((r.get(0)?, r.get(1)?)))
+                        })
+                        .context("reading the rowid range of a session")?;
+                    if let (Some(lo), Some(hi)) = (lo, hi) {
+                        range = Some(range.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+                    }
+                    f.args.push(SqlValue::Text(seg.session_id));
+                    f.args.push(SqlValue::Integer(seg.lo));
+                    f.args.push(SqlValue::Integer(seg.hi));
+                    let n = f.args.len() + 3;
                     ors.push(format!(
                         "(t.session_id = ?{} AND t.turn_number > ?{} AND t.turn_number <= ?{n})",
                         n - 2,
                         n - 1
                     ));
                 }
-                conds.push(format!("({})", ors.join(" OR ")));
+                let Some((lo, hi)) = range else { return Ok(None) };
+                (f.lo, f.hi) = (lo, hi);
+                f.conds.push(format!("({})", ors.join(" OR ")));
             }
         }
         if super::sync::deleting_any(&self.conn)? {
-            conds.push("t.session_id NOT IN (SELECT session_id FROM sync_deleting)".to_owned());
+            f.conds.push("t.session_id NOT IN (SELECT session_id FROM sync_deleting)".to_owned());
         }
         if !q.roles.is_empty() {
             let roles: Vec<String> = q.roles.iter().map(|r| format!("'{}'", r.as_str())).collect();
-            conds.push(format!("t.role IN ({})", roles.join(", ")));
+            f.conds.push(format!("t.role IN ({})", roles.join(", ")));
         }
-        sql.push_str(&format!(" WHERE {} ORDER BY turns_fts.rowid DESC LIMIT {RANK_CANDIDATES}", conds.join(" AND ")));
-        Ok((sql, args))
+        Ok(Some(f))
     }
 
-    /// SQLite's plan for a search's candidate query (diagnostics and regression tests).
+    /// The candidate query: every match in the filter (`newest`: the newest [`FALLBACK_WINDOW`]),
+    /// with its bm25 score. bm25 weighs the content at 1.0 and `search_extra` (tool names, argument
+    /// values, a reply's reasoning) at 0.5: what a turn says ranks above what its model only thought.
+    fn candidate_sql(filter: &Filter, newest: bool) -> String {
+        let mut sql = if filter.conds.is_empty() {
+            "SELECT turns_fts.rowid, bm25(turns_fts, 1.0, 0.5) FROM turns_fts
+             WHERE turns_fts MATCH ?1 AND turns_fts.rowid BETWEEN ?2 AND ?3"
+                .to_owned()
+        } else {
+            // CROSS JOIN fixes the loop order: walk the full-text matches and filter them.
+            format!(
+                "SELECT t.id, bm25(turns_fts, 1.0, 0.5) FROM turns_fts CROSS JOIN turns t ON t.id = turns_fts.rowid{}
+                 WHERE turns_fts MATCH ?1 AND turns_fts.rowid BETWEEN ?2 AND ?3 AND {}",
+                filter.joins,
+                filter.conds.join(" AND ")
+            )
+        };
+        if newest {
+            sql.push_str(&format!(" ORDER BY turns_fts.rowid DESC LIMIT {FALLBACK_WINDOW}"));
+        }
+        sql
+    }
+
+    fn candidate_args(expr: &str, filter: &Filter) -> Vec<SqlValue> {
+        let mut args =
+            vec![SqlValue::Text(expr.to_owned()), SqlValue::Integer(filter.lo), SqlValue::Integer(filter.hi)];
+        args.extend(filter.args.iter().cloned());
+        args
+    }
+
+    /// SQLite's plans for a search's two candidate queries (every match, then the newest window), one
+    /// after the other (diagnostics and regression tests).
     #[doc(hidden)]
     pub fn explain_search(&self, q: &SearchQuery) -> Result<Vec<String>> {
-        let expr = Terms::parse(&q.text, q.prefix_last).all().unwrap_or_else(|| "\"x\"".into());
-        let (sql, args) = self.search_sql(&expr, q)?;
-        self.conn
-            .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
-            .and_then(|mut s| s.query_map(rusqlite::params_from_iter(args), |r| r.get::<_, String>(3))?.collect())
-            .context("explaining a search")
+        let expr = Terms::parse(&q.text, q.prefix_last).any().unwrap_or_else(|| "\"x\"".into());
+        let filter = self.search_filter(q)?.unwrap_or(Filter {
+            lo: 0,
+            hi: i64::MAX,
+            joins: "",
+            conds: Vec::new(),
+            args: Vec::new(),
+        });
+        let mut plan = Vec::new();
+        for newest in [false, true] {
+            let sql = Self::candidate_sql(&filter, newest);
+            let lines: Vec<String> = self
+                .conn
+                .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+                .and_then(|mut s| {
+                    s.query_map(rusqlite::params_from_iter(Self::candidate_args(&expr, &filter)), |r| {
+                        r.get::<_, String>(3)
+                    })?
+                    .collect()
+                })
+                .context("explaining a search")?;
+            plan.extend(lines);
+        }
+        Ok(plan)
     }
 
-    fn search_expr(&self, expr: &str, q: &SearchQuery, limit: usize) -> Result<Vec<SearchHit>> {
-        let (sql, args) = self.search_sql(expr, q)?;
-        struct Candidate {
-            id: i64,
-            session_id: String,
-            turn_number: i64,
-            role: Role,
-            tool_name: Option<String>,
-            created_at: i64,
-            score: f64,
-        }
-        let mut candidates: Vec<Candidate> = self
+    /// Ranks the candidates of `expr`, best bm25 first (among equals, the newest), and makes the best
+    /// `limit` into hits.
+    fn ranked(
+        &self,
+        expr: &str,
+        filter: &Filter,
+        newest: bool,
+        limit: usize,
+        q: &SearchQuery,
+    ) -> Result<Vec<SearchHit>> {
+        let sql = Self::candidate_sql(filter, newest);
+        let mut candidates: Vec<(i64, f64)> = self
             .conn
             .prepare_cached(&sql)
             .and_then(|mut s| {
-                s.query_map(rusqlite::params_from_iter(args), |r| {
-                    Ok(Candidate {
-                        id: r.get(0)?,
-                        session_id: r.get(1)?,
-                        turn_number: r.get(2)?,
-                        role: parse_role(r, 3)?,
-                        tool_name: r.get(4)?,
-                        created_at: r.get(5)?,
-                        score: -r.get::<_, f64>(6)?,
-                    })
+                s.query_map(rusqlite::params_from_iter(Self::candidate_args(expr, filter)), |r| {
+                    Ok((r.get(0)?, -r.get::<_, f64>(1)?))
                 })?
                 .collect()
             })
             .context(format!("searching the archive for {:?}", q.text))?;
-        // Best bm25 first; among equals, the newest.
-        candidates.sort_by(|a, b| b.score.total_cmp(&a.score).then(b.id.cmp(&a.id)));
+        candidates.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
         candidates.truncate(limit);
+        let snippets = self.snippets(expr, &candidates)?;
+        self.hits(candidates, snippets)
+    }
 
-        // Snippets of the chosen hits in one pass: the candidates are the newest matches, so the hits lie
-        // in the rowid range of the candidates and FTS5 walks that range once. (One `rowid = ?` query per
-        // hit made FTS5 seek through the whole doclist of a common term again for every hit.)
-        let mut snippets: HashMap<i64, String> = HashMap::with_capacity(candidates.len());
-        if let (Some(lo), Some(hi)) = (candidates.iter().map(|c| c.id).min(), candidates.iter().map(|c| c.id).max()) {
-            let ids = serde_json::to_string(&candidates.iter().map(|c| c.id).collect::<Vec<i64>>()).unwrap_or_default();
-            self.conn
-                .prepare_cached(&format!(
-                    "SELECT rowid, CASE WHEN rowid IN (SELECT value FROM json_each(?4))
-                         THEN snippet(turns_fts, -1, '{HL_OPEN}', '{HL_CLOSE}', '…', 24) END
-                     FROM turns_fts WHERE turns_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3"
-                ))
-                .and_then(|mut s| {
-                    let rows = s.query_map(params![expr, lo, hi, ids], |r| {
-                        Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?.unwrap_or_default()))
-                    })?;
-                    for row in rows {
-                        let (id, snippet) = row?;
-                        if !snippet.is_empty() {
-                            snippets.insert(id, snippet);
-                        }
+    /// Snippets of the chosen hits, in one pass over their rowid range (see the module's doc).
+    fn snippets(&self, expr: &str, hits: &[(i64, f64)]) -> Result<HashMap<i64, String>> {
+        let mut snippets: HashMap<i64, String> = HashMap::with_capacity(hits.len());
+        let (Some(lo), Some(hi)) = (hits.iter().map(|c| c.0).min(), hits.iter().map(|c| c.0).max()) else {
+            return Ok(snippets);
+        };
+        let ids = serde_json::to_string(&hits.iter().map(|c| c.0).collect::<Vec<i64>>()).unwrap_or_default();
+        self.conn
+            .prepare_cached(&format!(
+                "SELECT rowid, CASE WHEN rowid IN (SELECT value FROM json_each(?4))
+                     THEN snippet(turns_fts, -1, '{HL_OPEN}', '{HL_CLOSE}', '…', 24) END
+                 FROM turns_fts WHERE turns_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3"
+            ))
+            .and_then(|mut s| {
+                let rows = s.query_map(params![expr, lo, hi, ids], |r| {
+                    Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?.unwrap_or_default()))
+                })?;
+                for row in rows {
+                    let (id, snippet) = row?;
+                    if !snippet.is_empty() {
+                        snippets.insert(id, snippet);
                     }
-                    Ok(())
-                })
-                .context("making search snippets")?;
-        }
+                }
+                Ok(())
+            })
+            .context("making search snippets")?;
+        Ok(snippets)
+    }
 
+    /// The hits for the chosen `(turn id, score)`s, in order, with their snippets and session titles.
+    fn hits(&self, chosen: Vec<(i64, f64)>, mut snippets: HashMap<i64, String>) -> Result<Vec<SearchHit>> {
         let mut titles: HashMap<String, String> = HashMap::new();
-        let mut hits = Vec::with_capacity(candidates.len());
-        for c in candidates {
-            let raw = snippets.remove(&c.id).unwrap_or_default();
+        let mut hits = Vec::with_capacity(chosen.len());
+        let mut row = self
+            .conn
+            .prepare_cached("SELECT session_id, turn_number, role, tool_name, created_at FROM turns WHERE id = ?1")
+            .context("reading search hits")?;
+        for (id, score) in chosen {
+            let found = row
+                .query_row([id], |r| Ok((r.get::<_, String>(0)?, r.get(1)?, parse_role(r, 2)?, r.get(3)?, r.get(4)?)))
+                .optional()
+                .context("reading a search hit")?;
+            let Some((session_id, turn_number, role, tool_name, created_at)) = found else { continue };
+            let raw = snippets.remove(&id).unwrap_or_default();
             let (snippet, highlights) = split_highlights(&raw);
-            let title = match titles.get(&c.session_id) {
+            let title = match titles.get(&session_id) {
                 Some(t) => t.clone(),
                 None => {
-                    let t = self.get_session(&c.session_id).map(|s| s.title).unwrap_or_default();
-                    titles.insert(c.session_id.clone(), t.clone());
+                    let t = self.get_session(&session_id).map(|s| s.title).unwrap_or_default();
+                    titles.insert(session_id.clone(), t.clone());
                     t
                 }
             };
             hits.push(SearchHit {
-                session_id: c.session_id,
+                session_id,
                 session_title: title,
-                turn_id: c.id,
-                turn_number: c.turn_number,
-                role: c.role,
-                tool_name: c.tool_name,
-                created_at: c.created_at,
+                turn_id: id,
+                turn_number,
+                role,
+                tool_name,
+                created_at,
                 snippet,
                 highlights,
-                score: c.score,
+                score,
                 matched: crate::semantic::Matched::Words,
             });
         }

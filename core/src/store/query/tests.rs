@@ -33,3 +33,19 @@ fn long_queries_are_capped() {
     let long: String = (0..1000).map(|i| format!("w{i} ")).collect();
     assert_eq!(Terms::parse(&long, false).len(), MAX_TERMS);
 }
+
+#[test]
+fn possessives_end_a_word() {
+    check("Caroline's support group", false, Some(r#""Caroline" AND "support" AND "group""#));
+    check("Caroline’s? James'", false, Some(r#""Caroline" AND "James""#));
+    check(r#""Caroline's office""#, false, Some(r#""Caroline s office""#));
+    check("it's 's", false, Some(r#""it" AND "s""#));
+}
+
+#[test]
+fn single_terms_and_some_of_them() {
+    let t = Terms::parse("jwt src/auth.py migrat", true);
+    assert_eq!(t.term(1), r#""src auth py""#);
+    assert_eq!(t.any_of(&[2, 0]).as_deref(), Some(r#""migrat"* OR "jwt""#));
+    assert_eq!(t.any_of(&[7]), None);
+}
