@@ -10,6 +10,7 @@ const CACHE = `cowork-shell-${VERSION}`;
 // keeps only this build's.
 const LAZY = [__LAZY__].map((f) => new URL(f, self.location).href);
 const LAZY_CACHE = 'cowork-lazy';
+const SEMANTIC_CACHE = 'cowork-semantic';
 
 self.addEventListener('install', (event) => {
   event.waitUntil(
@@ -46,6 +47,25 @@ self.addEventListener('fetch', (event) => {
             }),
         ),
       ),
+    );
+    return;
+  }
+  // The model's worker for recall by meaning (semantic/, a few MB, loaded only once the user turns it
+  // on): from the network while there is one, and kept, so recall by meaning works offline too. Its
+  // own cache: the app's versions come and go without dropping it. (The model's weights are not here:
+  // that worker keeps them in OPFS.)
+  if (new URL(request.url).pathname.includes('/semantic/')) {
+    const kept = () => caches.open(SEMANTIC_CACHE).then((c) => c.match(request.url, { ignoreVary: true }));
+    event.respondWith(
+      fetch(request)
+        .then((response) => {
+          if (response.ok) {
+            const copy = response.clone();
+            caches.open(SEMANTIC_CACHE).then((c) => c.put(request.url, copy));
+          }
+          return response;
+        })
+        .catch(() => kept().then((hit) => hit ?? Response.error())),
     );
     return;
   }
