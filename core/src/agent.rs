@@ -25,6 +25,7 @@ use crate::provider::{
     build_request, classify_http_error, retry_plan, AssistantMessage, FailureKind, HttpRequest, ModelError,
     StreamDecoder, StreamEvent,
 };
+use crate::recall::{run_recall_with, RecallContext};
 use crate::sse::SseParser;
 use crate::state::{apply_turn, ExtractionRules, SessionState};
 use crate::store::{NewToolExecution, SessionTurns, SharedStore, Store};
@@ -444,7 +445,10 @@ impl<T: Transport, H: ToolHost> Run<'_, T, H> {
                 }
             }
         } else if call.name == RECALL_TOOL {
-            let content = crate::recall::run_recall(&*self.archive.store()?, self.session_id, &call.arguments);
+            let store = self.archive.store()?;
+            // The exchange that asked (its request, this call, earlier results) is not an answer to it.
+            let context = RecallContext { exclude_from_turn: store.latest_user_turn(self.session_id)? };
+            let content = run_recall_with(&*store, self.session_id, &call.arguments, &context);
             (ToolOutcome { content, success: true }, Approval::Auto)
         } else if offered(definitions, &call.name) {
             match tools.approval(&call.name) {

@@ -140,7 +140,7 @@ pub fn conversation_recall_tool() -> Value {
                     "scope": {
                         "type": "string",
                         "enum": ["session", "workspace"],
-                        "description": "For search: this session (default) or every session in the workspace."
+                        "description": "For search: this session (default; when it has no match, the workspace, as the answer says) or every session in the workspace."
                     },
                     "roles": {
                         "type": "array",

@@ -7,6 +7,10 @@
 //!   after it; the hit's own line is marked with `»`. `limit` is 1..=50 (default 10; larger values are
 //!   capped at 50 and the header says so). `scope` is "session" (default) or "workspace"; workspace hits
 //!   name their session (title and id) and, for other sessions, how to read them (`range … session_id=…`).
+//!   The current exchange (from [`RecallContext::exclude_from_turn`]: the request that asked, the call
+//!   itself, earlier results of the same exchange) is never a hit of its own search, and a few more hits
+//!   than `limit` are asked for so that leaving it out does not shorten the answer. When the session
+//!   holds no hit, the search widens to the workspace and the answer begins by saying so.
 //! - `range {start_turn, end_turn?, offset?, session_id?}`: turns in order. At most [`MAX_RANGE_TURNS`]
 //!   turns per call (the rest is offered as the next range). A single turn is shown whole, page by page:
 //!   a turn longer than one page ends with "continue with range N-N offset X". `session_id` reads another
@@ -57,11 +61,35 @@ pub trait RecallSource {
     fn tasks(&self, session_id: &str) -> crate::Result<Vec<TaskRecord>>;
 }
 
-/// Runs one `conversation_recall` call for `session_id` with the model's `arguments_json`.
+/// Hits asked for beyond `limit`, so that leaving out the current exchange's own turns (the request,
+/// the call, earlier results of the same exchange) does not shorten the answer.
+const EXCHANGE_SLACK: usize = 10;
+
+/// What the caller knows about a `conversation_recall` call beyond its arguments.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RecallContext {
+    /// The turn number where the current exchange began (the user turn that asked): the recalling
+    /// session's turns from it on are never hits of its own search. `None`: nothing is left out.
+    pub exclude_from_turn: Option<i64>,
+}
+
+/// Runs one `conversation_recall` call for `session_id` with the model's `arguments_json`, with no
+/// [`RecallContext`] (nothing is left out of a search).
 pub fn run_recall(source: &dyn RecallSource, session_id: &str, arguments_json: &str) -> String {
+    run_recall_with(source, session_id, arguments_json, &RecallContext::default())
+}
+
+/// Runs one `conversation_recall` call for `session_id` with the model's `arguments_json`, in `context`.
+pub fn run_recall_with(
+    source: &dyn RecallSource,
+    session_id: &str,
+    arguments_json: &str,
+    context: &RecallContext,
+) -> String {
     let result = parse_request(arguments_json).and_then(|request| match request {
         Request::Search { query, limit, capped, workspace, roles } => {
-            search(source, session_id, &query, limit, capped, workspace, roles)
+            let asked = Asked { query: &query, limit, capped, workspace, roles };
+            search(source, session_id, asked, context)
         }
         Request::Range { start, end, offset, session_id: other } => {
             range(source, session_id, start, end, offset, other.as_deref())
@@ -82,30 +110,67 @@ struct HitEntry {
     workspace: bool,
 }
 
-fn search(
-    source: &dyn RecallSource,
-    session_id: &str,
-    query: &str,
+/// A checked search request.
+struct Asked<'a> {
+    query: &'a str,
     limit: usize,
     capped: bool,
     workspace: bool,
     roles: Vec<Role>,
-) -> Result<String, String> {
-    let scope = if workspace {
-        let session = source.session(session_id).map_err(|e| e.to_string())?;
-        SearchScope::Workspace { workspace: session.workspace }
-    } else {
-        SearchScope::Session { session_id: session_id.to_string() }
+}
+
+/// Searches `scope` for `asked`, leaving out the current exchange's own turns.
+fn search_hits(
+    source: &dyn RecallSource,
+    session_id: &str,
+    asked: &Asked<'_>,
+    scope: SearchScope,
+    context: &RecallContext,
+) -> Result<Vec<SearchHit>, String> {
+    let whole_session = matches!(scope, SearchScope::Session { .. });
+    let request = SearchQuery {
+        text: asked.query.to_string(),
+        scope,
+        roles: asked.roles.clone(),
+        limit: (asked.limit + EXCHANGE_SLACK).min(MAX_LIMIT),
+        prefix_last: false,
     };
-    let request = SearchQuery { text: query.to_string(), scope, roles, limit, prefix_last: false };
     let mut hits = source.search(&request).map_err(|e| format!("the archive search failed: {e}"))?;
-    hits.truncate(limit);
+    if let Some(from) = context.exclude_from_turn {
+        // In session scope every hit is a turn of this session (an inherited one names its parent).
+        hits.retain(|h| h.turn_number < from || !(whole_session || h.session_id == session_id));
+    }
+    hits.truncate(asked.limit);
+    Ok(hits)
+}
+
+fn search(
+    source: &dyn RecallSource,
+    session_id: &str,
+    asked: Asked<'_>,
+    context: &RecallContext,
+) -> Result<String, String> {
+    let workspace_scope = || -> Result<SearchScope, String> {
+        let session = source.session(session_id).map_err(|e| e.to_string())?;
+        Ok(SearchScope::Workspace { workspace: session.workspace })
+    };
+    let (query, capped) = (asked.query, asked.capped);
+    let mut workspace = asked.workspace;
+    let scope =
+        if workspace { workspace_scope()? } else { SearchScope::Session { session_id: session_id.to_string() } };
+    let mut hits = search_hits(source, session_id, &asked, scope, context)?;
+    let mut widened = false;
+    if hits.is_empty() && !workspace {
+        // Nothing in this session (a new chat, or a question about earlier ones): the workspace.
+        hits = search_hits(source, session_id, &asked, workspace_scope()?, context)?;
+        (widened, workspace) = (true, true);
+    }
     let where_ = if workspace { "this workspace" } else { "this session" };
     let quoted = serde_json::to_string(query).unwrap_or_default();
     if hits.is_empty() {
+        let where_ = if widened { "this session or the rest of this workspace" } else { where_ };
         return Ok(format!(
-            "No matches for {quoted} in {where_}. Try other or fewer words, part of an identifier or path{}, or range.",
-            if workspace { "" } else { ", scope \"workspace\"" }
+            "No matches for {quoted} in {where_}. Try other or fewer words, part of an identifier or path, or range."
         ));
     }
     let total = hits.len();
@@ -121,7 +186,8 @@ fn search(
         })
         .collect();
     let header = format!(
-        "Search {quoted} in {where_}: {total} hit{}, best first{}. » marks each hit; the turns around it are shown for context.",
+        "{}Search {quoted} in {where_}: {total} hit{}, best first{}. » marks each hit; the turns around it are shown for context.",
+        if widened { "Nothing in this session; searched the workspace instead. " } else { "" },
         if total == 1 { "" } else { "s" },
         if capped { format!(" (limit capped at {MAX_LIMIT})") } else { String::new() }
     );

@@ -124,6 +124,11 @@ async fn a_back_reference_makes_the_model_search_the_archive() {
     assert_eq!(recall.len(), 1);
     assert_eq!(recall[0].approval, Approval::Auto);
     assert!(recall[0].result.contains("[Turn 1]"), "the recall found the first message: {}", recall[0].result);
+    assert!(
+        !recall[0].result.contains("» [Turn 3]") && !recall[0].result.contains("» [Turn 4]"),
+        "the question and the call are not hits of their own search: {}",
+        recall[0].result
+    );
     let last = f.store.last_turns(&f.session, 1).unwrap().remove(0);
     assert!(last.content.contains("conversation_recall returned"), "{}", last.content);
     // "What did the model see?" is answerable for every request.
@@ -131,6 +136,17 @@ async fn a_back_reference_makes_the_model_search_the_archive() {
     assert_eq!(manifests.len(), 3, "one manifest per model call");
     assert_eq!(manifests[0].turn_numbers, [1, 2, 3, 4, 5], "the last request saw the recall call and its result");
     assert!(manifests.iter().all(|m| m.usage["prompt_tokens"].as_i64().is_some_and(|t| t > 0)));
+
+    // A new chat of the same workspace: nothing in it yet, so the search widens to the workspace.
+    let first = std::mem::replace(&mut f.session, f.store.create_session(&NewSession::new("proj")).unwrap().id);
+    f.send(&NoTools, "What did we decide earlier about zebra_crossing?").await.unwrap();
+    let recall = f.store.tool_executions(Some(&f.session), "conversation_recall", 5).unwrap();
+    assert!(
+        recall[0].result.starts_with("Nothing in this session; searched the workspace instead.")
+            && recall[0].result.contains(&format!("({first}), turn 1 ──")),
+        "{}",
+        recall[0].result
+    );
 }
 
 #[tokio::test]

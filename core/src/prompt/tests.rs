@@ -125,7 +125,7 @@ fn tool_schemas() {
                   "type": "array"
                 },
                 "scope": {
-                  "description": "For search: this session (default) or every session in the workspace.",
+                  "description": "For search: this session (default; when it has no match, the workspace, as the answer says) or every session in the workspace.",
                   "enum": [
                     "session",
                     "workspace"

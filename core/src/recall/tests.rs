@@ -13,6 +13,13 @@ fn check(archive: &TestArchive, args: &str, expect: Expect) {
     expect.assert_eq(&out);
 }
 
+/// Runs `args` for session "s4" in `context` and compares the text.
+fn check_with(archive: &TestArchive, args: &str, context: &RecallContext, expect: Expect) {
+    let out = run_recall_with(archive, "s4", args, context);
+    assert!(estimate_tokens(&out) <= RECALL_TOKEN_CAP, "over the cap: {} tokens", estimate_tokens(&out));
+    expect.assert_eq(&out);
+}
+
 fn archive() -> TestArchive {
     let mut c = Convo::new();
     c.user("Can you add JWT refresh token support? We use JWT.")
@@ -118,8 +125,61 @@ fn search_without_hits_says_what_to_try() {
         &archive(),
         r#"{"action":"search","query":"NEAR(\"kafka\" *"}"#,
         expect![[
-            r#"No matches for "NEAR(\"kafka\" *" in this session. Try other or fewer words, part of an identifier or path, scope "workspace", or range."#
+            r#"No matches for "NEAR(\"kafka\" *" in this session or the rest of this workspace. Try other or fewer words, part of an identifier or path, or range."#
         ]],
+    );
+}
+
+/// An archive whose session "s4" holds an old decision about ORMs and, at its end, the exchange
+/// asking about it: the request (turn 5), the call (turn 6) and an earlier result of the same exchange.
+fn exchange_archive() -> TestArchive {
+    let mut a = archive();
+    let mut c = Convo::new();
+    c.user("Should we use an ORM for the billing tables?")
+        .assistant("No ORM: we decided on plain SQL with sqlx, the ORM hid slow queries.")
+        .user("Fine, add the invoices table.")
+        .assistant("Added.")
+        .user("recall: what did we decide about the ORM?")
+        .calls("", &[("r1", "conversation_recall", r#"{"action":"search","query":"ORM"}"#)])
+        .result("r1", "conversation_recall", "Search \"ORM\" … recall: what did we decide about the ORM?");
+    a.add_session("s4", "Billing tables", "/home/ana/shop", c.build());
+    a
+}
+
+#[test]
+fn the_current_exchange_is_not_a_hit_of_its_own_search() {
+    let a = exchange_archive();
+    let args = r#"{"action":"search","query":"ORM","limit":1}"#;
+    let before = run_recall(&a, "s4", args);
+    assert!(before.contains("── turn 7 ──"), "without a context the exchange ranks first:\n{before}");
+    let context = RecallContext { exclude_from_turn: Some(5) };
+    let out = run_recall_with(&a, "s4", args, &context);
+    assert!(out.starts_with("Search \"ORM\" in this session: 1 hit"), "{out}");
+    assert!(out.contains("» [Turn 2] assistant: No ORM: we decided on plain SQL"), "the decision:\n{out}");
+    let out = run_recall_with(&a, "s4", r#"{"action":"search","query":"ORM"}"#, &context);
+    assert!(out.contains("2 hits") && !out.contains("── turn 5") && !out.contains("── turn 7"), "{out}");
+}
+
+#[test]
+fn a_session_without_hits_widens_to_the_workspace_and_says_so() {
+    let a = exchange_archive();
+    let context = RecallContext { exclude_from_turn: Some(5) };
+    check_with(
+        &a,
+        r#"{"action":"search","query":"Redis"}"#,
+        &context,
+        expect![[r#"
+            Nothing in this session; searched the workspace instead. Search "Redis" in this workspace: 1 hit, best first. » marks each hit; the turns around it are shown for context.
+
+            ── session "Billing" (s2), turn 1 ──
+            » [Turn 1] user: In the billing service, the refresh token lives in Redis.
+            [Turn 2] assistant: Noted."#]],
+    );
+    // Only the exchange itself says "recall": nothing anywhere else.
+    let out = run_recall_with(&a, "s4", r#"{"action":"search","query":"recall"}"#, &context);
+    assert_eq!(
+        out,
+        r#"No matches for "recall" in this session or the rest of this workspace. Try other or fewer words, part of an identifier or path, or range."#
     );
 }
 

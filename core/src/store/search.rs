@@ -3,7 +3,7 @@
 //!
 //! **Which matches are ranked.** A search ranks every match of its terms, whatever its age, by
 //! `bm25(turns_fts, 1.0, 0.5)`, as long as there are at most [`RANK_BUDGET`] candidates: bm25 costs
-//! about a microsecond per ranked row natively, where counting a match costs a twentieth of that. So
+//! about a microsecond per ranked row natively, where counting a match costs a tenth of that or less. So
 //! each term's matches (in the scope's rowid range) are counted first, each count stopping past the
 //! budget. Terms are taken rarest first while the sum of their counts fits the budget; the others,
 //! words so common that ranking their matches would cost more ("the", "did", in a big archive also

@@ -201,6 +201,26 @@ impl Store {
         Ok(found.pop())
     }
 
+    /// The number of the session's latest user turn (inherited fork turns included), where its
+    /// current exchange began; `None` when it has none.
+    pub fn latest_user_turn(&self, session_id: &str) -> Result<Option<i64>> {
+        for seg in self.segments(session_id)? {
+            let found: Option<i64> = self
+                .conn
+                .prepare_cached(
+                    "SELECT turn_number FROM turns
+                     WHERE session_id = ?1 AND turn_number > ?2 AND turn_number <= ?3 AND role = 'user'
+                     ORDER BY turn_number DESC LIMIT 1",
+                )
+                .and_then(|mut s| s.query_row(params![seg.session_id, seg.lo, seg.hi], |r| r.get(0)).optional())
+                .context(format!("finding the latest user turn of session {session_id}"))?;
+            if found.is_some() {
+                return Ok(found);
+            }
+        }
+        Ok(None)
+    }
+
     /// `limit` turns starting after `offset` turns, in order.
     pub fn get_turns(&self, session_id: &str, offset: usize, limit: usize) -> Result<Vec<Turn>> {
         if limit == 0 {
