@@ -445,9 +445,14 @@ impl<T: Transport, H: ToolHost> Run<'_, T, H> {
                 }
             }
         } else if call.name == RECALL_TOOL {
+            // With recall by meaning on, the query is embedded first (by the host, outside the archive).
+            let query_vector = match crate::recall::search_query(&call.arguments) {
+                Some(query) => tools.embed_query(&query).await,
+                None => None,
+            };
             let store = self.archive.store()?;
             // The exchange that asked (its request, this call, earlier results) is not an answer to it.
-            let context = RecallContext { exclude_from_turn: store.latest_user_turn(self.session_id)? };
+            let context = RecallContext { exclude_from_turn: store.latest_user_turn(self.session_id)?, query_vector };
             let content = run_recall_with(&*store, self.session_id, &call.arguments, &context);
             (ToolOutcome { content, success: true }, Approval::Auto)
         } else if offered(definitions, &call.name) {

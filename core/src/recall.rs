@@ -51,6 +51,12 @@ pub const RANGE_PAGE_CHARS: usize = 28_000;
 pub trait RecallSource {
     /// Ranked full-text hits for `query`, best first.
     fn search(&self, query: &SearchQuery) -> crate::Result<Vec<SearchHit>>;
+    /// Hits for `query` by words and by meaning (`vector`: the query's embedding), fused, best
+    /// first; a source without a semantic index searches by words.
+    fn search_hybrid(&self, query: &SearchQuery, vector: &[f32]) -> crate::Result<Vec<SearchHit>> {
+        let _ = vector;
+        self.search(query)
+    }
     /// Turns `start..=end` of a session, in order.
     fn turns_range(&self, session_id: &str, start: i64, end: i64) -> crate::Result<Vec<Turn>>;
     /// Executions of one tool, newest first.
@@ -71,6 +77,18 @@ pub struct RecallContext {
     /// The turn number where the current exchange began (the user turn that asked): the recalling
     /// session's turns from it on are never hits of its own search. `None`: nothing is left out.
     pub exclude_from_turn: Option<i64>,
+    /// The search query's embedding when recall by meaning is on (see [`search_query`]): hits are
+    /// then ranked by words and meaning together. `None`: by words alone.
+    pub query_vector: Option<Vec<f32>>,
+}
+
+/// The text a `conversation_recall` call searches for, when it is a search: what to embed for
+/// [`RecallContext::query_vector`].
+pub fn search_query(arguments_json: &str) -> Option<String> {
+    match parse_request(arguments_json) {
+        Ok(Request::Search { query, .. }) => Some(query),
+        _ => None,
+    }
 }
 
 /// Runs one `conversation_recall` call for `session_id` with the model's `arguments_json`, with no
@@ -119,6 +137,14 @@ struct Asked<'a> {
     roles: Vec<Role>,
 }
 
+/// ", matched by meaning" (or by words and meaning) after a hit's place; nothing for a match by words.
+fn how(hit: &SearchHit) -> String {
+    match hit.matched {
+        crate::semantic::Matched::Words => String::new(),
+        other => format!(", {}", other.label()),
+    }
+}
+
 /// Searches `scope` for `asked`, leaving out the current exchange's own turns.
 fn search_hits(
     source: &dyn RecallSource,
@@ -135,7 +161,11 @@ fn search_hits(
         limit: (asked.limit + EXCHANGE_SLACK).min(MAX_LIMIT),
         prefix_last: false,
     };
-    let mut hits = source.search(&request).map_err(|e| format!("the archive search failed: {e}"))?;
+    let hits = match &context.query_vector {
+        Some(vector) => source.search_hybrid(&request, vector),
+        None => source.search(&request),
+    };
+    let mut hits = hits.map_err(|e| format!("the archive search failed: {e}"))?;
     if let Some(from) = context.exclude_from_turn {
         // In session scope every hit is a turn of this session (an inherited one names its parent).
         hits.retain(|h| h.turn_number < from || !(whole_session || h.session_id == session_id));
@@ -196,9 +226,9 @@ fn search(
         let mut out = if e.workspace {
             let title = serde_json::to_string(&hit.session_title).unwrap_or_default();
             let this = if e.other_session.is_none() { ", this session" } else { "" };
-            format!("── session {title} ({}{this}), turn {} ──", hit.session_id, hit.turn_number)
+            format!("── session {title} ({}{this}), turn {}{} ──", hit.session_id, hit.turn_number, how(hit))
         } else {
-            format!("── turn {} ──", hit.turn_number)
+            format!("── turn {}{} ──", hit.turn_number, how(hit))
         };
         if !e.turns.iter().any(|t| t.turn_number == hit.turn_number) {
             // The turn could not be read back: show the search snippet.

@@ -149,6 +149,68 @@ async fn a_back_reference_makes_the_model_search_the_archive() {
     );
 }
 
+/// A host with no tools of its own whose recall searches by meaning: a stand-in embedder where words
+/// of one topic share a dimension ("logging", "sign", "auth", "tokens", "expire"), other words hash
+/// to the rest.
+struct Meaning;
+
+fn meaning_vector(text: &str) -> Vec<f32> {
+    const TOPIC: &[&str] = &["logging", "login", "sign", "auth", "tokens", "expire", "expires"];
+    let mut v = vec![0f32; cowork_core::semantic::DIMS];
+    for w in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+        let w = w.to_lowercase();
+        if TOPIC.contains(&w.as_str()) {
+            v[0] += 1.0;
+        } else {
+            let h = w.bytes().fold(7u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
+            v[1 + h as usize % (cowork_core::semantic::DIMS - 1)] += 0.1;
+        }
+    }
+    let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(f32::MIN_POSITIVE);
+    v.iter().map(|x| x / n).collect()
+}
+
+impl ToolHost for Meaning {
+    fn definitions(&self) -> Vec<Value> {
+        Vec::new()
+    }
+    fn approval(&self, _: &str) -> ApprovalPolicy {
+        ApprovalPolicy::AskEveryTime
+    }
+    async fn approve(&self, _: &ToolCall) -> bool {
+        false
+    }
+    async fn call(&self, call: &ToolCall) -> ToolOutcome {
+        ToolOutcome { content: format!("unknown tool {}", call.name), success: false }
+    }
+    async fn embed_query(&self, text: &str) -> Option<Vec<f32>> {
+        Some(meaning_vector(text))
+    }
+}
+
+#[tokio::test]
+async fn with_recall_by_meaning_the_model_finds_a_paraphrase() {
+    let mut f = fixture().await;
+    f.send(&NoTools, "Note: the auth tokens expire after an hour.").await.unwrap();
+    loop {
+        let batch = f.store.semantic_pending(50).unwrap();
+        if batch.is_empty() {
+            break;
+        }
+        let vectors: Vec<Vec<f32>> = batch.chunks.iter().map(|c| meaning_vector(&c.text)).collect();
+        f.store.put_vectors(&batch, &vectors).unwrap();
+    }
+    // Words alone: the question shares no word with the note, which is not a hit.
+    f.send(&NoTools, "Do you remember: logging in?").await.unwrap();
+    let lexical = f.store.tool_executions(Some(&f.session), "conversation_recall", 1).unwrap().remove(0);
+    assert!(!lexical.result.contains("» [Turn 1]"), "{}", lexical.result);
+    // By meaning too: the note is the hit, and the answer says how it was found.
+    f.send(&Meaning, "Do you remember: logging in?").await.unwrap();
+    let recall = f.store.tool_executions(Some(&f.session), "conversation_recall", 1).unwrap().remove(0);
+    assert!(recall.result.contains("turn 1, matched by meaning ──"), "{}", recall.result);
+    assert!(recall.result.contains("auth tokens expire"), "{}", recall.result);
+}
+
 #[tokio::test]
 async fn rate_limits_and_server_errors_are_retried_with_a_countdown() {
     let mut f = fixture().await;

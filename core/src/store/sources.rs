@@ -12,6 +12,10 @@ impl RecallSource for Store {
         Store::search(self, query)
     }
 
+    fn search_hybrid(&self, query: &SearchQuery, vector: &[f32]) -> Result<Vec<SearchHit>> {
+        Store::search_hybrid(self, query, Some(vector))
+    }
+
     fn turns_range(&self, session_id: &str, start: i64, end: i64) -> Result<Vec<Turn>> {
         Store::turns_range(self, session_id, start, end)
     }
