@@ -152,7 +152,7 @@ fn the_current_exchange_is_not_a_hit_of_its_own_search() {
     let args = r#"{"action":"search","query":"ORM","limit":1}"#;
     let before = run_recall(&a, "s4", args);
     assert!(before.contains("── turn 7 ──"), "without a context the exchange ranks first:\n{before}");
-    let context = RecallContext { exclude_from_turn: Some(5) };
+    let context = RecallContext { exclude_from_turn: Some(5), ..RecallContext::default() };
     let out = run_recall_with(&a, "s4", args, &context);
     assert!(out.starts_with("Search \"ORM\" in this session: 1 hit"), "{out}");
     assert!(out.contains("» [Turn 2] assistant: No ORM: we decided on plain SQL"), "the decision:\n{out}");
@@ -163,7 +163,7 @@ fn the_current_exchange_is_not_a_hit_of_its_own_search() {
 #[test]
 fn a_session_without_hits_widens_to_the_workspace_and_says_so() {
     let a = exchange_archive();
-    let context = RecallContext { exclude_from_turn: Some(5) };
+    let context = RecallContext { exclude_from_turn: Some(5), ..RecallContext::default() };
     check_with(
         &a,
         r#"{"action":"search","query":"Redis"}"#,
