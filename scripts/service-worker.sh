@@ -9,8 +9,11 @@ cd "$TRUNK_STAGING_DIR"
 # The highlighter (highlight-<hash>.js) and the sync transport (sync-<hash>.js) are not fetched at
 # install: each is kept once the app first asks for it (the LAZY list), so the first visit does not
 # download them.
-files=$(find . -type f ! -name sw.js ! -path './embed/*' ! -path './examples/*' ! -name 'highlight-*.js' \
-  ! -name 'sync-*.js' | sed 's|^\./||' | LC_ALL=C sort)
+# The semantic-recall worker (semantic/: its wasm and the module worker) is neither precached nor kept:
+# it is started only when the user turns semantic recall on, and the model it downloads is kept in OPFS
+# by the worker itself, not by the service worker.
+files=$(find . -type f ! -name sw.js ! -path './embed/*' ! -path './examples/*' ! -path './semantic/*' \
+  ! -name 'highlight-*.js' ! -name 'sync-*.js' | sed 's|^\./||' | LC_ALL=C sort)
 lazy=$(find . -maxdepth 1 -type f \( -name 'highlight-*.js' -o -name 'sync-*.js' \) | sed 's|^\./||' | LC_ALL=C sort)
 # shellcheck disable=SC2086 # file names come from the build and have no spaces
 version=$(cat $files $lazy | sha256sum | cut -c1-16)

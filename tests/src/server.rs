@@ -1,9 +1,11 @@
 //! The development server: serves the built app from `dist/`, the scripted demo model at
 //! `/v1/chat/completions` with its list at `GET /v1/models` ([`crate::model`]; the same model at
 //! `/unlisted/v1/chat/completions`, an endpoint that lists no models, as some servers do), its
-//! Anthropic-style twin at `/anthropic/v1/messages` ([`crate::model::thinking`]) and a Loom-compatible
-//! orchestrator at `/tasks`
-//! ([`crate::orchestrator`]), on a loopback address, with CORS for loopback origins.
+//! Anthropic-style twin at `/anthropic/v1/messages` ([`crate::model::thinking`]), a Loom-compatible
+//! orchestrator at `/tasks` ([`crate::orchestrator`]) and the sentence-embedding model's files for
+//! semantic recall at `/models/<model>/<file>` (from `target/models/`, where `scripts/model.sh` puts
+//! them; plain GET with Content-Length, so the page can show download progress), on a loopback
+//! address, with CORS for loopback origins.
 //!
 //! It refuses to bind anything but loopback, and can be told to stop by itself after a while so a
 //! test run never leaves it behind.
@@ -20,6 +22,8 @@ use tower_http::set_header::SetResponseHeaderLayer;
 pub struct Config {
     /// Directory with the built app (Trunk's `dist/`).
     pub dist: PathBuf,
+    /// Directory served at `/models/` (`target/models`: `<model>/<file>`, installed by `scripts/model.sh`).
+    pub models: PathBuf,
     /// Must be a loopback address; port 0 picks a free port.
     pub addr: SocketAddr,
     /// Stop by itself after this long (tests); `None` runs until interrupted.
@@ -31,6 +35,7 @@ pub struct Config {
 pub fn router(cfg: &Config) -> Router {
     use axum::routing::{get, post};
     let files = ServeDir::new(&cfg.dist).append_index_html_on_directories(true);
+    let models = ServeDir::new(&cfg.models);
     let model = Router::new()
         .route("/v1/chat/completions", post(crate::model::chat_completions))
         .route("/anthropic/v1/messages", post(crate::model::thinking::anthropic_messages))
@@ -42,7 +47,7 @@ pub fn router(cfg: &Config) -> Router {
         .allow_origin(tower_http::cors::AllowOrigin::predicate(|origin, _| is_loopback_origin(origin.as_bytes())))
         .allow_methods(tower_http::cors::Any)
         .allow_headers(tower_http::cors::Any);
-    Router::new().merge(model).merge(tasks).fallback_service(files).layer(cors).layer(
+    Router::new().merge(model).merge(tasks).nest_service("/models", models).fallback_service(files).layer(cors).layer(
         SetResponseHeaderLayer::overriding(
             axum::http::header::CACHE_CONTROL,
             axum::http::HeaderValue::from_static("no-cache"),
@@ -106,7 +111,8 @@ pub async fn start_for_tests(name: &str) -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free loopback port");
     let addr = listener.local_addr().expect("its address");
     drop(listener);
-    tokio::spawn(serve(Config { dist, addr, lifetime: Some(std::time::Duration::from_secs(120)) }));
+    let models = dist.join("models");
+    tokio::spawn(serve(Config { dist, models, addr, lifetime: Some(std::time::Duration::from_secs(120)) }));
     for _ in 0..200 {
         if tokio::net::TcpStream::connect(addr).await.is_ok() {
             break;

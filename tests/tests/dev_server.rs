@@ -13,12 +13,15 @@ fn start() -> String {
     let dist = std::env::temp_dir().join(format!("cowork-dist-{}", std::process::id()));
     std::fs::create_dir_all(&dist).unwrap();
     std::fs::write(dist.join("index.html"), "<!doctype html><title>Cowork</title>").unwrap();
+    let models = dist.join("models");
+    std::fs::create_dir_all(models.join("tiny-model")).unwrap();
+    std::fs::write(models.join("tiny-model/config.json"), "{\"hidden_size\": 4}").unwrap();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     drop(listener);
     std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-        rt.block_on(serve(Config { dist, addr, lifetime: Some(Duration::from_secs(120)) })).unwrap();
+        rt.block_on(serve(Config { dist, models, addr, lifetime: Some(Duration::from_secs(120)) })).unwrap();
     });
     let base = format!("http://{addr}");
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -55,10 +58,21 @@ fn serves_the_app_and_only_on_loopback() {
     assert!(r.body_mut().read_to_string().unwrap().contains("<title>Cowork</title>"));
     let err = tokio::runtime::Runtime::new().unwrap().block_on(serve(Config {
         dist: ".".into(),
+        models: ".".into(),
         addr: "0.0.0.0:0".parse().unwrap(),
         lifetime: Some(Duration::from_secs(1)),
     }));
     assert!(err.unwrap_err().to_string().contains("only binds loopback"));
+}
+
+#[test]
+fn serves_the_embedding_model_files_with_their_length() {
+    let base = start();
+    let mut r = agent().get(&format!("{base}/models/tiny-model/config.json")).call().unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    assert_eq!(r.headers().get("content-length").and_then(|v| v.to_str().ok()), Some("18"));
+    assert_eq!(r.body_mut().read_to_string().unwrap(), "{\"hidden_size\": 4}");
+    assert_eq!(agent().get(&format!("{base}/models/tiny-model/missing.bin")).call().unwrap().status().as_u16(), 404);
 }
 
 #[test]

@@ -1,0 +1,194 @@
+//! Sentence embeddings for semantic recall: [`MODEL_ID`] (sentence-transformers' all-MiniLM-L6-v2, a
+//! 6-layer BERT with 384-dimensional output) run with candle, from the model's own files held in memory.
+//!
+//! [`Embedder::load`] takes the three files as bytes (`config.json`, `tokenizer.json`,
+//! `model.safetensors`; no filesystem, so the same code runs natively and in a browser worker), and
+//! [`Embedder::embed`] gives sentence-transformers' vectors: the text tokenized and cut to
+//! [`MAX_TOKENS`] tokens, the BERT forward pass, the mean of the token vectors over the attention mask,
+//! and L2 normalisation, so the dot product of two vectors is their cosine similarity.
+//!
+//! A batch is sorted by token count and run in groups of similar length ([`Embedder::set_max_batch`]),
+//! so a short text is not padded to the length of a long one; padding is masked, so a text's vector
+//! does not depend on what it is batched with (up to float rounding).
+//!
+//! In a browser the crate is built as a module worker (`worker.rs` on wasm32, `worker/` for the
+//! JavaScript side; `scripts/semantic.sh`).
+
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{BertModel, Config};
+use std::fmt;
+use tokenizers::pipeline::{EncodeOptions, Override, PipelineTokenizer};
+use tokenizers::{TruncationDirection, TruncationParams, TruncationStrategy};
+
+#[cfg(target_arch = "wasm32")]
+mod worker;
+
+/// The model this crate runs, as the worker protocol and the model folder name it.
+pub const MODEL_ID: &str = "all-MiniLM-L6-v2";
+
+/// The files of a model, in the order [`Embedder::load`] takes them.
+pub const MODEL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
+
+/// Longest input in tokens, special tokens included (sentence-transformers' `max_seq_length` for this
+/// model); longer texts are cut at the end.
+pub const MAX_TOKENS: usize = 256;
+
+/// Default for [`Embedder::set_max_batch`].
+pub const DEFAULT_MAX_BATCH: usize = 16;
+
+/// Why the model could not be loaded or run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EmbedError {
+    /// `config.json` is not a BERT configuration.
+    Config(String),
+    /// `tokenizer.json` could not be read, or a text could not be tokenized.
+    Tokenizer(String),
+    /// `model.safetensors` lacks a tensor the configuration asks for, or is not safetensors.
+    Weights(String),
+    /// The forward pass failed.
+    Inference(String),
+}
+
+impl fmt::Display for EmbedError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Config(e) => write!(f, "the model's config.json is not a BERT configuration: {e}"),
+            Self::Tokenizer(e) => write!(f, "the model's tokenizer failed: {e}"),
+            Self::Weights(e) => write!(f, "the model's weights (model.safetensors) could not be loaded: {e}"),
+            Self::Inference(e) => write!(f, "the embedding model failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for EmbedError {}
+
+/// A loaded sentence-embedding model.
+pub struct Embedder {
+    model: BertModel,
+    tokenizer: PipelineTokenizer,
+    options: EncodeOptions,
+    device: Device,
+    dims: usize,
+    max_batch: usize,
+}
+
+impl fmt::Debug for Embedder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Embedder").field("dims", &self.dims).field("max_batch", &self.max_batch).finish()
+    }
+}
+
+impl Embedder {
+    /// Loads the model from the contents of its `config.json`, `tokenizer.json` and `model.safetensors`.
+    pub fn load(config_json: &[u8], tokenizer_json: &[u8], safetensors: &[u8]) -> Result<Embedder, EmbedError> {
+        let config: Config = serde_json::from_slice(config_json).map_err(|e| EmbedError::Config(e.to_string()))?;
+        let tokenizer = load_tokenizer(tokenizer_json)?;
+        let device = Device::Cpu;
+        let vb = VarBuilder::from_slice_safetensors(safetensors, DType::F32, &device)
+            .map_err(|e| EmbedError::Weights(e.to_string()))?;
+        let model = BertModel::load(vb, &config).map_err(|e| EmbedError::Weights(e.to_string()))?;
+        // The file itself pads every text to a fixed 128 tokens and cuts there: padding is done here
+        // per group instead, and the cut is sentence-transformers' 256.
+        let options = EncodeOptions {
+            padding: Override::Off,
+            truncation: Override::With(TruncationParams {
+                direction: TruncationDirection::Right,
+                max_length: MAX_TOKENS.min(config.max_position_embeddings),
+                strategy: TruncationStrategy::LongestFirst,
+                stride: 0,
+            }),
+            ..EncodeOptions::default()
+        };
+        Ok(Embedder { model, tokenizer, options, device, dims: config.hidden_size, max_batch: DEFAULT_MAX_BATCH })
+    }
+
+    /// Length of the vectors [`embed`](Self::embed) returns (384 for [`MODEL_ID`]).
+    pub fn dims(&self) -> usize {
+        self.dims
+    }
+
+    /// At most this many texts go through the model at once (at least 1).
+    pub fn set_max_batch(&mut self, max_batch: usize) {
+        self.max_batch = max_batch.max(1);
+    }
+
+    /// Token ids of `text` as the model sees it: special tokens added, cut to [`MAX_TOKENS`].
+    pub fn token_ids(&self, text: &str) -> Result<Vec<u32>, EmbedError> {
+        Ok(self.tokenize(&[text])?.pop().unwrap_or_default())
+    }
+
+    /// One unit-length vector of [`dims`](Self::dims) numbers per text, in the order given.
+    pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let ids = self.tokenize(texts)?;
+        let mut order: Vec<usize> = (0..ids.len()).collect();
+        order.sort_by_key(|&i| ids[i].len());
+        let mut out = vec![Vec::new(); ids.len()];
+        for group in order.chunks(self.max_batch) {
+            let batch: Vec<&[u32]> = group.iter().map(|&i| ids[i].as_slice()).collect();
+            for (&i, vector) in group.iter().zip(self.forward(&batch)?) {
+                out[i] = vector;
+            }
+        }
+        Ok(out)
+    }
+
+    fn tokenize(&self, texts: &[&str]) -> Result<Vec<Vec<u32>>, EmbedError> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let encodings =
+            self.tokenizer.encode(texts, &self.options).wait().map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
+        Ok(encodings.iter().map(|e| e.ids().iter().map(|t| t.id()).collect()).collect())
+    }
+
+    /// The model on one group: pads to the longest, runs BERT, pools and normalises.
+    fn forward(&self, batch: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let inference = |e: candle_core::Error| EmbedError::Inference(e.to_string());
+        let rows = batch.len();
+        let len = batch.iter().map(|ids| ids.len()).max().unwrap_or(0).max(1);
+        let mut ids = vec![0u32; rows * len];
+        let mut mask = vec![0u32; rows * len];
+        for (r, tokens) in batch.iter().enumerate() {
+            ids[r * len..r * len + tokens.len()].copy_from_slice(tokens);
+            mask[r * len..r * len + tokens.len()].fill(1);
+        }
+        let ids_t = Tensor::from_vec(ids, (rows, len), &self.device).map_err(inference)?;
+        let mask_t = Tensor::from_vec(mask.clone(), (rows, len), &self.device).map_err(inference)?;
+        let types_t = ids_t.zeros_like().map_err(inference)?;
+        let hidden = self.model.forward(&ids_t, &types_t, Some(&mask_t)).map_err(inference)?;
+        let hidden = hidden.flatten_all().and_then(|t| t.to_vec1::<f32>()).map_err(inference)?;
+        Ok((0..rows)
+            .map(|r| {
+                pool(&hidden[r * len * self.dims..(r + 1) * len * self.dims], &mask[r * len..(r + 1) * len], self.dims)
+            })
+            .collect())
+    }
+}
+
+/// Mean of the token vectors where `mask` is 1, then L2-normalised (sentence-transformers' pooling
+/// and `Normalize` modules; the norm is floored at 1e-12 as `torch.nn.functional.normalize` does).
+fn pool(hidden: &[f32], mask: &[u32], dims: usize) -> Vec<f32> {
+    let mut sum = vec![0f32; dims];
+    let mut count = 0f32;
+    for (token, _) in hidden.chunks_exact(dims).zip(mask).filter(|(_, &m)| m == 1) {
+        for (s, v) in sum.iter_mut().zip(token) {
+            *s += v;
+        }
+        count += 1.0;
+    }
+    let count = count.max(1.0);
+    sum.iter_mut().for_each(|s| *s /= count);
+    let norm = sum.iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-12);
+    sum.iter_mut().for_each(|s| *s /= norm);
+    sum
+}
+
+/// Reads a `tokenizer.json`, bringing one saved by an older version of the format (as this model's
+/// is, `"version": "1.0"`) to the current one first.
+fn load_tokenizer(json: &[u8]) -> Result<PipelineTokenizer, EmbedError> {
+    let text =
+        std::str::from_utf8(json).map_err(|e| EmbedError::Tokenizer(format!("tokenizer.json is not UTF-8: {e}")))?;
+    let canonical = tokenizers::canonicalize_str(text).map_err(|e| EmbedError::Tokenizer(e.to_string()))?;
+    tokenizers::from_json(&canonical).map_err(|e| EmbedError::Tokenizer(e.to_string()))
+}

@@ -1,0 +1,205 @@
+// The semantic-recall worker: a module worker the storage worker starts when the user turns semantic
+// recall on (never at app start). It downloads the sentence-embedding model once, keeps it in the
+// origin private file system (OPFS), and embeds texts with the Rust embedder (semantic/, compiled to
+// wasm next to this file as semantic.js + semantic_bg.wasm by scripts/semantic.sh).
+//
+// Protocol (plain objects through postMessage; replies carry the request's id):
+//   {type:"load", id, base_url:"…/", model:"all-MiniLM-L6-v2"}
+//     → {type:"progress", id, loaded, total}*   (bytes, while downloading; total 0 if unknown)
+//     → {type:"loaded", id, from_cache, load_ms, dims:384} | {type:"error", id, message}
+//   {type:"embed", id, texts:[string…]}
+//     → {type:"vectors", id, dims, vectors: Float32Array(texts.length * dims)} | {type:"error", id, message}
+// Messages are handled one at a time, in order, so an embed sent right after a load waits for it.
+// A load may also carry `max_batch` (texts per forward pass, default 16; for measurements).
+import init, { SemanticEmbedder } from './semantic.js';
+
+const MODEL_ID = 'all-MiniLM-L6-v2';
+const FILES = ['config.json', 'tokenizer.json', 'model.safetensors'];
+// Written after all the files, with their sizes: a file counts as cached only if it is listed here
+// with its current size, so an interrupted download is never taken for a complete one.
+const MANIFEST = 'complete.json';
+const PROGRESS_EVERY_MS = 100;
+
+let embedder = null;
+let queue = Promise.resolve();
+
+self.onmessage = (event) => {
+  const msg = event.data ?? {};
+  queue = queue.then(() => handle(msg)).catch((e) => reply({ type: 'error', id: msg.id, message: String(e?.message ?? e) }));
+};
+
+function reply(msg, transfer = []) {
+  self.postMessage(msg, transfer);
+}
+
+async function handle(msg) {
+  switch (msg.type) {
+    case 'load':
+      return load(msg);
+    case 'embed':
+      return embed(msg);
+    default:
+      return reply({ type: 'error', id: msg.id, message: `Unknown message type ${JSON.stringify(msg.type)}: expected "load" or "embed".` });
+  }
+}
+
+async function load({ id, base_url: baseUrl, model, max_batch: maxBatch }) {
+  const started = performance.now();
+  if (model !== MODEL_ID) {
+    return reply({ type: 'error', id, message: `Unknown embedding model ${JSON.stringify(model)}: this worker runs ${MODEL_ID} only.` });
+  }
+  if (typeof baseUrl !== 'string' || !baseUrl.endsWith('/')) {
+    return reply({ type: 'error', id, message: `The model URL ${JSON.stringify(baseUrl)} must end with "/". Check the model URL in Settings.` });
+  }
+  if (embedder) {
+    if (Number.isInteger(maxBatch) && maxBatch > 0) embedder.setMaxBatch(maxBatch);
+    return reply({ type: 'loaded', id, from_cache: true, load_ms: performance.now() - started, dims: embedder.dims() });
+  }
+  const wasm = init().catch((e) => {
+    throw new Error(`Could not start the embedding model (semantic_bg.wasm): ${e?.message ?? e}. Reload the page; if it persists, turn semantic recall off and on again.`);
+  });
+  const dir = await modelDir(model);
+  let files = dir && (await readCached(dir));
+  const fromCache = Boolean(files);
+  if (!files) files = await download(id, baseUrl, dir);
+  await wasm;
+  try {
+    embedder = new SemanticEmbedder(files[0], files[1], files[2]);
+  } catch (e) {
+    if (fromCache && dir) await forget(dir); // a damaged copy: the next load downloads it again
+    const where = fromCache ? 'The cached model was damaged and has been removed; load it again to download it anew' : `The files at ${baseUrl} are not a usable ${MODEL_ID}. Check the model URL in Settings`;
+    throw new Error(`${where} (${e?.message ?? e}).`);
+  }
+  if (Number.isInteger(maxBatch) && maxBatch > 0) embedder.setMaxBatch(maxBatch);
+  reply({ type: 'loaded', id, from_cache: fromCache, load_ms: performance.now() - started, dims: embedder.dims() });
+}
+
+async function embed({ id, texts }) {
+  if (!embedder) {
+    return reply({ type: 'error', id, message: 'The embedding model is not loaded yet: send a "load" message first (turn semantic recall on in Settings).' });
+  }
+  if (!Array.isArray(texts) || texts.some((t) => typeof t !== 'string')) {
+    return reply({ type: 'error', id, message: 'An "embed" message needs texts: an array of strings.' });
+  }
+  let vectors;
+  try {
+    vectors = new Float32Array(embedder.embed(texts));
+  } catch (e) {
+    throw new Error(`Could not embed the texts: ${e?.message ?? e}`);
+  }
+  reply({ type: 'vectors', id, dims: embedder.dims(), vectors }, [vectors.buffer]);
+}
+
+/** models/<model>/ in OPFS, or null where OPFS is unavailable (then every load downloads). */
+async function modelDir(model) {
+  try {
+    const root = await navigator.storage.getDirectory();
+    const models = await root.getDirectoryHandle('models', { create: true });
+    return await models.getDirectoryHandle(model, { create: true });
+  } catch {
+    return null;
+  }
+}
+
+/** The three files from OPFS if all are there and complete, else null. */
+async function readCached(dir) {
+  try {
+    const manifest = JSON.parse(await (await (await dir.getFileHandle(MANIFEST)).getFile()).text());
+    const files = [];
+    for (const name of FILES) {
+      const file = await (await dir.getFileHandle(name)).getFile();
+      if (file.size !== manifest[name]) return null;
+      files.push(new Uint8Array(await file.arrayBuffer()));
+    }
+    return files;
+  } catch {
+    return null; // no manifest or a missing file: not cached
+  }
+}
+
+async function forget(dir) {
+  for (const name of [MANIFEST, ...FILES]) await dir.removeEntry(name).catch(() => {});
+}
+
+/** Fetches the three files (together, so the total size is known from the start), reporting progress,
+ * and stores them in `dir` (if any); resolves to their bytes. */
+async function download(id, baseUrl, dir) {
+  const responses = await Promise.all(
+    FILES.map(async (name) => {
+      const url = new URL(name, baseUrl).href;
+      let response;
+      try {
+        response = await fetch(url, { cache: 'no-store' });
+      } catch (e) {
+        throw new Error(`Could not download the model from ${url}: ${e?.message ?? e}. Check your connection and the model URL in Settings.`);
+      }
+      if (!response.ok) {
+        throw new Error(`Could not download the model from ${url}: HTTP ${response.status}. Check the model URL in Settings.`);
+      }
+      return { name, url, response, size: Number(response.headers.get('Content-Length')) || 0 };
+    }),
+  );
+  const total = responses.every((r) => r.size > 0) ? responses.reduce((sum, r) => sum + r.size, 0) : 0;
+  let loaded = 0;
+  let lastReport = 0;
+  const progress = (force) => {
+    const now = performance.now();
+    if (force || now - lastReport >= PROGRESS_EVERY_MS) {
+      lastReport = now;
+      reply({ type: 'progress', id, loaded, total });
+    }
+  };
+  progress(true);
+  if (dir) await forget(dir);
+  const files = [];
+  for (const { name, url, response } of responses) {
+    const chunks = [];
+    const reader = response.body.getReader();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        chunks.push(value);
+        loaded += value.byteLength;
+        progress(false);
+      }
+    } catch (e) {
+      throw new Error(`Could not download the model from ${url}: the connection broke off (${e?.message ?? e}). Try again.`);
+    }
+    const bytes = concat(chunks);
+    files.push(bytes);
+    if (dir) await store(dir, name, bytes);
+  }
+  progress(true);
+  if (dir) {
+    const sizes = Object.fromEntries(FILES.map((name, i) => [name, files[i].byteLength]));
+    await store(dir, MANIFEST, new TextEncoder().encode(JSON.stringify(sizes)));
+  }
+  return files;
+}
+
+function concat(chunks) {
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.byteLength, 0));
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
+  return out;
+}
+
+/** Writes a file to OPFS; a failure (e.g. no quota) only means the next load downloads again. */
+async function store(dir, name, bytes) {
+  try {
+    const handle = await (await dir.getFileHandle(name, { create: true })).createSyncAccessHandle();
+    try {
+      handle.truncate(0);
+      handle.write(bytes, { at: 0 });
+      handle.flush();
+    } finally {
+      handle.close();
+    }
+  } catch (e) {
+    console.warn(`semantic worker: could not keep ${name} in OPFS (${e?.message ?? e}); it will be downloaded again next time`);
+  }
+}

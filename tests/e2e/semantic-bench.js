@@ -1,0 +1,107 @@
+// Measures the semantic-recall worker (dist/semantic/) in headless Chromium: the first load (download
+// from the dev server's /models/, into OPFS), a second load in a new worker (from OPFS), the reference
+// vector of "hello world", a clear error for a wrong model URL, and embedding throughput on realistic
+// chat turns (semantic/bench/turns.txt) at several message and forward-pass batch sizes.
+//   node tests/e2e/semantic-bench.js        (after a build: scripts/semantic-bench.sh does both)
+// Needs the dev server built (target/debug/cowork-dev-server or COWORK_DEV_SERVER) and the model
+// installed (scripts/model.sh). Prints one JSON object with the figures.
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join, resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { launchBrowser } from './harness.js';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const dist = process.env.COWORK_DIST ?? join(root, 'dist');
+const models = process.env.COWORK_MODELS_DIR ?? join(root, 'target/models');
+const serverBin = process.env.COWORK_DEV_SERVER ?? join(root, 'target/debug/cowork-dev-server');
+const turns = readFileSync(join(root, 'semantic/bench/turns.txt'), 'utf8').trim().split('\n');
+const seconds = Number(process.env.BENCH_SECONDS ?? 6);
+
+const server = spawn(serverBin, ['--dist', dist, '--models', models, '--addr', '127.0.0.1:0', '--exit-after', '900'], {
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+const url = await new Promise((ok, fail) => {
+  let out = '';
+  server.stdout.on('data', (d) => {
+    out += d;
+    const m = out.match(/Cowork dev server: (http:\/\/\S+)/);
+    if (m) ok(m[1]);
+  });
+  server.on('exit', (code) => fail(new Error(`dev server exited with ${code}`)));
+});
+const browser = await launchBrowser();
+try {
+  const page = await browser.context.newPage();
+  page.on('console', (m) => m.type() === 'error' && console.error('page:', m.text()));
+  await page.goto(url);
+  const result = await page.evaluate(
+    async ({ turns, seconds }) => {
+      const base = new URL('models/all-MiniLM-L6-v2/', location.href).href;
+      let nextId = 1;
+      const start = () => new Worker('/semantic/semantic-worker.js', { type: 'module' });
+      const ask = (worker, msg, onProgress) =>
+        new Promise((ok) => {
+          const id = nextId++;
+          const listen = ({ data }) => {
+            if (data.id !== id) return;
+            if (data.type === 'progress') return onProgress?.(data);
+            worker.removeEventListener('message', listen);
+            ok(data);
+          };
+          worker.addEventListener('message', listen);
+          worker.postMessage({ ...msg, id });
+        });
+      const out = {};
+      // A wrong URL: the error says what to do.
+      const bad = start();
+      out.wrong_url = await ask(bad, { type: 'load', base_url: new URL('models/nowhere/', location.href).href, model: 'all-MiniLM-L6-v2' });
+      out.embed_before_load = await ask(bad, { type: 'embed', texts: ['x'] });
+      bad.terminate();
+      // First load: downloads.
+      let progress = [];
+      const first = start();
+      let t = performance.now();
+      out.first_load = await ask(first, { type: 'load', base_url: base, model: 'all-MiniLM-L6-v2' }, (p) => progress.push(p));
+      out.first_load.wall_ms = performance.now() - t;
+      out.first_load.progress_messages = progress.length;
+      out.first_load.last_progress = progress.at(-1);
+      first.terminate();
+      // Second load, a new worker: from OPFS.
+      const worker = start();
+      progress = [];
+      t = performance.now();
+      out.second_load = await ask(worker, { type: 'load', base_url: base, model: 'all-MiniLM-L6-v2' }, (p) => progress.push(p));
+      out.second_load.wall_ms = performance.now() - t;
+      out.second_load.progress_messages = progress.length;
+      const hello = await ask(worker, { type: 'embed', texts: ['hello world', ''] });
+      out.hello_world = { type: hello.type, dims: hello.dims, length: hello.vectors?.length, first: Array.from(hello.vectors?.slice(0, 5) ?? []) };
+      await ask(worker, { type: 'embed', texts: turns.slice(0, 8) }); // warm up
+      out.throughput = [];
+      for (const maxBatch of [8, 16, 32]) {
+        await ask(worker, { type: 'load', base_url: base, model: 'all-MiniLM-L6-v2', max_batch: maxBatch });
+        for (const batch of [8, 16, 32]) {
+          if (batch < maxBatch) continue;
+          let n = 0;
+          t = performance.now();
+          while (performance.now() - t < seconds * 1000) {
+            for (let i = 0; i < turns.length; i += batch) {
+              const texts = turns.slice(i, i + batch);
+              const r = await ask(worker, { type: 'embed', texts });
+              if (r.type !== 'vectors' || r.vectors.length !== texts.length * 384) throw new Error(JSON.stringify(r));
+              n += texts.length;
+            }
+          }
+          out.throughput.push({ message_batch: batch, max_batch: maxBatch, turns_per_s: +(n / ((performance.now() - t) / 1000)).toFixed(1) });
+        }
+      }
+      worker.terminate();
+      return out;
+    },
+    { turns, seconds },
+  );
+  console.log(JSON.stringify(result, null, 2));
+} finally {
+  await browser.close();
+  server.kill('SIGINT');
+}
