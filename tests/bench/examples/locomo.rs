@@ -55,7 +55,12 @@ fn main() -> ExitCode {
     if convs.len() != 10 {
         println!("note: {} conversations found under {} (LoCoMo has 10)", convs.len(), dir.display());
     }
-    let mut store = Store::open_in_memory().expect("an in-memory archive");
+    // COWORK_LOCOMO_ARCHIVE: an archive file kept between runs (with its vectors: indexing, the
+    // slow part, is then done once). Otherwise an archive in memory.
+    let mut store = match std::env::var("COWORK_LOCOMO_ARCHIVE") {
+        Ok(path) => Store::open(&path).expect("the LoCoMo archive file"),
+        Err(_) => Store::open_in_memory().expect("an in-memory archive"),
+    };
     let results = report::run(&mut store, &convs).expect("the benchmark runs");
     results.print();
     let mut json = results.to_json();

@@ -7,6 +7,7 @@
 
 use super::bm25::{without_stop_words, Bm25};
 use cowork_core::store::Store;
+use cowork_semantic::Embedder;
 use cowork_core::{Result, SearchQuery, SearchScope};
 use std::collections::HashMap;
 
@@ -51,19 +52,24 @@ pub enum Retriever {
     Lexical,
     /// Textbook Okapi BM25 over the workspace's turns.
     Bm25,
-    // TODO(hybrid): add `Hybrid` here once `Store::search_hybrid(&SearchQuery, Option<&[f32]>)` lands
-    // (core/src/store/hybrid.rs), with its label below, `ALL` and the arm in `retrieve`.
+    /// `Store::search_hybrid` as `conversation_recall` calls it with recall by meaning on: the same
+    /// query, with its embedding by the app's model (all-MiniLM-L6-v2).
+    Hybrid,
+    /// The same with no words to match: the ranking of the vectors alone (for comparison).
+    Meaning,
 }
 
 impl Retriever {
     /// Every retriever run, in table order.
-    pub const ALL: [Retriever; 2] = [Retriever::Lexical, Retriever::Bm25];
+    pub const ALL: [Retriever; 4] = [Retriever::Lexical, Retriever::Bm25, Retriever::Hybrid, Retriever::Meaning];
 
     /// A short label for tables and JSON keys.
     pub fn label(self) -> &'static str {
         match self {
             Retriever::Lexical => "Store::search",
             Retriever::Bm25 => "BM25 (textbook)",
+            Retriever::Hybrid => "Store::search_hybrid",
+            Retriever::Meaning => "vectors alone",
         }
     }
 
@@ -78,12 +84,12 @@ impl Retriever {
                 .get(workspace)
                 .map(|index| index.search(text, RECALL_LIMIT).into_iter().map(|(id, _)| id).collect())
                 .unwrap_or_default()),
-            // TODO(hybrid): the new arm, once the store has vectors (see `Context`):
-            //   Retriever::Hybrid => {
-            //       let vector = ctx.embedder.embed(&[text]).remove(0);
-            //       let hits = ctx.store.search_hybrid(&recall_query(text, workspace), Some(&vector))?;
-            //       Ok(hits.into_iter().map(|h| h.turn_id).collect())
-            //   }
+            Retriever::Hybrid | Retriever::Meaning => {
+                let vector = ctx.embed(text)?;
+                let words = if self == Retriever::Hybrid { text } else { "" };
+                let hits = ctx.store.search_hybrid(&recall_query(words, workspace), Some(&vector))?;
+                Ok(hits.into_iter().map(|h| h.turn_id).collect())
+            }
         }
     }
 }
@@ -107,9 +113,59 @@ pub struct Context<'a> {
     pub store: &'a Store,
     /// Workspace → the BM25 index of its turns.
     pub bm25: HashMap<String, Bm25>,
-    // TODO(hybrid): the embedder (`cowork_semantic::Embedder::load(config, tokenizer, safetensors)`,
-    // model files in target/models/all-MiniLM-L6-v2/), loaded once. Before the questions the archive
-    // is indexed: `store.set_semantic_model(..)`, then `store.semantic_pending(limit)` embedded in
-    // batches (`embedder.embed(&texts)`) and saved with `store.put_vectors(&[(turn_id, chunk, vector)])`
-    // until nothing is pending. Time the indexing separately from the questions.
+    /// The app's embedding model, loaded once.
+    pub embedder: &'a Embedder,
+    /// Questions embedded so far (each is asked of two retrievers).
+    pub embedded: std::cell::RefCell<HashMap<String, Vec<f32>>>,
+}
+
+impl Context<'_> {
+    /// `text`'s embedding, computed once.
+    fn embed(&self, text: &str) -> Result<Vec<f32>> {
+        if let Some(v) = self.embedded.borrow().get(text) {
+            return Ok(v.clone());
+        }
+        let v = self
+            .embedder
+            .embed(&[text])
+            .map_err(|e| cowork_core::Error::Invalid(format!("embedding a question: {e}")))?
+            .remove(0);
+        self.embedded.borrow_mut().insert(text.to_owned(), v.clone());
+        Ok(v)
+    }
+}
+
+/// Loads the app's embedding model from the folder setup installs it in (`target/models/`, or
+/// `COWORK_MODELS_DIR`).
+pub fn load_embedder() -> Result<Embedder> {
+    let dir = std::env::var_os("COWORK_MODELS_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/models"))
+        .join(cowork_semantic::MODEL_ID);
+    let read = |file: &str| {
+        std::fs::read(dir.join(file)).map_err(|e| {
+            cowork_core::Error::Invalid(format!(
+                "reading {} ({e}): scripts/setup.sh installs the model (scripts/model.sh)",
+                dir.join(file).display()
+            ))
+        })
+    };
+    Embedder::load(&read("config.json")?, &read("tokenizer.json")?, &read("model.safetensors")?)
+        .map_err(|e| cowork_core::Error::Invalid(format!("loading the model: {e}")))
+}
+
+/// Embeds every turn of `store` not yet in its semantic index, as the app's worker does (a batch at
+/// a time, each saved with the cursor). Returns the chunks embedded.
+pub fn index(store: &mut Store, embedder: &Embedder) -> Result<usize> {
+    let mut embedded = 0;
+    loop {
+        let batch = store.semantic_pending(64)?;
+        if batch.is_empty() {
+            return Ok(embedded);
+        }
+        let texts: Vec<&str> = batch.chunks.iter().map(|c| c.text.as_str()).collect();
+        let vectors = embedder.embed(&texts).map_err(|e| cowork_core::Error::Invalid(format!("embedding turns: {e}")))?;
+        store.put_vectors(&batch, &vectors)?;
+        embedded += vectors.len();
+    }
 }
