@@ -126,6 +126,34 @@ pub fn chunks(text: &str) -> Vec<&str> {
     out
 }
 
+/// Characters of the turn before that precede a turn's first chunk when it is embedded.
+pub const CONTEXT_CHARS: usize = 300;
+
+/// The end of `previous` (a turn's text) kept as context: its last [`CONTEXT_CHARS`] characters,
+/// from a word's beginning.
+pub fn context_tail(previous: &str) -> &str {
+    let previous = previous.trim();
+    let n = previous.chars().count();
+    if n <= CONTEXT_CHARS {
+        return previous;
+    }
+    let start = previous.char_indices().nth(n - CONTEXT_CHARS).map(|(i, _)| i).unwrap_or(0);
+    let tail = &previous[start..];
+    match tail.find(char::is_whitespace) {
+        Some(space) => tail[space..].trim_start(),
+        None => tail,
+    }
+}
+
+/// What is embedded for a turn's first chunk: the end of the turn before, then the chunk.
+pub fn with_context(context: &str, chunk: &str) -> String {
+    if context.is_empty() {
+        chunk.to_owned()
+    } else {
+        format!("{context}\n{chunk}")
+    }
+}
+
 /// `v` (unit length) as int8: each component × 127, rounded. Dot products of two such vectors are
 /// cosine similarities × 127², to within a fraction of a percent.
 pub fn quantize(v: &[f32]) -> Vec<i8> {

@@ -92,3 +92,16 @@ fn a_hit_both_lists_rank_moderately_beats_one_list_ranks_first() {
     let fused = fuse(&[10, 20], &[30, 20]);
     assert_eq!(fused[0].0, 20);
 }
+
+#[test]
+fn a_first_chunk_carries_the_end_of_the_turn_before() {
+    assert_eq!(with_context("", "yes, every hour"), "yes, every hour");
+    assert_eq!(
+        with_context("how often do tokens expire?", "yes, every hour"),
+        "how often do tokens expire?\nyes, every hour"
+    );
+    let long = format!("{} the end of it", "word ".repeat(200));
+    let tail = context_tail(&long);
+    assert!(tail.chars().count() <= CONTEXT_CHARS && tail.ends_with("the end of it") && tail.starts_with("word"));
+    assert_eq!(context_tail("  short  "), "short");
+}

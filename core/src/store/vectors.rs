@@ -162,12 +162,33 @@ impl Store {
         let max_turns = max_turns.max(1);
         let what = "reading turns to embed";
         let mut batch = PendingBatch::default();
-        let add = |batch: &mut PendingBatch, id: i64, role: Role, content: &str| {
-            if role != Role::System {
-                for (i, text) in semantic::chunks(content).into_iter().enumerate() {
-                    batch.chunks.push(PendingChunk { turn_id: id, chunk: i as u32, text: text.to_owned() });
-                }
+        // A turn's first chunk is embedded after the end of the turn before it: a reply's meaning
+        // often hangs on what it answers ("yes, every hour" finds "how often do tokens expire?").
+        // Measured on LoCoMo's tuning conversations: +2 to +4 points of recall at 10 and 25.
+        let before = |id: i64| -> Result<String> {
+            let text: Option<String> = self
+                .conn
+                .prepare_cached(
+                    "SELECT p.content FROM turns t
+                     JOIN turns p ON p.session_id = t.session_id AND p.turn_number = t.turn_number - 1
+                     WHERE t.id = ?1",
+                )
+                .and_then(|mut s| s.query_row([id], |r| r.get(0)).optional())
+                .context(what)?;
+            Ok(semantic::context_tail(&text.unwrap_or_default()).to_owned())
+        };
+        let add = |batch: &mut PendingBatch, id: i64, role: Role, content: &str| -> Result<()> {
+            if role == Role::System {
+                return Ok(());
             }
+            for (i, text) in semantic::chunks(content).into_iter().enumerate() {
+                let text = match i {
+                    0 => semantic::with_context(&before(id)?, text),
+                    _ => text.to_owned(),
+                };
+                batch.chunks.push(PendingChunk { turn_id: id, chunk: i as u32, text });
+            }
+            Ok(())
         };
         let mut stmt = self
             .conn
@@ -181,7 +202,7 @@ impl Store {
             .and_then(|rows| rows.collect())
             .context(what)?;
         for (id, role, content) in &redo {
-            add(&mut batch, *id, *role, content);
+            add(&mut batch, *id, *role, content)?;
             batch.redo.push(*id);
         }
         let left = max_turns.saturating_sub(redo.len());
@@ -197,7 +218,7 @@ impl Store {
                 .and_then(|rows| rows.collect())
                 .context(what)?;
             for (id, role, content) in &rows {
-                add(&mut batch, *id, *role, content);
+                add(&mut batch, *id, *role, content)?;
                 batch.upto = *id;
             }
         }

@@ -70,7 +70,10 @@ pub fn run(store: &mut Store, convs: &[Conversation]) -> Result<Results> {
     let t = Instant::now();
     let chunks = super::retriever::index(store, &embedder)?;
     let embed_seconds = t.elapsed().as_secs_f64();
-    println!("semantic index: {chunks} chunks embedded in {embed_seconds:.1} s ({:.0} turns/s, native)", chunks as f64 / embed_seconds);
+    println!(
+        "semantic index: {chunks} chunks embedded in {embed_seconds:.1} s ({:.0} turns/s, native)",
+        chunks as f64 / embed_seconds
+    );
     let ctx = Context { store, bm25, embedder: &embedder, embedded: Default::default() };
     let mut rows = Vec::new();
     for retriever in Retriever::ALL {

@@ -7,8 +7,8 @@
 
 use super::bm25::{without_stop_words, Bm25};
 use cowork_core::store::Store;
-use cowork_semantic::Embedder;
 use cowork_core::{Result, SearchQuery, SearchScope};
+use cowork_semantic::Embedder;
 use std::collections::HashMap;
 
 /// Hits asked for: the largest k scored (the store clamps any limit to 1..=50).
@@ -164,7 +164,8 @@ pub fn index(store: &mut Store, embedder: &Embedder) -> Result<usize> {
             return Ok(embedded);
         }
         let texts: Vec<&str> = batch.chunks.iter().map(|c| c.text.as_str()).collect();
-        let vectors = embedder.embed(&texts).map_err(|e| cowork_core::Error::Invalid(format!("embedding turns: {e}")))?;
+        let vectors =
+            embedder.embed(&texts).map_err(|e| cowork_core::Error::Invalid(format!("embedding turns: {e}")))?;
         store.put_vectors(&batch, &vectors)?;
         embedded += vectors.len();
     }
