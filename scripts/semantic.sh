@@ -11,11 +11,12 @@ set -eu
 : "${TRUNK_STAGING_DIR:?run by Trunk as a post_build hook}"
 target_dir=target/semantic
 RUSTFLAGS="-C target-feature=+simd128" \
-  cargo build -q -p cowork-semantic --lib --release --target wasm32-unknown-unknown --target-dir "$target_dir"
+  cargo build -q -p cowork-semantic --lib --profile semantic-worker --target wasm32-unknown-unknown \
+    --target-dir "$target_dir"
 out="$TRUNK_STAGING_DIR/semantic"
 rm -rf "$out"
 # No wasm-opt: its -O passes would have to keep the SIMD and bulk-memory features the build uses, and
 # the model's own weights (downloaded separately) dwarf the code.
 wasm-bindgen --target web --out-dir "$out" --out-name semantic --no-typescript \
-  "$target_dir/wasm32-unknown-unknown/release/cowork_semantic.wasm"
+  "$target_dir/wasm32-unknown-unknown/semantic-worker/cowork_semantic.wasm"
 cp semantic/worker/semantic-worker.js "$out/"

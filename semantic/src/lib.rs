@@ -35,7 +35,7 @@ pub const MODEL_FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safe
 pub const MAX_TOKENS: usize = 256;
 
 /// Default for [`Embedder::set_max_batch`].
-pub const DEFAULT_MAX_BATCH: usize = 16;
+pub const DEFAULT_MAX_BATCH: usize = 8;
 
 /// Why the model could not be loaded or run.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -10,7 +10,7 @@
 //   {type:"embed", id, texts:[string…]}
 //     → {type:"vectors", id, dims, vectors: Float32Array(texts.length * dims)} | {type:"error", id, message}
 // Messages are handled one at a time, in order, so an embed sent right after a load waits for it.
-// A load may also carry `max_batch` (texts per forward pass, default 16; for measurements).
+// A load may also carry `max_batch` (texts per forward pass, default 8; for measurements).
 import init, { SemanticEmbedder } from './semantic.js';
 
 const MODEL_ID = 'all-MiniLM-L6-v2';

@@ -1,7 +1,8 @@
 // Measures the semantic-recall worker (dist/semantic/) in headless Chromium: the first load (download
 // from the dev server's /models/, into OPFS), a second load in a new worker (from OPFS), the reference
 // vector of "hello world", a clear error for a wrong model URL, and embedding throughput on realistic
-// chat turns (semantic/bench/turns.txt) at several message and forward-pass batch sizes.
+// chat turns (semantic/bench/turns.txt) at several message and forward-pass batch sizes, in one worker
+// and in two side by side.
 //   node tests/e2e/semantic-bench.js        (after a build: scripts/semantic-bench.sh does both)
 // Needs the dev server built (target/debug/cowork-dev-server or COWORK_DEV_SERVER) and the model
 // installed (scripts/model.sh). Prints one JSON object with the figures.
@@ -95,6 +96,28 @@ try {
           out.throughput.push({ message_batch: batch, max_batch: maxBatch, turns_per_s: +(n / ((performance.now() - t) / 1000)).toFixed(1) });
         }
       }
+      // Two workers side by side (one per core here), each taking the next batch when it is free: what a
+      // pool in the storage worker would give.
+      const second = start();
+      await ask(second, { type: 'load', base_url: base, model: 'all-MiniLM-L6-v2' });
+      await ask(worker, { type: 'load', base_url: base, model: 'all-MiniLM-L6-v2', max_batch: 8 });
+      out.two_workers = [];
+      for (const batch of [16, 32]) {
+        let n = 0;
+        t = performance.now();
+        let next = 0;
+        const run = async (w) => {
+          while (performance.now() - t < seconds * 1000) {
+            const texts = turns.slice(next % turns.length, (next % turns.length) + batch);
+            next += batch;
+            await ask(w, { type: 'embed', texts });
+            n += texts.length;
+          }
+        };
+        await Promise.all([run(worker), run(second)]);
+        out.two_workers.push({ message_batch: batch, max_batch: 8, turns_per_s: +(n / ((performance.now() - t) / 1000)).toFixed(1) });
+      }
+      second.terminate();
       worker.terminate();
       return out;
     },
