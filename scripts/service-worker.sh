@@ -9,9 +9,9 @@ cd "$TRUNK_STAGING_DIR"
 # The highlighter (highlight-<hash>.js) and the sync transport (sync-<hash>.js) are not fetched at
 # install: each is kept once the app first asks for it (the LAZY list), so the first visit does not
 # download them.
-# The semantic-recall worker (semantic/: its wasm and the module worker) is neither precached nor kept:
-# it is started only when the user turns semantic recall on, and the model it downloads is kept in OPFS
-# by the worker itself, not by the service worker.
+# The semantic-recall worker (semantic/: its wasm and the module worker) is not precached: it is
+# started only when the user turns semantic recall on; sw.js keeps it from then on (network first) so
+# recall by meaning works offline. The model it downloads is kept in OPFS by that worker itself.
 files=$(find . -type f ! -name sw.js ! -path './embed/*' ! -path './examples/*' ! -path './semantic/*' \
   ! -name 'highlight-*.js' ! -name 'sync-*.js' | sed 's|^\./||' | LC_ALL=C sort)
 lazy=$(find . -maxdepth 1 -type f \( -name 'highlight-*.js' -o -name 'sync-*.js' \) | sed 's|^\./||' | LC_ALL=C sort)
