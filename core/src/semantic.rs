@@ -126,8 +126,10 @@ pub fn chunks(text: &str) -> Vec<&str> {
     out
 }
 
-/// Characters of the turn before that precede a turn's first chunk when it is embedded.
-pub const CONTEXT_CHARS: usize = 300;
+/// Characters of the turn before that precede a turn's first chunk when it is embedded: a sentence
+/// or two, so that a short reply is embedded with what it answers, without doubling the model's work
+/// per turn (its cost grows with the tokens embedded).
+pub const CONTEXT_CHARS: usize = 150;
 
 /// The end of `previous` (a turn's text) kept as context: its last [`CONTEXT_CHARS`] characters,
 /// from a word's beginning.

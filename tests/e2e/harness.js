@@ -12,10 +12,12 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const DIST = process.env.COWORK_DIST ?? join(root, 'dist');
 const SERVER_BIN = process.env.COWORK_DEV_SERVER ?? join(root, 'target/debug/cowork-dev-server');
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+// The semantic-recall model setup installs (scripts/model.sh), served at /models/.
+const MODELS = process.env.COWORK_MODELS_DIR ?? join(root, 'target/models');
 
 /** Starts the dev server on a free loopback port; resolves to { url, stop }. */
 export async function startServer({ dist = DIST, lifetimeSecs = 600 } = {}) {
-  const child = spawn(SERVER_BIN, ['--dist', dist, '--addr', '127.0.0.1:0', '--exit-after', String(lifetimeSecs)], {
+  const child = spawn(SERVER_BIN, ['--dist', dist, '--models', MODELS, '--addr', '127.0.0.1:0', '--exit-after', String(lifetimeSecs)], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
