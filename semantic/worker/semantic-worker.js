@@ -48,8 +48,8 @@ async function load({ id, base_url: baseUrl, model, max_batch: maxBatch }) {
   if (model !== MODEL_ID) {
     return reply({ type: 'error', id, message: `Unknown embedding model ${JSON.stringify(model)}: this worker runs ${MODEL_ID} only.` });
   }
-  if (typeof baseUrl !== 'string' || !baseUrl.endsWith('/')) {
-    return reply({ type: 'error', id, message: `The model URL ${JSON.stringify(baseUrl)} must end with "/". Check the model URL in Settings.` });
+  if (typeof baseUrl !== 'string' || !baseUrl.endsWith('/') || !URL.canParse(baseUrl)) {
+    return reply({ type: 'error', id, message: `The model URL ${JSON.stringify(baseUrl)} must be an absolute URL ending with "/". Check the model URL in Settings.` });
   }
   if (embedder) {
     if (Number.isInteger(maxBatch) && maxBatch > 0) embedder.setMaxBatch(maxBatch);
@@ -58,6 +58,7 @@ async function load({ id, base_url: baseUrl, model, max_batch: maxBatch }) {
   const wasm = init().catch((e) => {
     throw new Error(`Could not start the embedding model (semantic_bg.wasm): ${e?.message ?? e}. Reload the page; if it persists, turn semantic recall off and on again.`);
   });
+  wasm.catch(() => {}); // awaited below; a download error may come first
   const dir = await modelDir(model);
   let files = dir && (await readCached(dir));
   const fromCache = Boolean(files);

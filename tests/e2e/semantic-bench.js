@@ -58,6 +58,7 @@ try {
       const bad = start();
       out.wrong_url = await ask(bad, { type: 'load', base_url: new URL('models/nowhere/', location.href).href, model: 'all-MiniLM-L6-v2' });
       out.embed_before_load = await ask(bad, { type: 'embed', texts: ['x'] });
+      out.relative_url = await ask(bad, { type: 'load', base_url: 'models/all-MiniLM-L6-v2/', model: 'all-MiniLM-L6-v2' });
       bad.terminate();
       // First load: downloads.
       let progress = [];

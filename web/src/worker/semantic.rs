@@ -22,7 +22,7 @@ const WORKER_SCRIPT: &str = "semantic/semantic-worker.js";
 /// Where a deployment may serve the model's files beside the app (the dev server does).
 const LOCAL_MODEL_DIR: &str = "models/all-MiniLM-L6-v2/";
 /// Turns embedded per batch: small, so a search's query waits at most one batch.
-const BATCH_TURNS: usize = 8;
+const BATCH_TURNS: usize = 16;
 
 /// The owner's semantic side: its state, which run is current, the model worker.
 #[derive(Default)]
