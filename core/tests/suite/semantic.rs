@@ -155,7 +155,7 @@ pub fn vectors_go_with_their_turn_and_a_fork_keeps_its_copies(store: &mut Store)
 pub fn a_model_change_reindexes_and_indexing_resumes_where_it_stopped(store: &mut Store) {
     let s = session(store, "w");
     for i in 0..7 {
-        store.append_turn(&s, &NewTurn::user(&format!("turn {i} about postgres"))).unwrap();
+        store.append_turn(&s, &NewTurn::user(format!("turn {i} about postgres"))).unwrap();
     }
     store.append_turn(&s, &NewTurn::assistant("")).unwrap();
     let first = store.semantic_pending(3).unwrap();
@@ -183,7 +183,7 @@ pub fn a_model_change_reindexes_and_indexing_resumes_where_it_stopped(store: &mu
 pub fn long_turns_are_embedded_in_chunks_and_changed_text_again(store: &mut Store) {
     let s = session(store, "w");
     let filler = "lorem ipsum dolor sit amet ".repeat(200);
-    store.append_turn(&s, &NewTurn::user(&format!("{filler} and the deploy happens at noon"))).unwrap();
+    store.append_turn(&s, &NewTurn::user(format!("{filler} and the deploy happens at noon"))).unwrap();
     let batch = store.semantic_pending(10).unwrap();
     assert!(batch.chunks.len() > 2 && batch.chunks.len() <= MAX_CHUNKS);
     assert!(batch.chunks.iter().enumerate().all(|(i, c)| c.chunk == i as u32 && c.turn_id == batch.chunks[0].turn_id));

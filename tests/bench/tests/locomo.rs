@@ -4,7 +4,7 @@
 
 use cowork_bench::locomo::bm25::{tokens, without_stop_words, Bm25};
 use cowork_bench::locomo::metric::{recall_at, Scores, Tally};
-use cowork_bench::locomo::retriever::{recall_query, Context, Form, Retriever};
+use cowork_bench::locomo::retriever::{self, recall_query, Context, Form, Retriever};
 use cowork_bench::locomo::{
     age_third, archive, parse_conversation, parse_date_time, parse_evidence, report, Category, Conversation,
 };
@@ -151,7 +151,9 @@ fn the_import_and_the_searches_find_the_evidence_in_its_workspace_only() {
         .iter()
         .map(|i| (i.workspace.clone(), Bm25::new(i.texts.iter().map(|(id, t)| (*id, t.as_str())))))
         .collect::<HashMap<_, _>>();
-    let ctx = Context { store: &store, bm25 };
+    let embedder = retriever::load_embedder().unwrap();
+    retriever::index(&mut store, &embedder).unwrap();
+    let ctx = Context { store: &store, bm25, embedder: &embedder, embedded: Default::default() };
     let ours: Vec<i64> = imported.turn_ids.values().copied().collect();
     for retriever in Retriever::ALL {
         for form in Form::ALL {
