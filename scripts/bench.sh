@@ -28,6 +28,13 @@ say "running the benchmark in headless Chromium"
 node tests/bench/run.mjs --pkg "$PKG" --dist "$ROOT/dist" --server "$ROOT/target/debug/cowork-dev-server" \
   --out "$ROOT/bench-results/bench-results.json" --nats "$NATS_WS_URL" "$@"
 
+# Recall by meaning's model worker, as the app built it (dist/semantic/), in headless Chromium: its load
+# from the network and from OPFS, and embedding throughput in turns/s (tests/e2e/semantic-bench.js).
+say "recall by meaning: the model worker in headless Chromium (load, turns/s)"
+COWORK_DIST="$ROOT/dist" COWORK_DEV_SERVER="$ROOT/target/debug/cowork-dev-server" \
+  BENCH_SECONDS="$([[ " $* " == *" --quick "* ]] && echo 2 || echo 6)" node tests/e2e/semantic-bench.js \
+  | tee "$ROOT/bench-results/semantic.json"
+
 # The import of a generated 100 MB ChatGPT export (5,000 conversations). Natively, on a file archive:
 # the browser harness has no phase for it yet (see BENCHMARKS.md for what that leaves out).
 say "importing a generated 100 MB ChatGPT export (native)"
