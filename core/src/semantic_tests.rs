@@ -66,11 +66,11 @@ fn fusion_ranks_by_reciprocal_rank_and_says_how_each_was_found() {
     // Lexical: 1, 2, 3. Semantic: 3, 4, 1.
     let fused = fuse(&[1, 2, 3], &[3, 4, 1]);
     let order: Vec<i64> = fused.iter().map(|f| f.0).collect();
-    // 1: 1/61 + 1/63; 3: 1/63 + 1/61 (a tie, lexical order decides); 2: 1/62; 4: 1/62 (lexical first).
+    // 1: 1/(k+1) + 1/(k+3); 3: the same (a tie, lexical order decides); 2 and 4: 1/(k+2) (lexical first).
     assert_eq!(order, vec![1, 3, 2, 4]);
     let how: Vec<Matched> = fused.iter().map(|f| f.1).collect();
     assert_eq!(how, vec![Matched::Both, Matched::Both, Matched::Words, Matched::Meaning]);
-    assert!((fused[0].2 - (1.0 / 61.0 + 1.0 / 63.0)).abs() < 1e-12);
+    assert!((fused[0].2 - (1.0 / (RRF_K + 1.0) + 1.0 / (RRF_K + 3.0))).abs() < 1e-12);
 }
 
 #[test]

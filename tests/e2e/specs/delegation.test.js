@@ -41,7 +41,10 @@ async function resultText(page, n = 0) {
   const result = page.locator('.tool-result', { hasText: 'Result of delegate_task' }).nth(n);
   await result.waitFor({ timeout: 30_000 });
   await result.locator('summary').click();
-  return result.locator('pre').innerText();
+  // The opened section fills in after the click: wait for its text, as a reader would.
+  const text = result.locator('pre').filter({ hasText: /\S/ });
+  await text.waitFor({ timeout: 10_000 });
+  return text.innerText();
 }
 
 /** The archived events of the session's only task, with Loom's sequence numbers. */
