@@ -30,12 +30,12 @@ impl Store {
             .collect();
         let lexical_ids: Vec<i64> = lexical.iter().map(|h| h.turn_id).collect();
         let near_ids: Vec<i64> = near.iter().map(|n| n.0).collect();
-        let mut by_id: HashMap<i64, SearchHit> = lexical.into_iter().map(|h| (h.turn_id, h)).collect();
+        let mut by_id: Vec<Option<SearchHit>> = lexical.into_iter().map(Some).collect();
         let mut titles: HashMap<String, String> = HashMap::new();
         let mut hits = Vec::with_capacity(limit);
         for (id, matched, score) in semantic::fuse(&lexical_ids, &near_ids).into_iter().take(limit) {
-            let hit = match by_id.remove(&id) {
-                Some(hit) => Some(hit),
+            let hit = match by_id.iter_mut().find(|h| h.as_ref().is_some_and(|h| h.turn_id == id)) {
+                Some(hit) => hit.take(),
                 None => self.meaning_hit(id, &mut titles)?,
             };
             if let Some(hit) = hit {

@@ -23,7 +23,7 @@ use crate::error::{Context, Result};
 use crate::semantic::{self, IndexProgress, PendingChunk, SemanticSettings};
 use crate::{Role, SearchQuery, SearchScope};
 use rusqlite::{params, OptionalExtension};
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::HashMap;
 
 /// A batch of chunks to embed, and what saving their vectors settles.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -88,7 +88,7 @@ impl VectorCache {
 enum Filter {
     All,
     /// Sessions (by their number in the cache) and, per session, the turn numbers `(lo, hi]` shown.
-    Sessions(HashMap<u32, Vec<(i64, i64)>>),
+    Sessions(Vec<Vec<(i64, i64)>>),
 }
 
 impl Store {
@@ -332,30 +332,30 @@ impl Store {
         let cache = self.vectors.borrow();
         let Some(cache) = cache.as_ref() else { return Ok(Vec::new()) };
         let filter = self.filter(q, cache)?;
-        let hidden: HashSet<u32> = if super::sync::deleting_any(&self.conn)? {
+        // Sessions being deleted (sync) are hidden, as from the full-text search.
+        let mut hidden = vec![false; cache.session_ids.len()];
+        if super::sync::deleting_any(&self.conn)? {
             let mut stmt = self.conn.prepare("SELECT session_id FROM sync_deleting").context("reading deletes")?;
             let ids: Vec<String> =
                 stmt.query_map([], |r| r.get(0)).and_then(|r| r.collect()).context("reading deletes")?;
-            ids.iter().filter_map(|s| cache.session_ids.get(s).copied()).collect()
-        } else {
-            HashSet::new()
-        };
+            for n in ids.iter().filter_map(|s| cache.session_ids.get(s)) {
+                hidden[*n as usize] = true;
+            }
+        }
         let query = semantic::quantize(vector);
         let dims = semantic::DIMS;
         // Which vectors the scope allows.
         let allowed: Vec<usize> = (0..cache.turn_ids.len())
             .filter(|&i| {
                 let session = cache.sessions[i];
-                if (!hidden.is_empty() && hidden.contains(&session))
-                    || (!q.roles.is_empty() && !q.roles.contains(&cache.roles[i]))
-                {
+                if hidden[session as usize] || (!q.roles.is_empty() && !q.roles.contains(&cache.roles[i])) {
                     return false;
                 }
                 match &filter {
                     Filter::All => true,
-                    Filter::Sessions(allowed) => allowed.get(&session).is_some_and(|ranges| {
-                        ranges.iter().any(|&(lo, hi)| cache.numbers[i] > lo && cache.numbers[i] <= hi)
-                    }),
+                    Filter::Sessions(allowed) => allowed[session as usize]
+                        .iter()
+                        .any(|&(lo, hi)| cache.numbers[i] > lo && cache.numbers[i] <= hi),
                 }
             })
             .collect();
@@ -369,39 +369,35 @@ impl Store {
             let mut coarse: Vec<(u32, usize)> =
                 allowed.into_iter().map(|i| (semantic::hamming(&signs, &cache.bits[i * w..(i + 1) * w]), i)).collect();
             let keep = semantic::COARSE_KEEP.min(coarse.len());
-            coarse.select_nth_unstable(keep - 1);
+            coarse.select_nth_unstable_by(keep - 1, |a, b| a.0.cmp(&b.0));
             coarse.truncate(keep);
             coarse.into_iter().map(|(_, i)| i).collect()
         };
-        // The best vectors in a min-heap, with room for a turn's other chunks; then each turn's best.
-        let room = k + semantic::MAX_CHUNKS;
-        let mut heap: BinaryHeap<std::cmp::Reverse<(i32, usize)>> = BinaryHeap::with_capacity(room + 1);
-        for i in candidates {
-            let score = semantic::dot(&query, &cache.data[i * dims..(i + 1) * dims]);
-            if heap.len() < room {
-                heap.push(std::cmp::Reverse((score, i)));
-            } else if heap.peek().is_some_and(|std::cmp::Reverse((worst, _))| score > *worst) {
-                heap.pop();
-                heap.push(std::cmp::Reverse((score, i)));
+        // The best vectors, with room for a turn's other chunks; then each turn's best, best first.
+        let mut scored: Vec<(i32, usize)> =
+            candidates.into_iter().map(|i| (semantic::dot(&query, &cache.data[i * dims..(i + 1) * dims]), i)).collect();
+        let room = (k + semantic::MAX_CHUNKS).min(scored.len());
+        if room < scored.len() {
+            scored.select_nth_unstable_by(room, |a, b| b.0.cmp(&a.0));
+            scored.truncate(room);
+        }
+        scored.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(cache.turn_ids[b.1].cmp(&cache.turn_ids[a.1])));
+        let mut out: Vec<(i64, f32)> = Vec::with_capacity(k);
+        for (score, i) in scored {
+            let id = cache.turn_ids[i];
+            if out.len() < k && !out.iter().any(|o| o.0 == id) {
+                out.push((id, score as f32 / (127.0 * 127.0)));
             }
         }
-        let mut best: HashMap<i64, i32> = HashMap::new();
-        for std::cmp::Reverse((score, i)) in heap {
-            let e = best.entry(cache.turn_ids[i]).or_insert(i32::MIN);
-            *e = (*e).max(score);
-        }
-        let mut out: Vec<(i64, f32)> = best.into_iter().map(|(id, s)| (id, s as f32 / (127.0 * 127.0))).collect();
-        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
-        out.truncate(k);
         Ok(out)
     }
 
     fn filter(&self, q: &SearchQuery, cache: &VectorCache) -> Result<Filter> {
         let ids = |list: Vec<(String, i64, i64)>| -> Filter {
-            let mut allowed: HashMap<u32, Vec<(i64, i64)>> = HashMap::new();
+            let mut allowed: Vec<Vec<(i64, i64)>> = vec![Vec::new(); cache.session_ids.len()];
             for (session, lo, hi) in list {
                 if let Some(&n) = cache.session_ids.get(&session) {
-                    allowed.entry(n).or_default().push((lo, hi));
+                    allowed[n as usize].push((lo, hi));
                 }
             }
             Filter::Sessions(allowed)

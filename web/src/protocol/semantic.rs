@@ -17,7 +17,7 @@ pub const MODEL_LICENCE: &str = "Apache-2.0";
 
 /// What the semantic side is doing.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(tag = "phase", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum SemanticPhase {
     /// Recall by meaning is off.
     #[default]
