@@ -122,6 +122,8 @@ test('an import is indexed in the background: a reply streams meanwhile, a reloa
   await importFile(page, file, 1, { timeout: 120_000 });
 
   await openStorage(page);
+  // This tab's worker may still be loading the model (from OPFS) when the panel opens.
+  await page.locator('.semantic-status', { hasText: /of [\d,]+ turns/ }).waitFor({ timeout: 60_000 });
   const before = await indexed(page);
   assert.ok(before.total >= 2000, before.text);
   // Some progress, not all of it: then reload in the middle.
