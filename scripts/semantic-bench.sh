@@ -2,7 +2,7 @@
 # Measures the semantic-recall embedder: natively (release, semantic/examples/throughput.rs) and as the
 # browser worker in headless Chromium (tests/e2e/semantic-bench.js: load from the network and from OPFS,
 # turns/s at batch sizes 8/16/32). The worker is built by scripts/semantic.sh into a scratch folder
-# beside a stub page, so no app build is needed; the dev server serves it and target/models/.
+# beside an empty page, so no app build is needed; the dev server serves it and target/models/.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=scripts/setup.sh
