@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::stream::{Block, CallState, StreamDecoder, StreamEvent};
+use super::FailureKind;
 use super::{unlinked_result_text, ModelSettings, DEFAULT_ANTHROPIC_MAX_TOKENS};
 use crate::message::ContextMessage;
 use crate::sse::SseEvent;
@@ -291,7 +292,18 @@ impl StreamDecoder {
             Err(e) => return self.malformed(&ev.data, &e),
         };
         match event {
+            AnEvent::MessageStart { .. } if self.message_open => {
+                // Two messages spliced into one stream (a proxy replaying or joining responses): merging them
+                // would invent a reply the model never wrote, with both messages' tool calls and thinking.
+                let message = "The model endpoint started a second reply before the first one ended (two \
+                               `message_start` events in one stream, as a proxy that joins responses sends). \
+                               Nothing of the second was kept; the partial reply is saved; retry, or check the \
+                               proxy between Cowork and the provider."
+                    .to_string();
+                self.fail_and_stop(FailureKind::Malformed, &ev.data, message);
+            }
             AnEvent::MessageStart { message } => {
+                self.message_open = true;
                 if let Some(usage) = message.usage {
                     self.anthropic_usage(&usage);
                     out.push(self.usage_event());

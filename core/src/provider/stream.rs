@@ -165,6 +165,8 @@ pub struct StreamDecoder {
     pub(super) completion_tokens: Option<i64>,
     /// `[DONE]`, `message_stop` or an error event was seen: later events are ignored.
     pub(super) done: bool,
+    /// Anthropic: a `message_start` was seen (a second one before `message_stop` is two replies spliced).
+    pub(super) message_open: bool,
     failure: Option<(FailureKind, String, String)>,
     events: usize,
     last_data: String,
@@ -186,6 +188,7 @@ impl StreamDecoder {
             prompt_tokens: None,
             completion_tokens: None,
             done: false,
+            message_open: false,
             failure: None,
             events: 0,
             last_data: String::new(),
@@ -325,6 +328,14 @@ impl StreamDecoder {
             );
             self.failure = Some((FailureKind::Malformed, raw.to_string(), message));
         }
+    }
+
+    /// Ends the reply with `kind` (the first failure wins): later events are ignored.
+    pub(super) fn fail_and_stop(&mut self, kind: FailureKind, raw: &str, message: String) {
+        if self.failure.is_none() {
+            self.failure = Some((kind, raw.to_string(), message));
+        }
+        self.done = true;
     }
 
     pub(super) fn provider_error(&mut self, raw: &str, detail: String, out: &mut Vec<StreamEvent>) {

@@ -861,3 +861,31 @@ fn anthropic_thinking_blocks_are_kept_with_their_signature() {
     "#]],
     );
 }
+
+/// A proxy that joins two responses sends a second `message_start` before the first message ended
+/// (vercel/ai #18402). Hand-written in Anthropic's documented streaming format, with that splice: the
+/// first message's thinking and tool call stop at the splice, the second's follow.
+const ANTHROPIC_SECOND_MESSAGE_START: &str =
+    include_str!("../../../tests/data/provider/anthropic_second_message_start.sse");
+
+#[test]
+fn a_second_message_start_inside_an_open_message_fails_the_reply() {
+    let (_, outcome) = decode_body(ProviderKind::Anthropic, ANTHROPIC_SECOND_MESSAGE_START.as_bytes());
+    let failure = outcome.expect_err("two spliced messages are not one reply");
+    assert_eq!(failure.kind, FailureKind::Malformed);
+    assert!(failure.message.contains("second reply"), "{}", failure.message);
+    // Nothing of the second message is in the partial reply: one call, one thinking block.
+    assert_eq!(failure.partial.tool_calls.len(), 1, "{:?}", failure.partial.tool_calls);
+    assert_eq!(failure.partial.tool_calls[0].arguments, r#"{"path": "config.toml"}"#);
+    assert!(!failure.partial.reasoning.contains("log level"), "{}", failure.partial.reasoning);
+    // The same stream with the splice taken out (one message) is a reply.
+    let spliced = ANTHROPIC_SECOND_MESSAGE_START
+        .find("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_01Vc")
+        .unwrap();
+    let first_only = format!(
+        "{}event: content_block_stop\ndata: {{\"type\":\"content_block_stop\",\"index\":1}}\n\nevent: message_delta\ndata: {{\"type\":\"message_delta\",\"delta\":{{\"stop_reason\":\"tool_use\"}}}}\n\nevent: message_stop\ndata: {{\"type\":\"message_stop\"}}\n\n",
+        &ANTHROPIC_SECOND_MESSAGE_START[..spliced]
+    );
+    let reply = decode_body(ProviderKind::Anthropic, first_only.as_bytes()).1.expect("one message is a reply");
+    assert_eq!(reply.tool_calls.len(), 1);
+}
