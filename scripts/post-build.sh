@@ -3,8 +3,14 @@
 # what another writes run here, in order: the highlighter and the sync transport (each a file and a
 # <meta> in the page), the embedding module (which takes a copy of the highlighter), the semantic-recall
 # worker (dist/semantic/, loaded on demand), the page's Content-Security-Policy, and last the service
-# worker, which lists every file.
+# worker, which lists every file. First, a check: a wasm module that imports from "env" is one whose C
+# code (SQLite, .cargo/config.toml) calls a function the build left out, and would not start.
 set -eu
+dist="${TRUNK_STAGING_DIR:-dist}"
+if grep -l -E 'require\("env"\)|from "env"' "$dist"/*.js 2>/dev/null; then
+  echo "post-build: the wasm above imports functions from \"env\" (undefined C symbols): see .cargo/config.toml" >&2
+  exit 1
+fi
 sh scripts/highlight.sh
 sh scripts/sync-bundle.sh
 sh scripts/embed.sh
