@@ -863,3 +863,86 @@ fn a_reply_being_written_keeps_its_turn_while_the_stream_is_applied() {
     // A reply in a session nobody else wrote to lets the whole batch in.
     assert_eq!(applicable_while_writing(&batch, &own, "a session nobody else wrote to"), batch.len());
 }
+
+// --- delegated tasks, their events and context manifests ---------------------------------------------
+
+fn delegate(d: &mut Device, session: &str, turn_number: i64, task_id: &str) {
+    use cowork_core::{TaskRecord, TaskStatus};
+    let task = TaskRecord {
+        task_id: task_id.into(),
+        session_id: session.into(),
+        turn_number,
+        goal: "port the parser".into(),
+        context: "null".into(),
+        status: TaskStatus::Submitted,
+        result_delivered: false,
+        created_at: 1,
+        updated_at: 1,
+    };
+    d.store.upsert_task(&task).unwrap();
+    d.store.append_task_event(task_id, "plan_ready", r#"{"subtasks":2}"#).unwrap();
+    d.store.append_task_event(task_id, "task_completed", r#"{"result":"done"}"#).unwrap();
+    d.store.upsert_task(&TaskRecord { status: TaskStatus::Completed, updated_at: 2, ..task }).unwrap();
+}
+
+fn manifest(d: &mut Device, session: &str, turns: Vec<i64>) -> i64 {
+    let m = cowork_core::ContextManifest {
+        session_id: session.into(),
+        trimmed_turns: vec![turns[0]],
+        turn_numbers: turns,
+        reasoning_turns: vec![],
+        state_version: 3,
+        estimated_tokens: 900,
+        budget_tokens: 100_000,
+        usage: serde_json::Value::Null,
+        created_at: 5,
+    };
+    d.store.record_manifest(&m).unwrap()
+}
+
+#[test]
+fn a_delegated_task_its_events_and_what_the_model_was_sent_sync() {
+    let mut devices = vec![device("Laptop"), device("Phone")];
+    let s = devices[0].store.create_session(&NewSession::new("work")).unwrap().id;
+    devices[0].store.append_turn(&s, &NewTurn::user("Port the parser")).unwrap();
+    let id = manifest(&mut devices[0], &s, vec![1]);
+    devices[0].store.append_turn(&s, &NewTurn::assistant("Delegating it.")).unwrap();
+    delegate(&mut devices[0], &s, 2, "task-1");
+    devices[0].store.set_manifest_usage(id, &serde_json::json!({"prompt_tokens": 880})).unwrap();
+    settle(&mut Stream::default(), &mut devices);
+    let phone = &devices[1].store;
+    let task = phone.task("task-1").unwrap().expect("the task reached the phone");
+    assert_eq!((task.session_id.as_str(), task.turn_number, task.status.as_str()), (s.as_str(), 2, "completed"));
+    let events: Vec<String> = phone.task_events("task-1").unwrap().into_iter().map(|e| e.event_type).collect();
+    assert_eq!(events, ["plan_ready", "task_completed"]);
+    let manifests = phone.manifests(&s, 10).unwrap();
+    assert_eq!(manifests.len(), 1, "one manifest, its usage applied to it: {manifests:?}");
+    assert_eq!((manifests[0].turn_numbers.clone(), manifests[0].usage["prompt_tokens"].as_i64()), (vec![1], Some(880)));
+    assert_converged(&devices);
+}
+
+#[test]
+fn a_task_follows_its_turn_into_a_conflict_fork_on_every_device() {
+    let mut devices = vec![device("Laptop"), device("Phone")];
+    let mut stream = Stream::default();
+    let s = devices[0].store.create_session(&NewSession::new("work")).unwrap().id;
+    devices[0].store.append_turn(&s, &NewTurn::user("Port the parser")).unwrap();
+    settle(&mut stream, &mut devices);
+    // Offline, both answer turn 1; the laptop delegates from its answer. The phone is ordered first.
+    devices[1].store.append_turn(&s, &NewTurn::assistant("phone: I'll do it here")).unwrap();
+    devices[0].store.append_turn(&s, &NewTurn::assistant("laptop: delegating")).unwrap();
+    delegate(&mut devices[0], &s, 2, "task-2");
+    manifest(&mut devices[0], &s, vec![1, 2]);
+    stream.publish(&mut devices[1], usize::MAX);
+    settle(&mut stream, &mut devices);
+    for d in &devices {
+        let task = d.store.task("task-2").unwrap().expect("the task is kept");
+        assert_ne!(task.session_id, s, "the laptop's answer went into a conflict fork");
+        let turn = &d.store.get_turns(&task.session_id, task.turn_number as usize - 1, 1).unwrap()[0];
+        assert_eq!(turn.content, "laptop: delegating", "the task names the turn that delegated it");
+        let m = d.store.manifests(&task.session_id, 10).unwrap();
+        assert_eq!(m.len(), 1);
+        assert_eq!(m[0].turn_numbers, vec![1, task.turn_number]);
+    }
+    assert_converged(&devices);
+}

@@ -390,6 +390,16 @@ pub(super) fn insert_task_event(conn: &Connection, e: &TaskEvent) -> rusqlite::R
     Ok(())
 }
 
+/// Inserts a synced event of a task stored here, unless the archive has it (`Ok(false)`: skipped).
+pub(super) fn insert_task_event_if_new(conn: &Connection, e: &TaskEvent) -> rusqlite::Result<bool> {
+    conn.prepare_cached(
+        "INSERT OR IGNORE INTO task_events (task_id, seq, event_type, data, received_at)
+         SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS (SELECT 1 FROM tasks WHERE task_id = ?1)",
+    )?
+    .execute(params![e.task_id, e.seq, e.event_type, e.data, e.received_at])
+    .map(|n| n > 0)
+}
+
 pub(super) fn task_event_from_row(r: &Row) -> rusqlite::Result<TaskEvent> {
     Ok(TaskEvent { task_id: r.get(0)?, seq: r.get(1)?, event_type: r.get(2)?, data: r.get(3)?, received_at: r.get(4)? })
 }
@@ -430,6 +440,15 @@ pub(super) fn insert_manifest(conn: &Connection, m: &ContextManifest) -> rusqlit
         m.created_at
     ])?;
     Ok(conn.last_insert_rowid())
+}
+
+/// Points manifest `id` at `m`'s session and turns (the rest of `m` is not read).
+pub(super) fn relocate_manifest(conn: &Connection, id: i64, m: &ContextManifest) -> rusqlite::Result<()> {
+    conn.execute(
+        "UPDATE context_manifests SET session_id = ?2, turn_numbers = ?3, trimmed_turns = ?4 WHERE id = ?1",
+        params![id, m.session_id, serde_json::to_string(&m.turn_numbers).unwrap_or_default(), trimmed_column(m)],
+    )?;
+    Ok(())
 }
 
 pub(super) fn manifest_from_row(r: &Row) -> rusqlite::Result<ContextManifest> {

@@ -379,8 +379,44 @@ END;
 INSERT INTO semantic_meta (id, model) VALUES (1, 'all-MiniLM-L6-v2@1');
 "#;
 
+/// Version 8: delegated tasks, their events and context manifests sync (spec §14). Triggers queue a
+/// task when it is created (`task`) and when its status or delivery changes (`task_update`), each
+/// event (`task_event`, its seq as the field), each manifest (`manifest`, its row id) and its usage
+/// (`manifest_usage`), in the space of their session. A manifest that came from another device keeps
+/// that device's key (`sync_key`), so its usage, arriving later, finds it.
+const V8: &str = r#"
+ALTER TABLE context_manifests ADD COLUMN sync_key TEXT;
+CREATE UNIQUE INDEX context_manifests_by_sync_key ON context_manifests(sync_key) WHERE sync_key IS NOT NULL;
+
+CREATE TRIGGER sync_task_added AFTER INSERT ON tasks WHEN (SELECT capture FROM sync_meta) BEGIN
+    INSERT INTO sync_outbox (kind, key, space)
+    SELECT 'task', new.task_id, space FROM sync_session_space WHERE session_id = new.session_id AND space != '.';
+END;
+CREATE TRIGGER sync_task_changed AFTER UPDATE OF status, result_delivered ON tasks
+WHEN (SELECT capture FROM sync_meta)
+    AND (new.status IS NOT old.status OR new.result_delivered IS NOT old.result_delivered) BEGIN
+    INSERT INTO sync_outbox (kind, key, space)
+    SELECT 'task_update', new.task_id, space FROM sync_session_space WHERE session_id = new.session_id AND space != '.';
+END;
+CREATE TRIGGER sync_task_event_added AFTER INSERT ON task_events WHEN (SELECT capture FROM sync_meta) BEGIN
+    INSERT INTO sync_outbox (kind, key, field, space)
+    SELECT 'task_event', new.task_id, new.seq, v.space FROM tasks t
+        JOIN sync_session_space v ON v.session_id = t.session_id
+    WHERE t.task_id = new.task_id AND v.space != '.';
+END;
+CREATE TRIGGER sync_manifest_added AFTER INSERT ON context_manifests WHEN (SELECT capture FROM sync_meta) BEGIN
+    INSERT INTO sync_outbox (kind, key, space)
+    SELECT 'manifest', new.id, space FROM sync_session_space WHERE session_id = new.session_id AND space != '.';
+END;
+CREATE TRIGGER sync_manifest_usage AFTER UPDATE OF usage ON context_manifests
+WHEN (SELECT capture FROM sync_meta) AND new.usage IS NOT old.usage BEGIN
+    INSERT INTO sync_outbox (kind, key, space)
+    SELECT 'manifest_usage', new.id, space FROM sync_session_space WHERE session_id = new.session_id AND space != '.';
+END;
+"#;
+
 /// Every migration, in order: `MIGRATIONS[i]` upgrades version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8];
 
 /// The schema version this build writes.
 pub const LATEST: i64 = MIGRATIONS.len() as i64;

@@ -55,6 +55,7 @@ impl Store {
         // still-unconfirmed turn for each would take time quadratic in the archive.
         let reorders = |m: &SyncMessage| m.device_id != me.id || matches!(m.change, SyncChange::SessionDeleted { .. });
         let lift = fresh.iter().any(|(_, m)| reorders(m)) && rebase::pending_any(&tx, space)?;
+        let anchors = if lift { Some(super::records::anchor(&tx, space)?) } else { None };
         let mut lifted = if lift { Some(rebase::lift(&tx, space)?) } else { None };
         let mut applied = Applied::default();
         for (seq, msg) in fresh {
@@ -82,6 +83,9 @@ impl Store {
         if let Some(mut l) = lifted {
             rebase::replay(&tx, space, &me, &mut l, i64::MAX)?;
             rebase::finish(&tx, l)?;
+        }
+        if let Some(anchors) = anchors {
+            super::records::reanchor(&tx, anchors)?;
         }
         set_capture(&tx, true)?;
         tx.execute(
@@ -130,6 +134,9 @@ fn apply_change(conn: &Connection, space: &Space, msg: &SyncMessage) -> Result<(
                 crate::store::workspaces::upsert(conn, ws).context("saving synced workspace settings")?;
             }
             Ok(())
+        }
+        SyncChange::Task(_) | SyncChange::TaskEvent(_) | SyncChange::Manifest(_) => {
+            super::records::apply(conn, space, &msg.change)
         }
     }
 }

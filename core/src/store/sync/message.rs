@@ -2,7 +2,9 @@
 //! hand from the archive's rows. A message names what it changes by stable ids (a session's id, a
 //! turn's gid), never by a device's row ids, so every device applies it the same way.
 
-use crate::{Approval, Attachment, Role, ToolCall, TurnStatus, WorkspaceSettings};
+use crate::{
+    Approval, Attachment, ContextManifest, Role, TaskEvent, TaskRecord, ToolCall, TurnStatus, WorkspaceSettings,
+};
 use serde::{Deserialize, Serialize};
 
 /// One change, as a device publishes it to its space's stream.
@@ -46,6 +48,12 @@ pub enum SyncChange {
     TurnUpdated(TurnUpdate),
     /// A workspace's settings changed; the last in stream order wins.
     Workspace(WorkspaceSettings),
+    /// A delegated task, as it is now (sent when created and when its status changes).
+    Task(TaskSync),
+    /// One orchestrator event a device archived for a task, verbatim.
+    TaskEvent(TaskEvent),
+    /// What one model request was sent (its turns named by gid), or its usage once known.
+    Manifest(ManifestSync),
 }
 
 impl SyncChange {
@@ -59,6 +67,9 @@ impl SyncChange {
             SyncChange::TurnAdded(t) => format!("turn.{}", t.gid),
             SyncChange::TurnUpdated(t) => format!("turn.{}", t.gid),
             SyncChange::Workspace(_) => "workspace".to_owned(),
+            SyncChange::Task(t) => format!("task.{}", t.task.task_id),
+            SyncChange::TaskEvent(e) => format!("task.{}", e.task_id),
+            SyncChange::Manifest(m) => format!("session.{}", m.manifest.session_id),
         }
     }
 }
@@ -211,4 +222,30 @@ pub struct TurnUpdate {
     pub metadata: serde_json::Value,
     /// Its searchable extra text now (reasoning, call arguments).
     pub search_extra: String,
+}
+
+/// A delegated task with the turn that delegated it named by gid: on another device that turn may
+/// have another number, or sit in a conflict fork.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskSync {
+    /// The task as its device stores it (session and turn number as there).
+    pub task: TaskRecord,
+    /// The gid of the assistant turn that delegated it (`None` if that turn is gone).
+    pub turn_gid: Option<String>,
+}
+
+/// A context manifest with its turns named by gid, under a key that stays the same when its usage
+/// arrives later (`<device id>:<its row there>`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ManifestSync {
+    /// The manifest's key, the same on every device.
+    pub key: String,
+    /// The manifest as its device stores it (turn numbers as there).
+    pub manifest: ContextManifest,
+    /// The gids of `manifest.turn_numbers`, in order (a turn that is gone is left out).
+    pub turn_gids: Vec<String>,
+    /// The gids of `manifest.trimmed_turns`.
+    pub trimmed_gids: Vec<String>,
+    /// The gids of `manifest.reasoning_turns`.
+    pub reasoning_gids: Vec<String>,
 }

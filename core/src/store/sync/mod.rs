@@ -12,18 +12,21 @@
 //! own messages coming back only confirm: they take the change out of the outbox.
 //!
 //! **Invariant:** while sync is enabled, no archive write escapes the outbox: triggers (schema v5)
-//! capture sessions, turns, their updates and workspace settings; applying a message switches
-//! capture off for its transaction only.
+//! capture sessions, turns, their updates and workspace settings (and, schema v8, delegated tasks,
+//! their events and context manifests); applying a message switches capture off for its transaction
+//! only.
 
 mod apply;
 mod message;
 mod outgoing;
 mod place;
 mod rebase;
+mod records;
 
 pub use apply::Applied;
 pub use message::{
-    AttachmentRecord, SessionField, SessionRecord, SyncChange, SyncMessage, ToolExecutionRecord, TurnRecord, TurnUpdate,
+    AttachmentRecord, ManifestSync, SessionField, SessionRecord, SyncChange, SyncMessage, TaskSync,
+    ToolExecutionRecord, TurnRecord, TurnUpdate,
 };
 
 use super::capture::{capture, set_capture};
@@ -204,6 +207,21 @@ fn queue_whole(conn: &Connection, workspace: Option<&str>) -> rusqlite::Result<(
              SELECT s.rowid, 1, t.turn_number, 'turn', t.gid, v.space FROM turns t JOIN sessions s ON s.id = t.session_id
                  JOIN sync_session_space v ON v.session_id = s.id WHERE ?1 IS NULL OR s.workspace = ?1
          ) WHERE space != '.' ORDER BY r, o, n",
+        [workspace],
+    )?;
+    // Then the tasks, their events and the context manifests of those sessions (they name turns).
+    conn.execute(
+        "INSERT INTO sync_outbox (kind, key, field, space)
+         SELECT q.kind, q.key, q.field, v.space FROM (
+             SELECT t.rowid AS r, 0 AS o, 0 AS n, 'task' AS kind, t.task_id AS key, '' AS field, t.session_id
+                 FROM tasks t
+             UNION ALL
+             SELECT t.rowid, 1, e.seq, 'task_event', e.task_id, e.seq, t.session_id
+                 FROM task_events e JOIN tasks t ON t.task_id = e.task_id
+             UNION ALL
+             SELECT m.id + (1 << 40), 0, 0, 'manifest', m.id, '', m.session_id FROM context_manifests m
+         ) q JOIN sync_session_space v ON v.session_id = q.session_id JOIN sessions s ON s.id = q.session_id
+         WHERE v.space != '.' AND (?1 IS NULL OR s.workspace = ?1) ORDER BY q.r, q.o, q.n",
         [workspace],
     )?;
     if workspace.is_none() {

@@ -42,7 +42,7 @@ impl Store {
                 if superseded(&self.conn, &e)? {
                     continue;
                 }
-                match change(&self.conn, &e)? {
+                match change(&self.conn, &me, &e)? {
                     Some(change) => out.push(message(&me, e.seq, change)),
                     None => {
                         self.conn
@@ -76,7 +76,7 @@ fn entries_after(conn: &Connection, space: &Space, after: i64, limit: i64) -> Re
 /// Whether a later entry carries the same row's field (its message will hold the newer state).
 /// A session's creation and a turn's addition are never superseded: they place the row.
 fn superseded(conn: &Connection, e: &Entry) -> Result<bool> {
-    if e.kind == "session" || e.kind == "turn" {
+    if e.kind == "session" || e.kind == "turn" || super::records::superseding(&e.kind) == Some(false) {
         return Ok(false);
     }
     conn.prepare_cached(
@@ -88,7 +88,7 @@ fn superseded(conn: &Connection, e: &Entry) -> Result<bool> {
 }
 
 /// The message of one entry, from its row as it is now; `None` when the row is gone.
-fn change(conn: &Connection, e: &Entry) -> Result<Option<SyncChange>> {
+fn change(conn: &Connection, me: &SyncDevice, e: &Entry) -> Result<Option<SyncChange>> {
     Ok(match e.kind.as_str() {
         "session" => session_record(conn, &e.key)?.map(SyncChange::SessionCreated),
         "session_field" => session_field(conn, &e.key, &e.field)?
@@ -97,6 +97,9 @@ fn change(conn: &Connection, e: &Entry) -> Result<Option<SyncChange>> {
         "turn" => turn_record(conn, &e.key)?.map(SyncChange::TurnAdded),
         "turn_update" => turn_update(conn, &e.key)?.map(SyncChange::TurnUpdated),
         "workspace" => super::super::workspaces::get(conn, &e.key)?.map(SyncChange::Workspace),
+        kind if super::records::superseding(kind).is_some() => {
+            super::records::change(conn, me, kind, &e.key, &e.field)?
+        }
         other => return Err(Error::Invalid(format!("the sync outbox holds an unknown kind of change {other:?}"))),
     })
 }
