@@ -1,6 +1,8 @@
 //! ChatGPT's data export (`conversations.json`): an array of conversations, each a tree of message
 //! nodes (`mapping`: node id → `{id, message, parent, children}`) with `current_node` the last one
-//! shown. Read one conversation at a time.
+//! shown — or one such conversation alone (what the conversation API returns, and what export tools
+//! and browser extensions save). Read one conversation at a time; one that cannot be read (no
+//! `mapping`, a message without an author) is left out and named, and the others are read on.
 //!
 //! Left out, and counted: system messages, messages hidden from the conversation
 //! (`metadata.is_visually_hidden_from_conversation`), the user's custom instructions
@@ -10,19 +12,28 @@
 
 use super::time::time_ms;
 use super::{
-    arguments_text, conversation_name, fenced, for_each_element, import_err, Conversation, Format, ImportedTurn,
+    arguments_text, derived_id, fenced, kind_of, read_conversations, Conversation, Format, ImportFile, ImportedTurn,
+    SkippedConversation,
 };
 use crate::error::Result;
 use crate::{Role, ToolCall};
 use serde_json::{json, Map, Value};
 use std::collections::{HashMap, VecDeque};
 
-pub(super) fn parse(bytes: &[u8], each: &mut dyn FnMut(Conversation) -> Result<()>) -> Result<()> {
-    for_each_element(bytes, "conversation", &mut |index, value| {
-        let conversation = conversation(index, &value)?;
-        drop(value);
-        each(conversation)
-    })
+/// Reads `file`'s conversations: each one that can be read goes to `each`, each one that cannot
+/// to `skipped`.
+pub(super) fn parse(
+    file: &ImportFile<'_>,
+    each: &mut dyn FnMut(Conversation) -> Result<()>,
+    skipped: &mut Vec<SkippedConversation>,
+) -> Result<()> {
+    let names =
+        |v: &Value| (source_id(v).unwrap_or_default().to_owned(), v["title"].as_str().unwrap_or_default().to_owned());
+    read_conversations(file, conversation, &names, each, skipped)
+}
+
+fn source_id(v: &Value) -> Option<&str> {
+    v["conversation_id"].as_str().or_else(|| v["id"].as_str()).filter(|id| !id.is_empty())
 }
 
 /// What a skipped node passes on to its children: the turn they follow and the reasoning seen.
@@ -33,17 +44,19 @@ struct Carry {
     time: Option<i64>,
 }
 
-fn conversation(index: usize, v: &Value) -> Result<Conversation> {
-    let title = v["title"].as_str().unwrap_or_default().to_owned();
-    let id = v["conversation_id"].as_str().or_else(|| v["id"].as_str()).unwrap_or_default().to_owned();
-    let name = conversation_name(&title, &id, index);
-    let fail = |message: String| import_err(1, format!("{name}: {message}"));
-    if id.is_empty() {
-        return Err(fail("it has no \"conversation_id\" or \"id\"".into()));
+/// One conversation, or why it cannot be read.
+fn conversation(v: &Value) -> std::result::Result<Conversation, String> {
+    if !v.is_object() {
+        return Err(format!("it is not a conversation object but {}", kind_of(v)));
     }
-    let Some(mapping) = v["mapping"].as_object() else {
-        return Err(fail("\"mapping\" is missing or not an object".into()));
+    let title = v["title"].as_str().unwrap_or_default().to_owned();
+    let mapping = match v.get("mapping") {
+        Some(Value::Object(m)) => m,
+        None | Some(Value::Null) => return Err("it has no \"mapping\" (its messages)".into()),
+        Some(other) => return Err(format!("its \"mapping\" is {}, not an object", kind_of(other))),
     };
+    // A conversation saved alone by some tool may have no id: its content names it.
+    let id = source_id(v).map_or_else(|| derived_id(v), str::to_owned);
     let mut out = Conversation {
         format: Format::ChatGpt,
         id,
@@ -76,7 +89,7 @@ fn conversation(index: usize, v: &Value) -> Result<Conversation> {
             None => carry,
             Some(m) => {
                 let ctx = Ctx { node: key, single_child };
-                message(&mut out, m, carry, &ctx).map_err(|e| fail(format!("message {key}: {e}")))?
+                message(&mut out, m, carry, &ctx).map_err(|e| format!("message {key}: {e}"))?
             }
         };
         last_of_node.insert(key, carry.parent);

@@ -1,6 +1,8 @@
 //! Claude.ai's data export (`conversations.json`): an array of `{uuid, name, created_at, updated_at,
-//! chat_messages}`, each message `{uuid, sender, text, content, created_at, attachments, files}`.
-//! Read one conversation at a time; messages follow each other (no branches).
+//! chat_messages}`, each message `{uuid, sender, text, content, created_at, attachments, files}` — or
+//! one such conversation alone (what the conversation API returns, and what browser extensions save).
+//! Read one conversation at a time; messages follow each other (no branches). One that cannot be read
+//! (no `chat_messages`, an unknown sender) is left out and named, and the others are read on.
 //!
 //! A message's `content` blocks are read in order: `text` is its text, `thinking` its reasoning,
 //! `tool_use` a call and `tool_result` the result, so a reply that used tools becomes the assistant
@@ -8,31 +10,38 @@
 //! text is kept as a fenced block headed by its name; files without text are named as a placeholder.
 
 use super::time::time_ms;
-use super::ImportedTurn;
-use super::{arguments_text, conversation_name, fenced, for_each_element, import_err, text_of, Conversation, Format};
+use super::{arguments_text, derived_id, fenced, kind_of, read_conversations, text_of, Conversation, Format};
+use super::{ImportFile, ImportedTurn, SkippedConversation};
 use crate::error::Result;
 use crate::{Role, ToolCall};
 use serde_json::{json, Value};
 
-pub(super) fn parse(bytes: &[u8], each: &mut dyn FnMut(Conversation) -> Result<()>) -> Result<()> {
-    for_each_element(bytes, "conversation", &mut |index, value| {
-        let conversation = conversation(index, &value)?;
-        drop(value);
-        each(conversation)
-    })
+/// Reads `file`'s conversations: each one that can be read goes to `each`, each one that cannot
+/// to `skipped`.
+pub(super) fn parse(
+    file: &ImportFile<'_>,
+    each: &mut dyn FnMut(Conversation) -> Result<()>,
+    skipped: &mut Vec<SkippedConversation>,
+) -> Result<()> {
+    let names = |v: &Value| {
+        (v["uuid"].as_str().unwrap_or_default().to_owned(), v["name"].as_str().unwrap_or_default().to_owned())
+    };
+    read_conversations(file, conversation, &names, each, skipped)
 }
 
-fn conversation(index: usize, v: &Value) -> Result<Conversation> {
-    let title = v["name"].as_str().unwrap_or_default().to_owned();
-    let id = v["uuid"].as_str().unwrap_or_default().to_owned();
-    let name = conversation_name(&title, &id, index);
-    let fail = |message: String| import_err(1, format!("{name}: {message}"));
-    if id.is_empty() {
-        return Err(fail("it has no \"uuid\"".into()));
+/// One conversation, or why it cannot be read.
+fn conversation(v: &Value) -> std::result::Result<Conversation, String> {
+    if !v.is_object() {
+        return Err(format!("it is not a conversation object but {}", kind_of(v)));
     }
-    let Some(messages) = v["chat_messages"].as_array() else {
-        return Err(fail("\"chat_messages\" is missing or not an array".into()));
+    let title = v["name"].as_str().unwrap_or_default().to_owned();
+    let messages = match v.get("chat_messages") {
+        Some(Value::Array(m)) => m,
+        None | Some(Value::Null) => return Err("it has no \"chat_messages\" (its messages)".into()),
+        Some(other) => return Err(format!("its \"chat_messages\" is {}, not an array", kind_of(other))),
     };
+    // A conversation saved alone by some tool may have no id: its content names it.
+    let id = v["uuid"].as_str().filter(|id| !id.is_empty()).map_or_else(|| derived_id(v), str::to_owned);
     let created_at = time_ms(v.get("created_at"));
     let mut out = Conversation {
         format: Format::ClaudeAi,
@@ -51,7 +60,7 @@ fn conversation(index: usize, v: &Value) -> Result<Conversation> {
         let mid = m["uuid"].as_str().map(str::to_owned).unwrap_or_else(|| format!("{}", i + 1));
         time = time_ms(m.get("created_at")).or(time);
         let before = out.turns.len();
-        message(&mut out, m, &mid, time).map_err(|e| fail(format!("message {} ({mid}): {e}", i + 1)))?;
+        message(&mut out, m, &mid, time).map_err(|e| format!("message {} ({mid}): {e}", i + 1))?;
         if out.turns.len() == before {
             out.skipped += 1;
         }

@@ -5,18 +5,26 @@
 //!
 //! Content blocks: `text` is text, `thinking` the reply's reasoning, `tool_use` a call and
 //! `tool_result` (in a user line) a tool turn answering it. One API reply is written as several lines
-//! (one per block) sharing `message.id`: they become one turn. Side chains (`isSidechain`, a
-//! sub-agent's work) and meta lines (`isMeta`) are left out and counted, as are `system` lines; a line
-//! already read (the same `uuid`, as in a resumed session's copy) is read once.
+//! (one per block) sharing `message.id`: they become one turn. Meta lines (`isMeta`) are left out and
+//! counted, as are `system` lines; a line already read (the same `uuid`, as in a resumed session's
+//! copy) is read once. Bookkeeping records (`file-history-snapshot`, `queue-operation`, …) may come
+//! anywhere, first lines included, and are not read.
+//!
+//! Side chains (`isSidechain`: a sub-agent's work, in the session's file or in its own
+//! `agent-<agentId>.jsonl`) are read apart, one per agent. Beside their session's own turns they are
+//! left out and counted; without them (only the agent files were given) each is a session of its
+//! own, titled as a sub-agent's. A line that is not JSON refuses the file; a session with a line that
+//! cannot be read is left out with why.
 
 use super::time::parse_iso8601_ms;
-use super::{arguments_text, import_err, text_of, Conversation, Format, ImportedTurn};
+use super::{arguments_text, import_err, text_of, Conversation, Format, ImportFile, ImportedTurn, SkippedConversation};
 use crate::error::Result;
 use crate::{Role, ToolCall};
 use serde_json::{json, Value};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
-/// The sessions read so far, in the order they first appeared.
+/// The sessions read so far, in the order they first appeared (keyed by `sessionId`, a side chain
+/// by `sessionId/agent-<agentId>`).
 #[derive(Default)]
 pub(super) struct Sessions {
     sessions: Vec<Conversation>,
@@ -35,14 +43,20 @@ struct Session {
     reply_id: HashMap<usize, String>,
     /// Tool call id → tool name.
     call_names: HashMap<String, String>,
-    /// Uuids of the lines read, for the title's `leafUuid`.
+    /// The last turn read (what a line without a known parent follows).
     last: Option<usize>,
+    /// For a side chain: the session it belongs to (its `sessionId`).
+    sidechain_of: Option<String>,
+    /// For a side chain: its message lines, counted as left out when its session is imported too.
+    lines: usize,
+    /// Why it cannot be imported (a line that cannot be read: its file and line), if so.
+    broken: Option<(String, String)>,
 }
 
 impl Sessions {
-    /// Reads one file's lines into the sessions.
-    pub(super) fn add_file(&mut self, bytes: &[u8]) -> Result<()> {
-        for (i, raw) in bytes.split(|b| *b == b'\n').enumerate() {
+    /// Reads one file's lines into the sessions. A line that is not JSON is the file's error.
+    pub(super) fn add_file(&mut self, file: &ImportFile<'_>) -> Result<()> {
+        for (i, raw) in file.bytes.split(|b| *b == b'\n').enumerate() {
             let n = i + 1;
             if raw.iter().all(u8::is_ascii_whitespace) {
                 continue;
@@ -52,25 +66,37 @@ impl Sessions {
                     if e.is_eof() { "the line ends too early: the file looks truncated" } else { "not valid JSON" };
                 import_err(n, format!("line {n}: {why} ({e})"))
             })?;
-            self.line(&v).map_err(|e| import_err(n, format!("line {n}: {e}")))?;
+            self.line(&v, (file.name, n));
         }
         Ok(())
     }
 
-    fn line(&mut self, v: &Value) -> std::result::Result<(), String> {
+    /// Reads one record; `at` is its file and line, for a session that cannot be read.
+    fn line(&mut self, v: &Value, at: (&str, usize)) {
         let ty = v["type"].as_str().unwrap_or_default();
         if ty == "summary" {
             if let (Some(leaf), Some(s)) = (v["leafUuid"].as_str(), v["summary"].as_str()) {
                 self.summaries.insert(leaf.to_owned(), s.to_owned());
             }
-            return Ok(());
+            return;
         }
-        let Some(sid) = v["sessionId"].as_str() else { return Ok(()) };
-        if !self.by_id.contains_key(sid) {
-            self.by_id.insert(sid.to_owned(), Session { index: self.sessions.len(), ..Session::default() });
+        let Some(sid) = v["sessionId"].as_str() else { return };
+        let sidechain = v["isSidechain"].as_bool() == Some(true);
+        let key = match (sidechain, v["agentId"].as_str()) {
+            (false, _) => sid.to_owned(),
+            (true, Some(agent)) => format!("{sid}/agent-{agent}"),
+            (true, None) => format!("{sid}/sidechain"),
+        };
+        if !self.by_id.contains_key(&key) {
+            let session = Session {
+                index: self.sessions.len(),
+                sidechain_of: sidechain.then(|| sid.to_owned()),
+                ..Session::default()
+            };
+            self.by_id.insert(key.clone(), session);
             self.sessions.push(Conversation {
                 format: Format::ClaudeCode,
-                id: sid.to_owned(),
+                id: key.clone(),
                 title: String::new(),
                 workspace: None,
                 model: String::new(),
@@ -81,11 +107,11 @@ impl Sessions {
                 skipped: 0,
             });
         }
-        let session = self.by_id.get_mut(sid).expect("just inserted");
+        let session = self.by_id.get_mut(&key).expect("just inserted");
         let out = &mut self.sessions[session.index];
         let uuid = v["uuid"].as_str().unwrap_or_default().to_owned();
         if !uuid.is_empty() && session.node.contains_key(&uuid) {
-            return Ok(()); // read before
+            return; // read before
         }
         let time = v["timestamp"].as_str().and_then(parse_iso8601_ms);
         if out.created_at.is_none() {
@@ -101,9 +127,10 @@ impl Sessions {
             Some(p) => *p,
             None => session.last,
         };
-        let skip = !matches!(ty, "user" | "assistant")
-            || v["isSidechain"].as_bool() == Some(true)
-            || v["isMeta"].as_bool() == Some(true);
+        if sidechain && matches!(ty, "user" | "assistant" | "system") {
+            session.lines += 1;
+        }
+        let skip = !matches!(ty, "user" | "assistant") || v["isMeta"].as_bool() == Some(true);
         if skip {
             if matches!(ty, "user" | "assistant" | "system") {
                 out.skipped += 1;
@@ -111,7 +138,7 @@ impl Sessions {
             if !uuid.is_empty() {
                 session.node.insert(uuid, parent);
             }
-            return Ok(());
+            return;
         }
         let message = &v["message"];
         let mut last = parent;
@@ -119,9 +146,13 @@ impl Sessions {
             if let Some(model) = message["model"].as_str().filter(|m| !m.starts_with('<')) {
                 out.model = model.to_owned();
             }
-            match assistant(out, session, message, &uuid, parent, time)? {
-                Some(at) => last = Some(at),
-                None => out.skipped += 1,
+            match assistant(out, session, message, &uuid, parent, time) {
+                Ok(Some(turn)) => last = Some(turn),
+                Ok(None) => out.skipped += 1,
+                Err(e) => {
+                    let (file, n) = at;
+                    session.broken.get_or_insert_with(|| (file.to_owned(), format!("line {n}: {e}")));
+                }
             }
         } else {
             user(out, session, message, &uuid, &mut last, time);
@@ -133,11 +164,16 @@ impl Sessions {
             session.node.insert(uuid, last);
         }
         session.last = last;
-        Ok(())
     }
 
-    /// Hands every session to `each`, titled by its summary.
-    pub(super) fn finish(self, each: &mut dyn FnMut(Conversation) -> Result<()>) -> Result<()> {
+    /// Hands every session to `each`, titled by its summary, and the ones that cannot be read to
+    /// `skipped`. A side chain is left out (and its lines counted) when its session has turns of its
+    /// own, else handed on as a sub-agent's session.
+    pub(super) fn finish(
+        self,
+        each: &mut dyn FnMut(Conversation) -> Result<()>,
+        skipped: &mut Vec<SkippedConversation>,
+    ) -> Result<()> {
         let Sessions { sessions, by_id, summaries } = self;
         let mut titles: HashMap<usize, String> = HashMap::new();
         for (leaf, summary) in &summaries {
@@ -147,14 +183,57 @@ impl Sessions {
                 }
             }
         }
-        for (i, mut c) in sessions.into_iter().enumerate() {
-            c.title = titles.remove(&i).unwrap_or_default();
-            if !c.turns.is_empty() {
-                c.current = by_id.get(&c.id).and_then(|s| s.last);
-                each(c)?;
+        // Sessions read whole (or refused whole): their side chains are part of them.
+        let whole: HashSet<&str> = sessions
+            .iter()
+            .filter(|c| by_id[&c.id].sidechain_of.is_none() && (!c.turns.is_empty() || by_id[&c.id].broken.is_some()))
+            .map(|c| c.id.as_str())
+            .collect();
+        let mut sidechain_lines: HashMap<String, usize> = HashMap::new();
+        for s in by_id.values() {
+            if let Some(parent) = s.sidechain_of.as_deref().filter(|p| whole.contains(p)) {
+                *sidechain_lines.entry(parent.to_owned()).or_default() += s.lines;
             }
         }
+        let whole: HashSet<String> = whole.into_iter().map(str::to_owned).collect();
+        for (i, mut c) in sessions.into_iter().enumerate() {
+            let s = &by_id[&c.id];
+            let title = titles.remove(&i).unwrap_or_default();
+            if s.sidechain_of.as_ref().is_some_and(|p| whole.contains(p)) {
+                continue; // counted in its session's left-out messages
+            }
+            if let Some((file, reason)) = &s.broken {
+                let (file, reason) = (file.clone(), reason.clone());
+                skipped.push(SkippedConversation { file, entry: None, id: c.id, title, reason });
+                continue;
+            }
+            if c.turns.is_empty() {
+                continue;
+            }
+            c.title = match s.sidechain_of {
+                Some(_) => sidechain_title(&title, &c),
+                None => title,
+            };
+            c.skipped += sidechain_lines.get(&c.id).copied().unwrap_or(0);
+            c.current = s.last;
+            each(c)?;
+        }
         Ok(())
+    }
+}
+
+/// A sub-agent's session's title: its summary, else its first prompt's first line, said to be a
+/// sub-agent's.
+fn sidechain_title(summary: &str, c: &Conversation) -> String {
+    if !summary.trim().is_empty() {
+        return format!("{} (sub-agent)", summary.trim());
+    }
+    let prompt = c.turns.iter().filter(|t| t.role == Role::User).find_map(|t| {
+        t.content.lines().map(str::trim).find(|l| !l.is_empty()).map(|l| l.chars().take(100).collect::<String>())
+    });
+    match prompt {
+        Some(p) => format!("Sub-agent: {p}"),
+        None => "Sub-agent session".to_owned(),
     }
 }
 

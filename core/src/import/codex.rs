@@ -1,8 +1,11 @@
 //! Codex CLI rollouts (`rollout-*.jsonl`): one session per file. Lines are `{timestamp, type,
 //! payload}`: `session_meta` (`{id, timestamp, cwd, originator, cli_version, instructions}`),
 //! `response_item` (a message, a function call or its output, reasoning), `turn_context` (the model);
-//! `event_msg` and others are UI events and are not read. Older rollouts have no envelope: the first
-//! line is the meta object, then bare items.
+//! `event_msg`, `compacted` and others are UI events and are not read; records come in any order.
+//! Older rollouts have no envelope: the first line is the meta object, then bare items.
+//!
+//! A line that is not JSON refuses the file (it is damaged or cut short); a rollout without a session
+//! id, or with an item that cannot be read, is left out with why.
 //!
 //! Messages of the `developer` or `system` role, and the user messages Codex writes itself
 //! (`<environment_context>`, `<user_instructions>`), are left out and counted. A function call joins
@@ -16,7 +19,9 @@ use crate::{Role, ToolCall};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 
-pub(super) fn parse(bytes: &[u8]) -> Result<Conversation> {
+/// The rollout's conversation, or why it cannot be read (`Err` inside); a line that is not JSON is
+/// the file's error.
+pub(super) fn parse(bytes: &[u8]) -> Result<std::result::Result<Conversation, String>> {
     let mut out = Conversation {
         format: Format::Codex,
         id: String::new(),
@@ -46,7 +51,7 @@ pub(super) fn parse(bytes: &[u8]) -> Result<Conversation> {
             (None, _) if out.id.is_empty() && v.get("id").is_some() => ("session_meta", &v),
             _ if v.get("record_type").is_some() => continue,
             (Some(_), None) => ("response_item", &v),
-            (None, _) => return Err(import_err(n, format!("line {n}: neither a meta object nor an item"))),
+            (None, _) => continue, // a record of no known kind: nothing to read
         };
         match ty {
             // A resumed session repeats its meta line: the first one counts.
@@ -61,21 +66,20 @@ pub(super) fn parse(bytes: &[u8]) -> Result<Conversation> {
                 }
             }
             "response_item" => {
-                if out.id.is_empty() {
-                    return Err(import_err(n, format!("line {n}: an item before the session's meta line")));
-                }
                 let time = time.or(state.time).or(out.created_at);
                 state.time = time;
                 out.updated_at = time.or(out.updated_at);
-                item(&mut out, &mut state, payload, time, n).map_err(|e| import_err(n, format!("line {n}: {e}")))?;
+                if let Err(e) = item(&mut out, &mut state, payload, time, n) {
+                    return Ok(Err(format!("line {n}: {e}")));
+                }
             }
             _ => {}
         }
     }
     if out.id.is_empty() {
-        return Err(import_err(1, "the file has no session meta line (no session id)".into()));
+        return Ok(Err("it has no session_meta line (no session id)".into()));
     }
-    Ok(out)
+    Ok(Ok(out))
 }
 
 #[derive(Default)]

@@ -4,7 +4,9 @@
 //!
 //! [`detect`] recognises a file's [`Format`] from its content (never its name). [`parse_files`] hands
 //! each conversation to a callback as soon as it is read, so memory holds the input and one
-//! conversation, never a second copy of a whole export. [`plan`] turns a conversation's message tree
+//! conversation, never a second copy of a whole export. A file that cannot be read (not JSON, cut
+//! short) is refused whole; a conversation that cannot be read is left out and returned as a
+//! [`SkippedConversation`] (file, place, title, why), and the file's others are read on. [`plan`] turns a conversation's message tree
 //! into sessions and forks ([`PlannedSession`]): the main path becomes the session, every other branch
 //! a fork at the turn where it leaves the path.
 //!
@@ -15,12 +17,13 @@
 //! let file = ImportFile::new("chat.json", messages);
 //! assert_eq!(detect(file.bytes).unwrap(), Format::OpenAiMessages);
 //! let mut texts = Vec::new();
-//! parse_files(&[file], &mut |c| {
+//! let skipped = parse_files(&[file], &mut |c| {
 //!     texts.extend(c.turns.iter().map(|t| t.content.clone()));
 //!     Ok(())
 //! })
 //! .unwrap();
 //! assert_eq!(texts, ["Hi", "Hello!"]);
+//! assert!(skipped.is_empty());
 //! ```
 
 mod branches;
@@ -28,10 +31,12 @@ mod chatgpt;
 mod claude_ai;
 mod claude_code;
 mod codex;
+mod detect;
 mod openai;
 mod time;
 
 pub use branches::{plan, session_id, Plan, PlannedSession};
+pub use detect::{detect, detect_files};
 pub use time::parse_iso8601_ms;
 
 use crate::error::{Error, Result};
@@ -165,102 +170,132 @@ impl ImportedTurn {
     }
 }
 
-/// Recognises a file's format from its first bytes and first record. Anything else is refused with
-/// an [`Error::Import`] saying what was expected.
-pub fn detect(bytes: &[u8]) -> Result<Format> {
-    let start = bytes.iter().position(|b| !b.is_ascii_whitespace() && *b != 0xEF && *b != 0xBB && *b != 0xBF);
-    let Some(start) = start else { return Err(import_err(1, "the file is empty".into())) };
-    match bytes[start] {
-        b'[' => {
-            let first = first_array_element(&bytes[start..])?;
-            match &first {
-                Some(Value::Object(o)) if o.contains_key("mapping") => Ok(Format::ChatGpt),
-                Some(Value::Object(o)) if o.contains_key("chat_messages") => Ok(Format::ClaudeAi),
-                Some(Value::Object(o)) if o.contains_key("role") => Ok(Format::OpenAiMessages),
-                None => Err(import_err(1, "the file holds an empty array: there is nothing to import".into())),
-                Some(_) => Err(unknown()),
-            }
+/// A conversation left out of an import because it cannot be read, and why. The file's other
+/// conversations are imported; this one is named in the preview and in the summary, never dropped
+/// silently.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedConversation {
+    /// The file it is in, as given.
+    pub file: String,
+    /// Its 1-based position in the file's array of conversations; `None` when the file (or, for
+    /// Claude Code, the session) is the conversation.
+    pub entry: Option<usize>,
+    /// The source's id for it, when it has one.
+    pub id: String,
+    /// The source's title for it (may be empty).
+    pub title: String,
+    /// What is wrong with it, for people (`it has no "mapping" (its messages)`).
+    pub reason: String,
+}
+
+impl SkippedConversation {
+    /// How people find it in the file: "entry 3 (\"Trip\")", "\"Trip\"", "conversation 1f0e…", or
+    /// the file.
+    pub fn name(&self) -> String {
+        let title = self.title.trim();
+        match (self.entry, title, self.id.as_str()) {
+            (Some(n), "", _) => format!("entry {n}"),
+            (Some(n), t, _) => format!("entry {n} ({t:?})"),
+            (None, "", "") => self.file.clone(),
+            (None, "", id) => format!("conversation {id}"),
+            (None, t, _) => format!("{t:?}"),
         }
-        b'{' => {
-            let first_line = bytes[start..].split(|b| *b == b'\n').next().unwrap_or_default();
-            match serde_json::from_slice::<Value>(first_line) {
-                Ok(Value::Object(o)) => {
-                    let ty = o.get("type").and_then(Value::as_str);
-                    // Codex: the envelope, or (older rollouts) a bare meta object first.
-                    let codex_envelope = o.contains_key("payload") && ty.is_some();
-                    let codex_meta = ty.is_none() && o.contains_key("id") && o.contains_key("timestamp");
-                    if codex_envelope || codex_meta {
-                        Ok(Format::Codex)
-                    } else if o.contains_key("sessionId") || o.contains_key("leafUuid") || o.contains_key("parentUuid")
-                    {
-                        Ok(Format::ClaudeCode)
-                    } else if o.get("messages").is_some_and(Value::is_array) {
-                        Ok(Format::OpenAiMessages)
-                    } else {
-                        Err(unknown())
-                    }
-                }
-                // A pretty-printed object: only `{"messages": [...]}` is one we read.
-                _ => match serde_json::from_slice::<Value>(&bytes[start..]) {
-                    Ok(Value::Object(o)) if o.get("messages").is_some_and(Value::is_array) => {
-                        Ok(Format::OpenAiMessages)
-                    }
-                    Ok(_) => Err(unknown()),
-                    Err(e) => Err(json_err(bytes, &e, "the file is not valid JSON")),
-                },
-            }
-        }
-        _ => Err(unknown()),
     }
 }
 
-fn unknown() -> Error {
-    import_err(
-        1,
-        "not a format Cowork can import (a ChatGPT or Claude.ai conversations.json, a Claude Code or Codex \
-         .jsonl transcript, or an OpenAI messages array)"
-            .into(),
-    )
-}
-
-/// The first element of a JSON array, parsed alone (the rest is not read).
-fn first_array_element(bytes: &[u8]) -> Result<Option<Value>> {
-    let mut first = None;
-    let read = for_each_element(bytes, "conversation", &mut |_, v| {
-        first = Some(v);
-        Err(Error::Invalid(String::new())) // enough read: stop
-    });
-    match (first, read) {
-        (Some(v), _) => Ok(Some(v)),
-        (None, Ok(())) => Ok(None),
-        (None, Err(e)) => Err(e),
+impl std::fmt::Display for SkippedConversation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.entry, self.title.trim(), self.id.as_str()) {
+            // The file is the conversation: its name says which.
+            (None, "", "") => write!(f, "{}: {}", self.file, self.reason),
+            _ => write!(f, "{}: {}: {}", self.file, self.name(), self.reason),
+        }
     }
 }
 
-/// Reads every file and hands each conversation to `each` as soon as it is complete. Stops at the
-/// first error (the file's or `each`'s). Claude Code files are grouped by `sessionId` across files.
-pub fn parse_files(files: &[ImportFile<'_>], each: &mut dyn FnMut(Conversation) -> Result<()>) -> Result<()> {
+/// Reads every file and hands each conversation to `each` as soon as it is complete. A file that
+/// cannot be read (not JSON, cut short, of no known format) stops it with an error naming the file
+/// and where; a conversation that cannot be read is left out and returned, with why, and the others
+/// are read on. `each`'s error stops it too. Claude Code files are grouped by `sessionId` across files.
+pub fn parse_files(
+    files: &[ImportFile<'_>],
+    each: &mut dyn FnMut(Conversation) -> Result<()>,
+) -> Result<Vec<SkippedConversation>> {
     let mut claude_code = claude_code::Sessions::default();
+    let mut skipped = Vec::new();
     for file in files {
         let result = match detect(file.bytes)? {
-            Format::ChatGpt => chatgpt::parse(file.bytes, each),
-            Format::ClaudeAi => claude_ai::parse(file.bytes, each),
-            Format::ClaudeCode => claude_code.add_file(file.bytes),
-            Format::Codex => codex::parse(file.bytes).and_then(&mut *each),
-            Format::OpenAiMessages => openai::parse(file.bytes).and_then(&mut *each),
+            Format::ChatGpt => chatgpt::parse(file, each, &mut skipped),
+            Format::ClaudeAi => claude_ai::parse(file, each, &mut skipped),
+            Format::ClaudeCode => claude_code.add_file(file),
+            Format::Codex => codex::parse(file.bytes).and_then(|c| whole_file(file, c, each, &mut skipped)),
+            Format::OpenAiMessages => openai::parse(file.bytes).and_then(|c| whole_file(file, c, each, &mut skipped)),
         };
         result.map_err(|e| in_file(e, file.name))?;
     }
-    claude_code.finish(each)
+    claude_code.finish(each, &mut skipped)?;
+    Ok(skipped)
 }
 
-/// The formats of `files`, in order, or the first file's refusal.
-pub fn detect_files(files: &[ImportFile<'_>]) -> Result<Vec<Format>> {
-    files.iter().map(|f| detect(f.bytes).map_err(|e| in_file(e, f.name))).collect()
+/// A file that is one conversation (a Codex rollout, an OpenAI messages array): handed on, or left
+/// out with why.
+fn whole_file(
+    file: &ImportFile<'_>,
+    parsed: std::result::Result<Conversation, String>,
+    each: &mut dyn FnMut(Conversation) -> Result<()>,
+    skipped: &mut Vec<SkippedConversation>,
+) -> Result<()> {
+    match parsed {
+        Ok(c) => each(c),
+        Err(reason) => {
+            let (id, title) = (String::new(), String::new());
+            skipped.push(SkippedConversation { file: file.name.to_owned(), entry: None, id, title, reason });
+            Ok(())
+        }
+    }
+}
+
+/// The conversations of a ChatGPT or Claude.ai file: an array (entries numbered from 1, read one at
+/// a time) or one exported conversation object (entry `None`).
+fn for_each_conversation(bytes: &[u8], each: &mut dyn FnMut(Option<usize>, Value) -> Result<()>) -> Result<()> {
+    let bytes = &bytes[detect::content_start(bytes).unwrap_or(0)..];
+    if bytes.first() == Some(&b'[') {
+        return for_each_element(bytes, "conversation", &mut |i, v| each(Some(i), v));
+    }
+    let value = serde_json::from_slice(bytes).map_err(|e| json_err(bytes, &e, "reading the conversation"))?;
+    each(None, value)
+}
+
+/// Reads the conversations of a ChatGPT or Claude.ai `file` with `read`: each one read goes to
+/// `each`, each one that cannot be read to `skipped`, named by `names` (its id and title).
+pub(crate) fn read_conversations(
+    file: &ImportFile<'_>,
+    read: fn(&Value) -> std::result::Result<Conversation, String>,
+    names: &dyn Fn(&Value) -> (String, String),
+    each: &mut dyn FnMut(Conversation) -> Result<()>,
+    skipped: &mut Vec<SkippedConversation>,
+) -> Result<()> {
+    for_each_conversation(file.bytes, &mut |entry, value| match read(&value) {
+        Ok(conversation) => {
+            drop(value);
+            each(conversation)
+        }
+        Err(reason) => {
+            let (id, title) = names(&value);
+            skipped.push(SkippedConversation { file: file.name.to_owned(), entry, id, title, reason });
+            Ok(())
+        }
+    })
+}
+
+/// An id for a conversation its source gave none (a single conversation saved by some tool): a UUID
+/// v5 of its content, so importing the same file again is recognised.
+pub(crate) fn derived_id(v: &Value) -> String {
+    uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_OID, format!("cowork-import-content\n{v}").as_bytes()).to_string()
 }
 
 /// Adds the file's name to an import error's message.
-fn in_file(e: Error, name: &str) -> Error {
+pub(crate) fn in_file(e: Error, name: &str) -> Error {
     match e {
         Error::Import { line, message } if !name.is_empty() && !message.starts_with(name) => {
             Error::Import { line, message: format!("{name}: {message}") }
@@ -331,12 +366,15 @@ pub(crate) fn for_each_element(
     done.map_err(|e| json_err(bytes, &e, &format!("reading {what} {}", count + 1)))
 }
 
-/// A conversation's name for messages: its title in quotes, or its id.
-pub(crate) fn conversation_name(title: &str, id: &str, index: usize) -> String {
-    match (title.trim(), id) {
-        ("", "") => format!("conversation {index}"),
-        ("", id) => format!("conversation {index} ({id})"),
-        (t, _) => format!("conversation {index} ({t:?})"),
+/// A JSON value's kind, for messages ("an array", "a string").
+pub(crate) fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
     }
 }
 

@@ -3,23 +3,25 @@
 //! messages imported twice are recognised. Every role is kept, system messages too (they were written
 //! on purpose); message ids are their 1-based positions.
 
-use super::{import_err, json_err, text_of, Conversation, Format, ImportedTurn};
+use super::{json_err, text_of, Conversation, Format, ImportedTurn};
 use crate::error::Result;
 use crate::{Role, ToolCall};
 use serde_json::Value;
 
-pub(super) fn parse(bytes: &[u8]) -> Result<Conversation> {
+/// The messages as a conversation, or why they cannot be read (`Err` inside); a file that is not
+/// JSON is the file's error.
+pub(super) fn parse(bytes: &[u8]) -> Result<std::result::Result<Conversation, String>> {
     let value: Value = serde_json::from_slice(bytes).map_err(|e| json_err(bytes, &e, "reading the messages"))?;
     let messages = match &value {
         Value::Array(a) => a,
         Value::Object(o) => match o.get("messages") {
             Some(Value::Array(a)) => a,
-            _ => return Err(import_err(1, "expected a messages array or an object with \"messages\"".into())),
+            _ => return Ok(Err("it is not a messages array, nor an object with \"messages\"".into())),
         },
-        _ => return Err(import_err(1, "expected a messages array".into())),
+        _ => return Ok(Err("it is not a messages array".into())),
     };
     if messages.is_empty() {
-        return Err(import_err(1, "the messages array is empty".into()));
+        return Ok(Err("the messages array is empty".into()));
     }
     let canonical = Value::Array(messages.clone()).to_string();
     let id = uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_OID, canonical.as_bytes()).to_string();
@@ -36,20 +38,20 @@ pub(super) fn parse(bytes: &[u8]) -> Result<Conversation> {
         skipped: 0,
     };
     for (i, m) in messages.iter().enumerate() {
-        let fail = |message: String| import_err(1, format!("message {}: {message}", i + 1));
+        let fail = |message: String| Ok(Err(format!("message {}: {message}", i + 1)));
         let role = match m["role"].as_str() {
             Some("system" | "developer") => Role::System,
             Some("user") => Role::User,
             Some("assistant") => Role::Assistant,
             Some("tool" | "function") => Role::Tool,
-            Some(other) => return Err(fail(format!("unknown role {other:?}"))),
-            None => return Err(fail("missing \"role\"".into())),
+            Some(other) => return fail(format!("unknown role {other:?}")),
+            None => return fail("missing \"role\"".into()),
         };
         let mut turn = ImportedTurn::new(format!("{}", i + 1), role, text_of(&m["content"]));
         for c in m["tool_calls"].as_array().into_iter().flatten() {
             let args = &c["function"]["arguments"];
             let Some(name) = c["function"]["name"].as_str() else {
-                return Err(fail("a tool call without \"function.name\"".into()));
+                return fail("a tool call without \"function.name\"".into());
             };
             turn.tool_calls.push(ToolCall {
                 id: c["id"].as_str().unwrap_or_default().to_owned(),
@@ -62,5 +64,5 @@ pub(super) fn parse(bytes: &[u8]) -> Result<Conversation> {
         turn.parent = out.turns.len().checked_sub(1);
         out.turns.push(turn);
     }
-    Ok(out)
+    Ok(Ok(out))
 }

@@ -1,5 +1,7 @@
 //! Imports of other tools' exports (read by [`crate::import`]): a preview that writes nothing, and
-//! the import itself, all-or-nothing in one transaction.
+//! the import itself in one transaction. A file that cannot be read adds nothing at all; a
+//! conversation that cannot be read is left out and listed with why ([`SkippedConversation`]), and
+//! the others are imported.
 //!
 //! Every conversation becomes sessions and forks ([`crate::import::plan`]) with the source's
 //! timestamps, each turn carrying `metadata.source = {format, conversation, message}`. Session ids
@@ -12,7 +14,7 @@ use super::sessions::clip_title;
 use super::turns::{search_extra, turn_tokens};
 use super::Store;
 use crate::error::{Context, Error, Result};
-use crate::import::{self, Conversation, Format, ImportFile, Plan};
+use crate::import::{self, Conversation, Format, ImportFile, Plan, SkippedConversation};
 use crate::state::{apply_turn, ExtractionRules, SessionState};
 use crate::{NewTurn, Session, Turn, TurnStatus};
 use rusqlite::{Connection, OptionalExtension};
@@ -22,7 +24,8 @@ use std::collections::HashSet;
 /// What an import adds (or, in a preview, would add).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ImportCounts {
-    /// Conversations read (Claude Code: sessions; Codex: files).
+    /// Conversations read (Claude Code: sessions; Codex: files), not counting the ones that cannot be
+    /// read.
     pub conversations: usize,
     /// Sessions added: one per new conversation, plus its separate first-message branches.
     pub sessions: usize,
@@ -32,6 +35,9 @@ pub struct ImportCounts {
     pub turns: usize,
     /// Messages left out: system, hidden and meta messages, empty ones, side chains.
     pub skipped: usize,
+    /// Conversations left out because they cannot be read (a ChatGPT entry without `mapping`, …),
+    /// each with its file, place, title and why, in the order read.
+    pub skipped_conversations: Vec<SkippedConversation>,
     /// Titles of the conversations already in the archive (imported before, or twice in these files),
     /// which are left as they are.
     pub already_imported: Vec<String>,
@@ -68,8 +74,9 @@ pub struct ImportProgress {
 }
 
 impl Store {
-    /// Reads `files` and says what importing them would add; writes nothing. A file that cannot be
-    /// imported is refused here as [`Store::import_foreign`] would refuse it.
+    /// Reads `files` and says what importing them would add, and which conversations it would leave
+    /// out; writes nothing. A file that cannot be imported is refused here as
+    /// [`Store::import_foreign`] would refuse it.
     pub fn preview_import(&self, files: &[ImportFile<'_>]) -> Result<ImportPreview> {
         let formats = import::detect_files(files)?;
         let counts = process(&self.conn, files, false, &mut |_| {})?;
@@ -77,9 +84,11 @@ impl Store {
     }
 
     /// Imports other tools' exports (ChatGPT, Claude.ai, Claude Code, Codex, OpenAI messages; the
-    /// format is detected from each file's content) in one transaction: on any error nothing is
-    /// added, and the error names the file, the conversation and the line or field. Conversations
-    /// imported before are skipped and listed. `on_progress` is called after each conversation.
+    /// format is detected from each file's content) in one transaction: a file that cannot be read
+    /// (not JSON, cut short, of no known format) adds nothing at all, and the error names the file
+    /// and the line or byte. A conversation that cannot be read is left out and listed
+    /// ([`ImportCounts::skipped_conversations`]), the others imported; conversations imported before
+    /// are skipped and listed. `on_progress` is called after each conversation.
     pub fn import_foreign(
         &mut self,
         files: &[ImportFile<'_>],
@@ -102,7 +111,7 @@ fn process(
 ) -> Result<ImportCounts> {
     let mut counts = ImportCounts::default();
     let mut seen: HashSet<String> = HashSet::new();
-    import::parse_files(files, &mut |conversation| {
+    let skipped = import::parse_files(files, &mut |conversation| {
         counts.conversations += 1;
         counts.skipped += conversation.skipped;
         let plan = import::plan(&conversation);
@@ -131,6 +140,7 @@ fn process(
         on_progress(ImportProgress { conversations: counts.conversations, turns: counts.turns });
         Ok(())
     })?;
+    counts.skipped_conversations = skipped;
     Ok(counts)
 }
 

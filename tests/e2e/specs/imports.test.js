@@ -1,7 +1,8 @@
 // Your whole AI history, in and out: other tools' exports imported through the Storage panel (a
 // preview first, then the import, a summary that opens the new sessions), found by search and by
 // conversation_recall; re-imports that add nothing and truncated files that add nothing and say
-// where; the automatic backup to a folder, whose snapshot re-imports into a fresh browser.
+// where; a file with a broken conversation that imports the others and names it; the automatic
+// backup to a folder, whose snapshot re-imports into a fresh browser.
 //
 // The fixtures are small hand-made files written by this test (no real exports).
 import { test } from 'node:test';
@@ -211,6 +212,42 @@ test('a re-import adds nothing, and a truncated file is refused naming where, ad
   await page.getByRole('button', { name: 'Close' }).click();
   const after = await exportArchive(page);
   assert.deepEqual(turnsOf(after), turnsOf(before), 'nothing was added');
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});
+
+test('a file with one broken conversation imports the other two and names the broken one', async () => {
+  // ChatGPT's conversations.json, whose second entry lost its `mapping` (as a damaged export has it).
+  const chat = (id, title, t, user, reply) => ({
+    title, conversation_id: id, create_time: t, update_time: t + 60, current_node: `${id}-a`,
+    mapping: {
+      [`${id}-root`]: node(`${id}-root`, null, [`${id}-u`], null),
+      [`${id}-u`]: node(`${id}-u`, `${id}-root`, [`${id}-a`], 'user', user, t + 1),
+      [`${id}-a`]: node(`${id}-a`, `${id}-u`, [], 'assistant', reply, t + 2),
+    },
+  });
+  const lost = chat('conv-lost', 'Lost in transit', 1_700_100_100, 'x', 'y');
+  delete lost.mapping;
+  const file = write('three.json', [
+    chat('conv-orchard', 'Orchard pruning', 1_700_100_000, 'When should I prune the pear trees?', 'Prune pear trees in late winter, before the buds swell.'),
+    lost,
+    chat('conv-kiln', 'Kiln firing', 1_700_100_200, 'How hot does a stoneware kiln fire?', 'Stoneware fires at about 1,200 to 1,300 °C.'),
+  ]);
+  const page = await openPage(app.browser.context, app.server.url);
+  await ready(page);
+  await page.locator('.storage-usage').click();
+  const skipped = 'skipped 1 conversation that cannot be read: entry 2 ("Lost in transit"): it has no "mapping" (its messages).';
+  assert.equal(await preview(page, file), `three.json (ChatGPT): 2 conversations, 4 messages, 0 branches → 2 sessions + 0 forks; ${skipped}`);
+  assert.equal(await importChosen(page), `Imported 2 sessions + 0 forks with 4 messages; ${skipped}`);
+  // The summary opens both; the sidebar lists both, and nothing of the broken one.
+  const links = await page.locator('.import-links a').allInnerTexts();
+  assert.deepEqual(links, ['Orchard pruning', 'Kiln firing']);
+  await page.getByRole('button', { name: 'Close' }).click();
+  const group = page.locator('.workspace-group').filter({ has: page.locator('.workspace-name', { hasText: 'ChatGPT import' }) });
+  for (const title of ['Orchard pruning', 'Kiln firing']) await group.locator('.session-row', { hasText: title }).waitFor({ timeout: 10_000 });
+  assert.equal(await page.locator('.session-row', { hasText: 'Lost in transit' }).count(), 0);
+  await group.locator('.session-row', { hasText: 'Kiln firing' }).locator('button.session').click();
+  await page.locator('.turn[data-role="assistant"]', { hasText: 'Stoneware fires at about 1,200' }).waitFor({ timeout: 10_000 });
   assert.deepEqual(page.problems, []);
   await page.close();
 });

@@ -60,7 +60,7 @@ impl ImportStage {
                     0 => String::new(),
                     n => format!(" ({} other files in the folder left aside)", thousands(*n)),
                 };
-                let nothing = if report.adds_nothing() { " Nothing new to import." } else { "" };
+                let nothing = report.why_nothing().map(|why| format!(" {why}")).unwrap_or_default();
                 format!("{files} ({}){ignored}: {}.{nothing}", report.formats_text(), report.describe_preview())
             }
             ImportStage::Importing { done, total } => {

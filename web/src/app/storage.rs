@@ -5,7 +5,7 @@
 use super::backup::{BackupBanner, BackupSection, BackupState};
 use super::{Client, ImportStage, ImportState, StorageState};
 use crate::chat::{ChatState, DialogState};
-use crate::protocol::{thousands, Backend, ImportReport, ReadyInfo};
+use crate::protocol::{thousands, Backend, ImportReport, ReadyInfo, SKIPPED_NAMED};
 use leptos::prelude::*;
 
 impl ImportReport {
@@ -23,6 +23,9 @@ impl ImportReport {
 
 /// How many links to new sessions the summary shows (the rest are in the sidebar).
 const LINKS_SHOWN: usize = 20;
+
+/// How many left-out conversations the panel lists (the rest are counted).
+const SKIPPED_LISTED: usize = 100;
 
 /// The storage panel: where the archive lives, whether the browser keeps it, space, exports,
 /// imports, backups, a check.
@@ -83,6 +86,22 @@ pub fn StorageDialog(
         }
         _ => (Vec::new(), 0),
     };
+    // Every left-out conversation, when there are more than the status line names.
+    let skipped_list = move || {
+        let report = match import.stage.get() {
+            ImportStage::Preview { report, .. } | ImportStage::Done(report) => report,
+            _ => return Vec::new(),
+        };
+        if report.skipped_conversations.len() <= SKIPPED_NAMED {
+            return Vec::new();
+        }
+        let mut items: Vec<String> =
+            report.skipped_conversations.iter().take(SKIPPED_LISTED).map(|s| s.describe(report.many_files())).collect();
+        if let Some(more) = report.skipped_conversations.len().checked_sub(SKIPPED_LISTED).filter(|n| *n > 0) {
+            items.push(format!("…and {} more", thousands(more)));
+        }
+        items
+    };
     view! {
         <Show when=move || dialogs.storage_open.get()>
             <div class="overlay" on:click=move |_| close()>
@@ -121,6 +140,9 @@ pub fn StorageDialog(
                             class:error=move || matches!(import.stage.get(), ImportStage::Failed(_))>
                             {move || import.stage.get().text()}
                         </p>
+                        <ul class="import-skipped" aria-label="Conversations left out">
+                            {move || skipped_list().into_iter().map(|line| view! { <li>{line}</li> }).collect_view()}
+                        </ul>
                         <Show when=move || progress().is_some()>
                             <progress class="import-progress" aria-label="Import progress"
                                 max=move || progress().map(|p| p.1).unwrap_or(1)

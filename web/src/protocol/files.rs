@@ -94,7 +94,53 @@ pub struct ImportReport {
     pub already_imported: Vec<String>,
     /// The new main sessions' ids, in the order read, to open them (empty in a preview).
     pub session_ids: Vec<String>,
+    /// Conversations left out because they cannot be read, each with where it is and why (not
+    /// counted in `conversations`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped_conversations: Vec<SkippedConversation>,
 }
+
+/// A conversation an import leaves out because it cannot be read (the wire form of
+/// `cowork_core::import::SkippedConversation`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkippedConversation {
+    /// The file it is in, as chosen.
+    pub file: String,
+    /// Its 1-based position in the file's array of conversations; `None` when the file (or a Claude
+    /// Code session) is the conversation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry: Option<usize>,
+    /// The source's id for it (may be empty).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub id: String,
+    /// The source's title for it (may be empty).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub title: String,
+    /// What is wrong with it, for people.
+    pub reason: String,
+}
+
+impl SkippedConversation {
+    /// Where it is and why, for people: `entry 3 ("Trip"): it has no "mapping" (its messages)`;
+    /// `with_file` puts the file's name first (when several files were chosen).
+    pub fn describe(&self, with_file: bool) -> String {
+        let title = self.title.trim();
+        let name = match (self.entry, title, self.id.as_str()) {
+            (Some(n), "", _) => format!("entry {n}"),
+            (Some(n), t, _) => format!("entry {n} ({t:?})"),
+            (None, "", "") => return format!("{}: {}", self.file, self.reason),
+            (None, "", id) => format!("conversation {id}"),
+            (None, t, _) => format!("{t:?}"),
+        };
+        match with_file {
+            true => format!("{} {name}: {}", self.file, self.reason),
+            false => format!("{name}: {}", self.reason),
+        }
+    }
+}
+
+/// How many left-out conversations the status line names (the panel lists the rest).
+pub const SKIPPED_NAMED: usize = 3;
 
 impl ImportReport {
     /// What the preview says: "412 conversations, 9,870 messages, 37 branches → 412 sessions + 37
@@ -132,12 +178,45 @@ impl ImportReport {
         if self.skipped > 0 {
             out.push_str(&format!("; {} left out (system, hidden or empty)", count(self.skipped, "message")));
         }
+        let broken = &self.skipped_conversations;
+        if !broken.is_empty() {
+            let named: Vec<String> = broken.iter().take(SKIPPED_NAMED).map(|s| s.describe(self.many_files())).collect();
+            let what = if broken.len() == 1 {
+                "conversation that cannot be read"
+            } else {
+                "conversations that cannot be read"
+            };
+            out.push_str(&format!("; skipped {} {what}: {}", thousands(broken.len()), named.join("; ")));
+            if broken.len() > SKIPPED_NAMED {
+                out.push_str(&format!("; and {} more (listed below)", thousands(broken.len() - SKIPPED_NAMED)));
+            }
+        }
         out
+    }
+
+    /// Whether the files chosen were several (then a left-out conversation is named with its file).
+    pub fn many_files(&self) -> bool {
+        self.formats.len() > 1
     }
 
     /// Whether importing would add nothing at all.
     pub fn adds_nothing(&self) -> bool {
         self.sessions == 0 && self.forks == 0 && self.turns == 0
+    }
+
+    /// Why nothing would be added, when nothing would: everything is already in the archive, nothing
+    /// in the files can be read, or they hold no messages. Never "nothing new" for what was never
+    /// imported.
+    pub fn why_nothing(&self) -> Option<&'static str> {
+        if !self.adds_nothing() {
+            None
+        } else if !self.already_imported.is_empty() {
+            Some("Nothing new to import.")
+        } else if !self.skipped_conversations.is_empty() {
+            Some("Nothing in it can be imported.")
+        } else {
+            Some("It holds no messages to import.")
+        }
     }
 }
 

@@ -2,7 +2,7 @@
 //! imported (a Cowork export through `import_jsonl`, other tools' through `import_foreign`), with
 //! progress events; sessions exported as Markdown or as ChatGPT's `conversations.json`.
 
-use crate::protocol::{ErrorKind, Event, FilePayload, ImportReport, Problem};
+use crate::protocol::{ErrorKind, Event, FilePayload, ImportReport, Problem, SkippedConversation};
 use cowork_core::import::ImportFile;
 use cowork_core::store::{is_cowork_archive, ImportCounts, ImportSummary, Store};
 
@@ -83,7 +83,13 @@ fn foreign_report(formats: Vec<String>, c: ImportCounts) -> ImportReport {
         skipped: c.skipped,
         already_imported: c.already_imported,
         session_ids: c.session_ids,
+        skipped_conversations: c.skipped_conversations.into_iter().map(skipped).collect(),
     }
+}
+
+/// A left-out conversation as it travels to the page.
+fn skipped(s: cowork_core::import::SkippedConversation) -> SkippedConversation {
+    SkippedConversation { file: s.file, entry: s.entry, id: s.id, title: s.title, reason: s.reason }
 }
 
 /// A Cowork export's sessions (forks among them) counted as sessions; the skipped ones have no
@@ -98,5 +104,6 @@ fn cowork_report(s: &ImportSummary) -> ImportReport {
         skipped: 0,
         already_imported: vec![String::new(); s.sessions_skipped],
         session_ids: s.session_ids.clone(),
+        skipped_conversations: Vec::new(),
     }
 }

@@ -81,3 +81,52 @@ fn thousands_are_separated() {
         assert_eq!(thousands(n), s, "{n}");
     }
 }
+
+fn broken(file: &str, entry: Option<usize>, title: &str, reason: &str) -> SkippedConversation {
+    SkippedConversation { file: file.into(), entry, title: title.into(), reason: reason.into(), ..Default::default() }
+}
+
+#[test]
+fn conversations_left_out_are_named_with_why_in_the_preview_and_the_summary() {
+    let report = ImportReport {
+        formats: vec!["ChatGPT".into()],
+        conversations: 2,
+        sessions: 2,
+        turns: 6,
+        skipped_conversations: vec![broken("conversations.json", Some(3), "", r#"it has no "mapping" (its messages)"#)],
+        ..Default::default()
+    };
+    check_preview(
+        report.clone(),
+        r#"2 conversations, 6 messages, 0 branches → 2 sessions + 0 forks; skipped 1 conversation that cannot be read: entry 3: it has no "mapping" (its messages)"#,
+    );
+    assert_eq!(
+        report.describe_done(),
+        r#"Imported 2 sessions + 0 forks with 6 messages; skipped 1 conversation that cannot be read: entry 3: it has no "mapping" (its messages)"#
+    );
+    assert_eq!(report.why_nothing(), None);
+
+    // Several files: each is named with its file; past three, the rest are counted (and listed).
+    let many = ImportReport {
+        formats: vec!["Codex".into(), "Claude.ai".into()],
+        skipped_conversations: vec![
+            broken("rollout.jsonl", None, "", "it has no session_meta line (no session id)"),
+            broken("claude.json", Some(2), "Odd", r#"message 1 (m1): unknown sender "robot""#),
+            broken("claude.json", Some(3), "", "it is not a conversation object but a number"),
+            broken("claude.json", Some(4), "", "it is not a conversation object but a string"),
+        ],
+        ..Default::default()
+    };
+    check_preview(
+        many.clone(),
+        r#"0 conversations, 0 messages, 0 branches → 0 sessions + 0 forks; skipped 4 conversations that cannot be read: rollout.jsonl: it has no session_meta line (no session id); claude.json entry 2 ("Odd"): message 1 (m1): unknown sender "robot"; claude.json entry 3: it is not a conversation object but a number; and 1 more (listed below)"#,
+    );
+    assert_eq!(many.why_nothing(), Some("Nothing in it can be imported."), "never \"nothing new\"");
+}
+
+#[test]
+fn nothing_new_is_said_only_of_what_was_imported_before() {
+    let already = ImportReport { conversations: 1, already_imported: vec!["Trip".into()], ..Default::default() };
+    assert_eq!(already.why_nothing(), Some("Nothing new to import."));
+    assert_eq!(ImportReport::default().why_nothing(), Some("It holds no messages to import."));
+}
