@@ -13,7 +13,7 @@ cargo build -q -p cowork-embed --lib --target wasm32-unknown-unknown $flag
 out="$TRUNK_STAGING_DIR/embed"
 rm -rf "$out"
 wasm-bindgen --target web --weak-refs --out-dir "$out" --out-name cowork \
-  "target/wasm32-unknown-unknown/$profile/cowork_embed.wasm"
+  "${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/$profile/cowork_embed.wasm"
 # No wasm-opt here, unlike the app's wasm (index.html): on this module -Oz and -Os shrink the raw wasm
 # by 15% but make it 8% larger gzipped (1.96 MB / 582 KB gzip → 1.67 MB / 635 KB; BENCHMARKS.md).
 cp "$TRUNK_STAGING_DIR/storage-worker_loader.js" "$TRUNK_STAGING_DIR/storage-worker.js" \
