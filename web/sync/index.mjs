@@ -4,8 +4,8 @@
 // JetStream over WebSocket (never a server of our own) and encrypts them on the device: the server
 // stores and orders ciphertext; ids, subjects, sizes and times are all it sees.
 //
-//   connect({ url, user, pass, token, creds, name, inboxPrefix }) → Connection
-//   openSpace(connection, { space, passphrase, create }) → Space
+//   connect({ url | servers, user, pass, token, creds, name, inboxPrefix }) → Connection
+//   openSpace(connection, { space, passphrase, create, replicas }) → Space
 //   newRecoveryKey() → "XXXX-XXXX-…" (160 random bits, accepted by openSpace as the passphrase)
 //   space.publish([{ id, subject, body }]) → number acknowledged, in order
 //   space.fetch(afterSeq, max) → { messages: [{ seq, id, body }], lastSeq, streamLast }
@@ -77,7 +77,13 @@ function classify(err, ctx = {}) {
       : `The sync server does not let ${who} ${denied.operation === 'publish' ? 'publish to' : 'subscribe to'} ${denied.subject}: ask its administrator to allow it.`;
     return new SyncError('permission', message, { cause: err });
   }
-  if (find('JetStreamNotEnabled')) {
+  const off = find('JetStreamNotEnabled');
+  if (off) {
+    // The client says "not enabled" for a JetStream request nobody answered too: what a cluster does for
+    // a few seconds while its nodes choose a new leader.
+    if (off.cause?.isNoResponders?.()) {
+      return new SyncError('server', `The sync server's JetStream did not answer ${who} (a cluster does not while it chooses a new leader, for a few seconds): Cowork tries again by itself; if this lasts, ask the server's administrator whether JetStream is on.`, { cause: err });
+    }
     return new SyncError('server', `The sync server has JetStream turned off for ${who}: ask its administrator to enable it.`, { cause: err });
   }
   const api = find('JetStreamApiError', 'StreamNotFoundError', 'ConsumerNotFoundError', 'JetStreamError', 'JetStreamStatusError');
@@ -92,19 +98,24 @@ function classify(err, ctx = {}) {
 // --- Connection ----------------------------------------------------------------------------------------
 
 /**
- * Connects to the NATS server at `url` (ws:// or wss://) as `user`/`pass`, or with a `token`, or with
- * the text of a `.creds` file. Replies come to `<inboxPrefix>.…`, by default `_INBOX_<user>` (any
- * character other than a letter, digit, _ or - becomes _), so the server can give every user a private
- * inbox; pass `inboxPrefix: "_INBOX"` for a server that grants `_INBOX.>`. The connection reconnects by
- * itself; see `status` and `onStatus`.
+ * Connects to the NATS server at `url` (ws:// or wss://), or to any of `servers` (a list of such URLs:
+ * the nodes of one cluster), as `user`/`pass`, or with a `token`, or with the text of a `.creds` file.
+ * Replies come to `<inboxPrefix>.…`, by default `_INBOX_<user>` (any character other than a letter,
+ * digit, _ or - becomes _), so the server can give every user a private inbox; pass
+ * `inboxPrefix: "_INBOX"` for a server that grants `_INBOX.>`. The connection reconnects by itself, to
+ * another of the servers when the one it used goes away; see `status` and `onStatus`.
  */
-export async function connect({ url, user, pass, token, creds, name, inboxPrefix } = {}) {
-  if (typeof url !== 'string' || !/^wss?:\/\/[^\s/]+/i.test(url)) {
-    throw invalid(`The sync server's address must start with ws:// or wss://, like wss://sync.example.com; "${url ?? ''}" does not.`);
+export async function connect({ url, servers, user, pass, token, creds, name, inboxPrefix } = {}) {
+  const list = servers ?? [url];
+  if (!Array.isArray(list) || list.length === 0) throw invalid('Give the sync server\'s address, like wss://sync.example.com.');
+  for (const u of list) {
+    if (typeof u !== 'string' || !/^wss?:\/\/[^\s/]+/i.test(u)) {
+      throw invalid(`The sync server's address must start with ws:// or wss://, like wss://sync.example.com; "${u ?? ''}" does not.`);
+    }
   }
-  const ctx = { url, action: 'connect' };
+  const ctx = { url: list.join(', '), action: 'connect' };
   const options = {
-    servers: url,
+    servers: list,
     name: name ?? 'cowork',
     maxReconnectAttempts: -1,
     reconnectTimeWait: 1000,
@@ -262,10 +273,11 @@ const chunkData = (id, k, n) => `${id}\u0000${k}/${n}`;
 
 /**
  * Opens `space` with `passphrase` (or a recovery key). With `create`, makes its stream when there is
- * none (file storage, JetStream's duplicate window, no deleting or purging) and sets up its encryption
- * when no device has yet. A wrong passphrase throws kind "passphrase" before any message is read.
+ * none (file storage, JetStream's duplicate window, no deleting or purging, on `replicas` nodes of a
+ * cluster: 1 unless given) and sets up its encryption when no device has yet. A wrong passphrase
+ * throws kind "passphrase" before any message is read.
  */
-export async function openSpace(connection, { space, passphrase, create = false } = {}) {
+export async function openSpace(connection, { space, passphrase, create = false, replicas = 1 } = {}) {
   if (!(connection instanceof Connection)) throw invalid('openSpace needs a connection from connect().');
   if (typeof space !== 'string' || !SPACE.test(space)) {
     throw invalid(`A space name is 1 to 64 characters among a–z, 0–9, _ and -; "${space ?? ''}" is not one.`);
@@ -288,6 +300,7 @@ export async function openSpace(connection, { space, passphrase, create = false 
         retention: 'limits',
         deny_delete: true,
         deny_purge: true,
+        num_replicas: replicas,
       };
       // Another device may create it at the same moment: then its stream is the one.
       info = await jsm.streams.add(config).catch((err) => {
