@@ -171,7 +171,12 @@ impl Store {
         if title.is_empty() {
             return Err(Error::Invalid("a session title cannot be empty".into()));
         }
-        self.update_session(id, "renaming", "UPDATE sessions SET title = ?2 WHERE id = ?1", title)
+        // Conflict forks titled after this session follow it (`sync/titles.rs`).
+        let tx = self.conn.transaction().context("renaming a session")?;
+        if super::sync::rename_here(&tx, id, &title)? == 0 {
+            return Err(Error::SessionNotFound(id.to_owned()));
+        }
+        tx.commit().context("renaming a session")
     }
 
     /// Archives (hides from the default list) or unarchives a session; nothing is deleted.

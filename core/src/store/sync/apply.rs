@@ -83,6 +83,7 @@ impl Store {
             rebase::replay(&tx, space, &me, &mut l, i64::MAX)?;
             rebase::finish(&tx, l)?;
         }
+        super::titles::retitle_forks(&tx, None)?;
         set_capture(&tx, true)?;
         tx.execute(
             "INSERT INTO sync_spaces (space, cursor) VALUES (?1, ?2)

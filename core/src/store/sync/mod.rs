@@ -20,11 +20,14 @@ mod message;
 mod outgoing;
 mod place;
 mod rebase;
+mod titles;
+mod waiting;
 
 pub use apply::Applied;
 pub use message::{
     AttachmentRecord, SessionField, SessionRecord, SyncChange, SyncMessage, ToolExecutionRecord, TurnRecord, TurnUpdate,
 };
+pub(super) use titles::rename_here;
 
 use super::capture::{capture, set_capture};
 use super::Store;
