@@ -478,6 +478,23 @@ class Space {
     checkSeq(afterSeq);
     if (!Number.isInteger(max) || max < 1) throw invalid('fetch needs a positive maximum count.');
     const ctx = { ...this.ctx, action: `read space "${this.space}"` };
+    // In a cluster a new consumer may not answer its first pull yet ("no responders"): read again, a
+    // little later, a few times, before saying the server failed.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#read(afterSeq, max);
+      } catch (err) {
+        if (attempt < 4 && noResponders(err)) {
+          await new Promise((ok) => setTimeout(ok, 50 * attempt));
+          continue;
+        }
+        throw classify(err, ctx);
+      }
+    }
+  }
+
+  // One read for `fetch`, through a consumer of its own.
+  async #read(afterSeq, max) {
     let consumer = null;
     try {
       const jsm = await this.#connection.manager();
@@ -500,8 +517,6 @@ class Space {
         if (got === 0) break; // the rest was removed from the stream while we read
       }
       return { messages, lastSeq: cursor, streamLast: last };
-    } catch (err) {
-      throw classify(err, ctx);
     } finally {
       consumer?.delete().catch(() => {});
     }
@@ -607,6 +622,15 @@ class Space {
     for (let i = 1, at = 0; i <= n; at += parts.get(i).length, i++) body.set(parts.get(i), at);
     return { seq, id, body: decoder.decode(body) };
   }
+}
+
+/** Whether `err` (or what caused it) is a request nobody answered. */
+function noResponders(err) {
+  for (let e = err, i = 0; e && i < 8; e = e.cause, i++) {
+    if (e instanceof SyncError) return false;
+    if (e.isNoResponders?.() || e.code === 503 || e.status === 503 || /no responders/i.test(e.message ?? '')) return true;
+  }
+  return false;
 }
 
 function checkSeq(seq) {
