@@ -165,20 +165,6 @@ impl Store {
             .context("listing workspaces")
     }
 
-    /// Sets the title (its first line, at most [`TITLE_MAX_CHARS`] characters); an empty title is refused.
-    pub fn rename_session(&mut self, id: &str, title: &str) -> Result<()> {
-        let title = clip_title(title);
-        if title.is_empty() {
-            return Err(Error::Invalid("a session title cannot be empty".into()));
-        }
-        // Conflict forks titled after this session follow it (`sync/titles.rs`).
-        let tx = self.conn.transaction().context("renaming a session")?;
-        if super::sync::rename_here(&tx, id, &title)? == 0 {
-            return Err(Error::SessionNotFound(id.to_owned()));
-        }
-        tx.commit().context("renaming a session")
-    }
-
     /// Archives (hides from the default list) or unarchives a session; nothing is deleted.
     pub fn set_archived(&mut self, id: &str, archived: bool) -> Result<()> {
         self.update_session(id, "archiving", "UPDATE sessions SET is_archived = ?2 WHERE id = ?1", archived)
