@@ -4,7 +4,8 @@
 # bench-results/bench-results.json (and, natively, the import rows and, when COWORK_LOCOMO names the
 # LoCoMo data, the retrieval-recall rows: bench-results/locomo.json). Takes a few minutes. `scripts/bench.sh --quick` checks the harness
 # on a small archive (its figures mean nothing); `--stream-only` runs only the streaming rows (a 12 KB
-# Markdown reply streamed into the app, tests/bench/stream.mjs) and counts the cold-start bytes.
+# Markdown reply streamed into the app, tests/bench/stream.mjs) and counts the cold-start bytes;
+# `--sync-only` runs only device-to-device latency, through one server and through a three-node cluster.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=scripts/setup.sh
@@ -19,14 +20,18 @@ wasm-bindgen --target web --no-typescript --out-dir "$PKG" target/wasm32-unknown
 trunk build --release
 cargo build -q -p cowork-tests --bin cowork-dev-server
 
-say "starting a NATS server on loopback for the sync rows (scripts/nats.sh; stopped at the end)"
+say "starting a NATS server and a three-node cluster on loopback for the sync rows (scripts/nats.sh, scripts/nats-cluster.sh; stopped at the end)"
 NATS_DIR="$(mktemp -d)"
-trap 'scripts/nats.sh stop "$NATS_DIR" || true; rm -rf "$NATS_DIR"' EXIT
+CLUSTER_DIR="$(mktemp -d)"
+stop_nats() { scripts/nats.sh stop "$NATS_DIR" || true; scripts/nats-cluster.sh stop "$CLUSTER_DIR" || true; rm -rf "$NATS_DIR" "$CLUSTER_DIR"; }
+trap stop_nats EXIT
 NATS_WS_URL="$(COWORK_NATS_SPACES="" COWORK_NATS_LIFETIME=1800 scripts/nats.sh start "$NATS_DIR" | sed -n 's/^NATS_WS_URL=//p')"
+NATS_WS_URLS="$(COWORK_NATS_SPACES="" COWORK_NATS_LIFETIME=1800 scripts/nats-cluster.sh start "$CLUSTER_DIR" | sed -n 's/^NATS_WS_URLS=//p')"
 
 say "running the benchmark in headless Chromium"
 node tests/bench/run.mjs --pkg "$PKG" --dist "$ROOT/dist" --server "$ROOT/target/debug/cowork-dev-server" \
-  --out "$ROOT/bench-results/bench-results.json" --nats "$NATS_WS_URL" "$@"
+  --out "$ROOT/bench-results/bench-results.json" --nats "$NATS_WS_URL" --nats-cluster "$NATS_WS_URLS" "$@"
+if [[ " $* " == *" --sync-only "* ]]; then exit 0; fi
 
 # Recall by meaning's model worker, as the app built it (dist/semantic/), in headless Chromium: its load
 # from the network and from OPFS, and embedding throughput in turns/s (tests/e2e/semantic-bench.js).
@@ -52,7 +57,7 @@ if [[ -z "${COWORK_LOCOMO:-}" ]]; then
 elif [[ -f "$COWORK_LOCOMO" ]]; then
   say "LoCoMo retrieval recall (native; unpacking $COWORK_LOCOMO)"
   LOCOMO_DIR="$(mktemp -d)"
-  trap 'scripts/nats.sh stop "$NATS_DIR" || true; rm -rf "$NATS_DIR" "$LOCOMO_DIR"' EXIT
+  trap 'stop_nats; rm -rf "$LOCOMO_DIR"' EXIT
   python3 -m zipfile -e "$COWORK_LOCOMO" "$LOCOMO_DIR"
   COWORK_LOCOMO="$LOCOMO_DIR" cargo run -q --release -p cowork-bench --example locomo -- --out "$ROOT/bench-results/locomo.json"
 else

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Runs every test: native, the sync transport against a real nats-server on loopback, wasm in headless
-# Chromium (dedicated-worker mode on OPFS, and DOM mode), and end-to-end against the served app. Sets the
-# machine up first when needed.
+# Runs every test: native, the sync transport against a real nats-server on loopback and a three-node
+# JetStream cluster of them (scripts/nats-cluster.sh, started and stopped by the tests that use it), wasm
+# in headless Chromium (dedicated-worker mode on OPFS, and DOM mode), and end-to-end against the served
+# app (sync-cluster.test.js: two devices through the cluster, its stream leader killed). Sets the machine
+# up first when needed.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=scripts/setup.sh

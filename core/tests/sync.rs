@@ -190,7 +190,7 @@ fn turns_appended_offline_on_two_devices_keep_both_the_later_as_a_fork() {
         );
         let fork = sessions(d).into_iter().find(|id| *id != s).expect("a conflict fork");
         let f = d.store.get_session(&fork).unwrap();
-        assert_eq!(f.title, "Plan the release (on Laptop)");
+        assert_eq!(f.title, "Release (laptop) (on Laptop)", "the fork's title follows its parent's");
         assert_eq!((f.parent_session_id.as_deref(), f.fork_turn), (Some(s.as_str()), Some(1)));
         assert_eq!(texts(d, &fork), ["Plan the release", "laptop: step one", "laptop: and then?"]);
         assert_eq!(d.store.get_session(&s).unwrap().title, "Release (laptop)", "the rename later in the stream wins");

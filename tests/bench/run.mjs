@@ -3,6 +3,12 @@
 //
 //   node tests/bench/run.mjs --pkg DIR --dist DIR --server BIN [--out FILE] [--quick] [--stream-only]
 //                            [--rounds N] [--only fresh,full] [--trace DIR]
+//                            [--nats WS_URL] [--nats-cluster WS_URL,WS_URL,WS_URL] [--sync-only]
+//
+// `--nats` runs the sync phases against that server; `--nats-cluster` adds device-to-device latency
+// through a cluster (its nodes' URLs; the space's stream on three of them) in the same run, beside the
+// one server's; `--sync-only` runs only device-to-device latency, on small fresh archives (and counts
+// the cold-start bytes).
 //
 // `--stream-only` runs only the streaming benchmark (stream.mjs) and counts the cold-start bytes;
 // `--rounds N` sets its rounds (3; 1 with --quick), `--only` its runs (floor, fresh, full), and
@@ -38,6 +44,7 @@ const SERVER_BIN = resolve(args.server ?? join(root, 'target/debug/cowork-dev-se
 const OUT = resolve(args.out ?? join(root, 'bench-results/bench-results.json'));
 const QUICK = Boolean(args.quick); // a small run for checking the harness itself
 const STREAM_ONLY = Boolean(args['stream-only']);
+const SYNC_ONLY = Boolean(args['sync-only']);
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 
 const watchdog = setTimeout(() => {
@@ -104,6 +111,30 @@ const p50 = (xs) => pct(xs, 50);
 const p99 = (xs) => pct(xs, 99);
 
 // --- the browser phases ------------------------------------------------------------------------------------
+
+/** Device-to-device latency through the one server (in `space`, which the upload phases filled; fresh
+ *  small archives when null) and, with `--nats-cluster`, through the cluster, one after the other. */
+async function latencies(run, space) {
+  const reps = QUICK ? 5 : 60;
+  const passphrase = 'bench passphrase';
+  const out = {};
+  if (typeof args.nats === 'string') {
+    let single = space;
+    if (!single) {
+      single = { url: args.nats, space: `bench${Date.now()}`, passphrase, a: 'single-a.db', b: 'single-b.db' };
+      await run('sync_seed', single);
+    }
+    out.latency = await run('sync_latency', { ...single, reps });
+  }
+  if (typeof args['nats-cluster'] === 'string') {
+    const cluster = {
+      url: args['nats-cluster'].split(','), space: `benchc${Date.now()}`, passphrase, replicas: 3, a: 'cluster-a.db', b: 'cluster-b.db',
+    };
+    await run('sync_seed', cluster);
+    out.cluster = { ...(await run('sync_latency', { ...cluster, reps })), nodes: cluster.url.length };
+  }
+  return out;
+}
 async function browserPhases() {
   const server = await serve();
   const url = `http://127.0.0.1:${server.address().port}/`;
@@ -122,6 +153,11 @@ async function browserPhases() {
       console.error(`bench: ${name} took ${((Date.now() - t) / 1000).toFixed(1)} s`);
       return r;
     };
+    if (SYNC_ONLY) {
+      const sync = await latencies(run, null);
+      await run('cleanup', {});
+      return { version, userAgent: await page.evaluate(() => navigator.userAgent), sync };
+    }
     const append = await run('append', QUICK ? { iterations: 20, sizes: [200, 1000] } : { iterations: 200, sizes: [1000, 10000] });
     const attach = await run('attach', QUICK ? { turns: 100 } : {}); // 40 appends of 1 MB either way
     const search = await run('search', {
@@ -138,8 +174,8 @@ async function browserPhases() {
       sync = {
         upload: await run('sync_upload', space),
         first: await run('sync_first', space),
-        latency: await run('sync_latency', { ...space, reps: QUICK ? 5 : 60 }),
       };
+      Object.assign(sync, await latencies(run, space));
     }
     await run('cleanup', {});
     return { version, userAgent: await page.evaluate(() => navigator.userAgent), append, attach, search, resume, sync };
@@ -251,7 +287,7 @@ function buildRows(b, cold, stream) {
   const add = (group, name, value, peer, goal) => rows.push({ group, name, value, peer, ...goal });
   const within = (measured, limit, text) => ({ goal: text, ratio: measured / limit, met: measured <= limit });
   const atLeast = (measured, limit, text) => ({ goal: text, ratio: measured / limit, met: measured >= limit });
-  if (b) storeRows(b, add, within, atLeast);
+  if (b?.append) storeRows(b, add, within, atLeast);
   if (stream) streamRows(stream, add, within);
   if (cold) {
     add('cold start', 'app + worker + wasm, gzip', mb(cold.bytes.code_gzip), `raw ${mb(cold.bytes.code_raw)}`,
@@ -266,18 +302,18 @@ function buildRows(b, cold, stream) {
         `FCP ${ms(p50(cold.render.map((x) => x.fcp)))}, archive ready ${ms(p50(cold.render.map((x) => x.ready)))}`, { goal: '(no goal)', ratio: null, met: null });
     }
   }
-  if (b?.sync) {
-    const { upload: u, first: f, latency: l } = b.sync;
+  if (b?.sync && !b.sync.upload) syncLatencyRows(b.sync, add);
+  if (b?.sync?.upload) {
+    const { upload: u, first: f } = b.sync;
     add('sync', `send a ${u.turns.toLocaleString('en')}-turn archive once (${u.messages.toLocaleString('en')} changes)`, secs(u.upload_ms),
       `queueing ${ms(u.queue_ms)}, opening the space ${ms(u.open_ms)}`, { goal: '(shown)', ratio: null, met: null });
     add('sync', `first sync of ${f.turns.toLocaleString('en')} turns to an empty device`, secs(f.first_sync_ms),
       `applying ${secs(f.apply_ms)}, opening ${ms(f.open_ms)}`, within(f.first_sync_ms, 60_000, '≤ 60 s'));
     add('sync', '  wasm memory of that device after it', mb(f.memory), `at start ${mb(f.memory_at_start)}`,
       within(f.memory, 64 * 1048576, '≤ 64 MB'));
-    add('sync', `device → device on loopback, the worker's rounds, p50 / p99 (${l.ms.length})`, `${ms(p50(l.ms))} / ${ms(p99(l.ms))}`,
-      'append → on the other device', { goal: '(shown; e2e goal ≤ 2 s)', ratio: null, met: null });
+    syncLatencyRows(b.sync, add);
   }
-  if (b) {
+  if (b?.search) {
     const h = b.search.hybrid;
   if (h) {
     for (const [kind, list] of Object.entries(h.kinds)) {
@@ -312,6 +348,20 @@ function streamRows(s, add, within) {
   if (s.fresh.length && s.full.length) {
     add('streaming', '  reply drawn after the last delta was sent, fresh / full', `${ms(med(s.fresh, 'drawn_after_end_ms'))} / ${ms(med(s.full, 'drawn_after_end_ms'))}`,
       s.floor.length ? `floor ${ms(med(s.floor, 'drawn_after_end_ms'))}` : '', within(Math.max(med(s.fresh, 'drawn_after_end_ms'), med(s.full, 'drawn_after_end_ms')), 100, '≤ 100 ms'));
+  }
+}
+
+/** The device-to-device rows: through the one server and, beside it, through the cluster. */
+function syncLatencyRows({ latency: l, cluster: c }, add) {
+  const shown = { goal: '(shown; e2e goal ≤ 2 s)', ratio: null, met: null };
+  if (l) {
+    add('sync', `device → device on loopback, one server, the worker's rounds, p50 / p99 (${l.ms.length})`, `${ms(p50(l.ms))} / ${ms(p99(l.ms))}`,
+      'append → on the other device', shown);
+  }
+  if (c) {
+    const retried = (x) => (x.failures ? `; ${x.failures} rounds tried again (${x.failure})` : '');
+    add('sync', `device → device on loopback, ${c.nodes}-node cluster (stream on 3), p50 / p99 (${c.ms.length})`, `${ms(p50(c.ms))} / ${ms(p99(c.ms))}`,
+      `${l ? `one server, same run: ${ms(p50(l.ms))} / ${ms(p99(l.ms))}${retried(l)}` : ''}${retried(c)}`, shown);
   }
 }
 
@@ -405,17 +455,17 @@ async function streamPhases() {
 
 const started = Date.now();
 const browser = STREAM_ONLY ? null : await browserPhases();
-const stream = args['no-stream'] ? null : await streamPhases();
+const stream = args['no-stream'] || SYNC_ONLY ? null : await streamPhases();
 let cold = null;
 if (!args['no-cold']) {
   console.error('bench: cold start …');
-  cold = { bytes: wireBytes(), render: STREAM_ONLY ? null : await firstRender(QUICK ? 1 : 5) };
+  cold = { bytes: wireBytes(), render: STREAM_ONLY || SYNC_ONLY ? null : await firstRender(QUICK ? 1 : 5) };
 }
 const rows = buildRows(browser, cold, stream);
 const machine = { cpus: cpus().length, cpu: cpus()[0]?.model, memory_gb: Math.round(totalmem() / 2 ** 30), kernel: release() };
-const store = browser ? `SQLite ${browser.resume.sqlite}, ` : '';
+const store = browser?.resume ? `SQLite ${browser.resume.sqlite}, ` : '';
 console.log(`\nCowork bench — ${store}${machine.cpus} × ${machine.cpu}, ${machine.memory_gb} GiB` +
-  `${browser ? `, journal_mode=${browser.append.journal_mode}` : ''}, ran ${((Date.now() - started) / 1000).toFixed(0)} s${QUICK ? ' (QUICK)' : ''}\n`);
+  `${browser?.append ? `, journal_mode=${browser.append.journal_mode}` : ''}, ran ${((Date.now() - started) / 1000).toFixed(0)} s${QUICK ? ' (QUICK)' : ''}\n`);
 printTable(rows);
 mkdirSync(dirname(OUT), { recursive: true });
 writeFileSync(OUT, JSON.stringify({ when: new Date().toISOString(), machine, chromium: browser?.version, quick: QUICK, rows, raw: { ...browser, stream, cold } }, null, 1));

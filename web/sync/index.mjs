@@ -4,8 +4,8 @@
 // JetStream over WebSocket (never a server of our own) and encrypts them on the device: the server
 // stores and orders ciphertext; ids, subjects, sizes and times are all it sees.
 //
-//   connect({ url, user, pass, token, creds, name, inboxPrefix }) → Connection
-//   openSpace(connection, { space, passphrase, create }) → Space
+//   connect({ url | servers, user, pass, token, creds, name, inboxPrefix }) → Connection
+//   openSpace(connection, { space, passphrase, create, replicas }) → Space
 //   newRecoveryKey() → "XXXX-XXXX-…" (160 random bits, accepted by openSpace as the passphrase)
 //   space.publish([{ id, subject, body }]) → number acknowledged, in order
 //   space.fetch(afterSeq, max) → { messages: [{ seq, id, body }], lastSeq, streamLast }
@@ -29,6 +29,12 @@
 //   is the message's), fetching earlier chunks from the server when they started reading after them.
 import { credsAuthenticator, headers, wsconnect } from '@nats-io/nats-core';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import {
+  CHECK, IV_BYTES, TAG_BYTES, checkData, chunkData, decoder, deriveKey, encoder, fromBase64, normalisePassphrase, seal, toBase64,
+  unseal,
+} from './keys.mjs';
+
+export { newRecoveryKey } from './keys.mjs';
 
 const SPACE = /^[a-z0-9_-]{1,64}$/;
 const SUBJECT = /^[A-Za-z0-9-][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$/; // no wildcards; `_…` is ours
@@ -36,9 +42,6 @@ const META = '_meta';
 const FORMAT = 'cowork-sync/1';
 const ITERATIONS = 600_000;
 const MAX_ITERATIONS = 10_000_000; // a bound on the work a forged _meta message can ask of us
-const CHECK = 'cowork-sync key check';
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
 const HEADER_ROOM = 512; // bytes of headers kept free in every message (ids are ≤ 256 bytes)
 const WINDOW_MESSAGES = 64; // publishes in flight at once …
 const WINDOW_BYTES = 4 << 20; // … and their bytes
@@ -77,7 +80,13 @@ function classify(err, ctx = {}) {
       : `The sync server does not let ${who} ${denied.operation === 'publish' ? 'publish to' : 'subscribe to'} ${denied.subject}: ask its administrator to allow it.`;
     return new SyncError('permission', message, { cause: err });
   }
-  if (find('JetStreamNotEnabled')) {
+  const off = find('JetStreamNotEnabled');
+  if (off) {
+    // The client says "not enabled" for a JetStream request nobody answered too: what a cluster does for
+    // a few seconds while its nodes choose a new leader.
+    if (off.cause?.isNoResponders?.()) {
+      return new SyncError('server', `The sync server's JetStream did not answer ${who} (a cluster does not while it chooses a new leader, for a few seconds): Cowork tries again by itself; if this lasts, ask the server's administrator whether JetStream is on.`, { cause: err });
+    }
     return new SyncError('server', `The sync server has JetStream turned off for ${who}: ask its administrator to enable it.`, { cause: err });
   }
   const api = find('JetStreamApiError', 'StreamNotFoundError', 'ConsumerNotFoundError', 'JetStreamError', 'JetStreamStatusError');
@@ -92,19 +101,24 @@ function classify(err, ctx = {}) {
 // --- Connection ----------------------------------------------------------------------------------------
 
 /**
- * Connects to the NATS server at `url` (ws:// or wss://) as `user`/`pass`, or with a `token`, or with
- * the text of a `.creds` file. Replies come to `<inboxPrefix>.…`, by default `_INBOX_<user>` (any
- * character other than a letter, digit, _ or - becomes _), so the server can give every user a private
- * inbox; pass `inboxPrefix: "_INBOX"` for a server that grants `_INBOX.>`. The connection reconnects by
- * itself; see `status` and `onStatus`.
+ * Connects to the NATS server at `url` (ws:// or wss://), or to any of `servers` (a list of such URLs:
+ * the nodes of one cluster), as `user`/`pass`, or with a `token`, or with the text of a `.creds` file.
+ * Replies come to `<inboxPrefix>.…`, by default `_INBOX_<user>` (any character other than a letter,
+ * digit, _ or - becomes _), so the server can give every user a private inbox; pass
+ * `inboxPrefix: "_INBOX"` for a server that grants `_INBOX.>`. The connection reconnects by itself, to
+ * another of the servers when the one it used goes away; see `status` and `onStatus`.
  */
-export async function connect({ url, user, pass, token, creds, name, inboxPrefix } = {}) {
-  if (typeof url !== 'string' || !/^wss?:\/\/[^\s/]+/i.test(url)) {
-    throw invalid(`The sync server's address must start with ws:// or wss://, like wss://sync.example.com; "${url ?? ''}" does not.`);
+export async function connect({ url, servers, user, pass, token, creds, name, inboxPrefix } = {}) {
+  const list = servers ?? [url];
+  if (!Array.isArray(list) || list.length === 0) throw invalid('Give the sync server\'s address, like wss://sync.example.com.');
+  for (const u of list) {
+    if (typeof u !== 'string' || !/^wss?:\/\/[^\s/]+/i.test(u)) {
+      throw invalid(`The sync server's address must start with ws:// or wss://, like wss://sync.example.com; "${u ?? ''}" does not.`);
+    }
   }
-  const ctx = { url, action: 'connect' };
+  const ctx = { url: list.join(', '), action: 'connect' };
   const options = {
-    servers: url,
+    servers: list,
     name: name ?? 'cowork',
     maxReconnectAttempts: -1,
     reconnectTimeWait: 1000,
@@ -199,73 +213,13 @@ class Connection {
 
 // --- Keys ----------------------------------------------------------------------------------------------
 
-const encoder = new TextEncoder();
-const decoder = new TextDecoder('utf-8', { fatal: true });
-const toBase64 = (bytes) => btoa(String.fromCharCode(...bytes));
-const fromBase64 = (text) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
-const RECOVERY_ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'; // Crockford's base32: no I, L, O, U
-
-/** A random recovery key: 160 bits as 8 groups of 4 base32 characters, e.g. "7KQ2-…". */
-export function newRecoveryKey() {
-  let value = crypto.getRandomValues(new Uint8Array(20)).reduce((v, byte) => (v << 8n) | BigInt(byte), 0n);
-  let out = '';
-  for (let i = 0; i < 32; i++, value >>= 5n) out = RECOVERY_ALPHABET[Number(value & 31n)] + out;
-  return out.match(/.{4}/g).join('-');
-}
-
-// A recovery key typed in any case, with or without dashes or spaces, and with O for 0 or I/L for 1,
-// is the same key; any other passphrase is taken as written (in Unicode NFC).
-function normalisePassphrase(passphrase) {
-  const squashed = passphrase.toUpperCase().replace(/[\s-]/g, '').replace(/O/g, '0').replace(/[IL]/g, '1');
-  if (squashed.length === 32 && [...squashed].every((c) => RECOVERY_ALPHABET.includes(c))) {
-    return squashed.match(/.{4}/g).join('-');
-  }
-  return passphrase.normalize('NFC');
-}
-
-async function deriveKey(passphrase, salt, iterations) {
-  const material = await crypto.subtle.importKey('raw', encoder.encode(passphrase), 'PBKDF2', false, ['deriveKey']);
-  return crypto.subtle.deriveKey(
-    { name: 'PBKDF2', hash: 'SHA-256', salt, iterations },
-    material,
-    { name: 'AES-GCM', length: 256 },
-    false,
-    ['encrypt', 'decrypt'],
-  );
-}
-
-async function seal(key, plaintext, additional) {
-  const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES));
-  const params = { name: 'AES-GCM', iv, additionalData: encoder.encode(additional) };
-  const sealed = new Uint8Array(await crypto.subtle.encrypt(params, key, plaintext));
-  const out = new Uint8Array(IV_BYTES + sealed.length);
-  out.set(iv);
-  out.set(sealed, IV_BYTES);
-  return out;
-}
-
-/** The plaintext, or null when the key or the additional data is not the one it was sealed with. */
-async function unseal(key, payload, additional) {
-  if (payload.length < IV_BYTES + TAG_BYTES) return null;
-  const params = { name: 'AES-GCM', iv: payload.subarray(0, IV_BYTES), additionalData: encoder.encode(additional) };
-  try {
-    return new Uint8Array(await crypto.subtle.decrypt(params, key, payload.subarray(IV_BYTES)));
-  } catch {
-    return null;
-  }
-}
-
-const checkData = (space) => `${CHECK}\u0000${space}`;
-const chunkData = (id, k, n) => `${id}\u0000${k}/${n}`;
-
-// --- Spaces --------------------------------------------------------------------------------------------
-
 /**
  * Opens `space` with `passphrase` (or a recovery key). With `create`, makes its stream when there is
- * none (file storage, JetStream's duplicate window, no deleting or purging) and sets up its encryption
- * when no device has yet. A wrong passphrase throws kind "passphrase" before any message is read.
+ * none (file storage, JetStream's duplicate window, no deleting or purging, on `replicas` nodes of a
+ * cluster: 1 unless given) and sets up its encryption when no device has yet. A wrong passphrase
+ * throws kind "passphrase" before any message is read.
  */
-export async function openSpace(connection, { space, passphrase, create = false } = {}) {
+export async function openSpace(connection, { space, passphrase, create = false, replicas = 1 } = {}) {
   if (!(connection instanceof Connection)) throw invalid('openSpace needs a connection from connect().');
   if (typeof space !== 'string' || !SPACE.test(space)) {
     throw invalid(`A space name is 1 to 64 characters among a–z, 0–9, _ and -; "${space ?? ''}" is not one.`);
@@ -288,6 +242,7 @@ export async function openSpace(connection, { space, passphrase, create = false 
         retention: 'limits',
         deny_delete: true,
         deny_purge: true,
+        num_replicas: replicas,
       };
       // Another device may create it at the same moment: then its stream is the one.
       info = await jsm.streams.add(config).catch((err) => {
@@ -465,6 +420,23 @@ class Space {
     checkSeq(afterSeq);
     if (!Number.isInteger(max) || max < 1) throw invalid('fetch needs a positive maximum count.');
     const ctx = { ...this.ctx, action: `read space "${this.space}"` };
+    // In a cluster a new consumer may not answer its first pull yet ("no responders"): read again, a
+    // little later, a few times, before saying the server failed.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#read(afterSeq, max);
+      } catch (err) {
+        if (attempt < 4 && noResponders(err)) {
+          await new Promise((ok) => setTimeout(ok, 50 * attempt));
+          continue;
+        }
+        throw classify(err, ctx);
+      }
+    }
+  }
+
+  // One read for `fetch`, through a consumer of its own.
+  async #read(afterSeq, max) {
     let consumer = null;
     try {
       const jsm = await this.#connection.manager();
@@ -487,8 +459,6 @@ class Space {
         if (got === 0) break; // the rest was removed from the stream while we read
       }
       return { messages, lastSeq: cursor, streamLast: last };
-    } catch (err) {
-      throw classify(err, ctx);
     } finally {
       consumer?.delete().catch(() => {});
     }
@@ -594,6 +564,15 @@ class Space {
     for (let i = 1, at = 0; i <= n; at += parts.get(i).length, i++) body.set(parts.get(i), at);
     return { seq, id, body: decoder.decode(body) };
   }
+}
+
+/** Whether `err` (or what caused it) is a request nobody answered. */
+function noResponders(err) {
+  for (let e = err, i = 0; e && i < 8; e = e.cause, i++) {
+    if (e instanceof SyncError) return false;
+    if (e.isNoResponders?.() || e.code === 503 || e.status === 503 || /no responders/i.test(e.message ?? '')) return true;
+  }
+  return false;
 }
 
 function checkSeq(seq) {

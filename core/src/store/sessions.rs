@@ -165,15 +165,6 @@ impl Store {
             .context("listing workspaces")
     }
 
-    /// Sets the title (its first line, at most [`TITLE_MAX_CHARS`] characters); an empty title is refused.
-    pub fn rename_session(&mut self, id: &str, title: &str) -> Result<()> {
-        let title = clip_title(title);
-        if title.is_empty() {
-            return Err(Error::Invalid("a session title cannot be empty".into()));
-        }
-        self.update_session(id, "renaming", "UPDATE sessions SET title = ?2 WHERE id = ?1", title)
-    }
-
     /// Archives (hides from the default list) or unarchives a session; nothing is deleted.
     pub fn set_archived(&mut self, id: &str, archived: bool) -> Result<()> {
         self.update_session(id, "archiving", "UPDATE sessions SET is_archived = ?2 WHERE id = ?1", archived)

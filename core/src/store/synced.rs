@@ -1,14 +1,30 @@
 //! The user's writes whose sync side is more than the outbox's triggers: deleting a session (with
-//! sync on, hidden at once and carried out where the stream orders it) and saving a workspace's
-//! settings (a new sync scope sends its sessions to the new space). Above both the rows they write
+//! sync on, hidden at once and carried out where the stream orders it), renaming one (its conflict
+//! forks follow) and saving a workspace's settings (a new sync scope sends its sessions to the new
+//! space). Above both the rows they write
 //! (`sessions.rs`, `workspaces.rs`) and `sync/`, which applies the same rows from the stream, so
 //! neither of those imports the other back.
 
+use super::sessions::clip_title;
 use super::{workspaces, Store};
 use crate::error::{Context, Error, Result};
 use crate::{SyncScope, WorkspaceSettings};
 
 impl Store {
+    /// Sets the title (its first line, at most [`super::TITLE_MAX_CHARS`] characters); an empty title is refused.
+    pub fn rename_session(&mut self, id: &str, title: &str) -> Result<()> {
+        let title = clip_title(title);
+        if title.is_empty() {
+            return Err(Error::Invalid("a session title cannot be empty".into()));
+        }
+        // Conflict forks titled after this session follow it (`sync/titles.rs`).
+        let tx = self.conn.transaction().context("renaming a session")?;
+        if super::sync::rename_here(&tx, id, &title)? == 0 {
+            return Err(Error::SessionNotFound(id.to_owned()));
+        }
+        tx.commit().context("renaming a session")
+    }
+
     /// Deletes a whole session, its turns, tool executions, tasks and manifests. Forks of it keep
     /// their content: the turns they inherit are copied into them first.
     ///

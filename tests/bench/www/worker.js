@@ -103,9 +103,10 @@ async function applyBatch(bench, space, after) {
   return [messages.length, bench.apply_sync(JSON.stringify(messages.map(({ seq, body }) => ({ seq, body }))))];
 }
 
-const openSpace = async (S, { url, space, passphrase }, name, create = false) => {
-  const connection = await S.connect({ url, user: 'carol', pass: 'carol-secret', name });
-  return { connection, space: await S.openSpace(connection, { space, passphrase, create }) };
+// `url`: one server's, or a list (a cluster's nodes); `replicas`: the stream's copies when created.
+const openSpace = async (S, { url, space, passphrase, replicas = 1 }, name, create = false) => {
+  const connection = await S.connect({ servers: [url].flat(), user: 'carol', pass: 'carol-secret', name });
+  return { connection, space: await S.openSpace(connection, { space, passphrase, create, replicas }) };
 };
 
 // --- phases -------------------------------------------------------------------------------------------
@@ -294,22 +295,52 @@ const PHASES = {
     return result;
   },
 
+  /** Two fresh devices for a latency run in a fresh space (when the upload phases did not make them,
+   *  or for another server): A (`a`) with a session of `turns` turns, sent; B (`b`) empty, caught up. */
+  async sync_seed({ a = 'archive.db', b = 'sync-b.db', turns = 200, ...o }) {
+    const S = await syncModule();
+    for (const name of [a, b]) w.remove_archive(name);
+    const A = new w.Bench(a, SEED + 2);
+    A.seed_session(turns);
+    A.enable_sync();
+    const B = new w.Bench(b, SEED + 3);
+    B.join_sync('bench-b');
+    const [da, db] = [await openSpace(S, o, 'bench-a', true), await openSpace(S, o, 'bench-b')];
+    while (await publishBatch(A, da.space)) {}
+    const after = { seq: 0 };
+    while ((await applyBatch(B, db.space, after))[0]) {}
+    for (const d of [da, db]) { await d.space.close(); await d.connection.close(); }
+    const out = { turns: A.turn_total(), received: B.turn_total() };
+    A.close();
+    B.close();
+    return out;
+  },
+
   /** Device to device: A appends a turn now and then; both run the storage worker's rounds (publish,
    *  fetch, apply, at its cadence); the time from A's append to B having the turn, `reps` times. */
-  async sync_latency({ reps = 50, ...o }) {
+  async sync_latency({ reps = 50, a: aName = 'archive.db', b: bName = 'sync-b.db', ...o }) {
     const S = await syncModule();
-    const a = new w.Bench('archive.db', SEED + 2);
+    const a = new w.Bench(aName, SEED + 2);
     a.adopt_sessions();
-    const b = new w.Bench('sync-b.db', SEED + 3);
+    const b = new w.Bench(bName, SEED + 3);
     const [A, B] = [await openSpace(S, o, 'bench-a'), await openSpace(S, o, 'bench-b')];
     let running = true;
     const received = { count: 0, at: 0 }; // B's messages from A, and when the last batch was applied
+    // A round the server failed (a cluster's consumer not ready yet, say) is tried again after the idle
+    // wait, as the storage worker does; how many there were is part of the result.
+    const failures = [];
     const device = async (bench, space, arrivals) => {
       const next = cadence();
       const after = { seq: 0 };
       while (running) {
-        const sent = await publishBatch(bench, space);
-        const [got] = await applyBatch(bench, space, after);
+        let [sent, got] = [0, 0];
+        try {
+          sent = await publishBatch(bench, space);
+          [got] = await applyBatch(bench, space, after);
+        } catch (err) {
+          if (err?.kind !== 'server' && err?.kind !== 'unreachable') throw err;
+          failures.push(err.message);
+        }
         if (got && arrivals) Object.assign(arrivals, { count: arrivals.count + got, at: performance.now() });
         await sleep(next(sent + got > 0));
       }
@@ -339,13 +370,14 @@ const PHASES = {
     for (const d of [A, B]) { await d.space.close(); await d.connection.close(); }
     a.close();
     b.close();
-    return { ms };
+    return { ms, failures: failures.length, failure: failures[0] ?? null };
   },
 
   async cleanup() {
     w.remove_archive('archive.db');
     w.remove_archive('append.db');
     w.remove_archive('sync-b.db');
+    for (const name of ['single-a.db', 'single-b.db', 'cluster-a.db', 'cluster-b.db']) w.remove_archive(name);
     return true;
   },
 };

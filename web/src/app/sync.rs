@@ -232,7 +232,7 @@ pub fn SyncDialog(
             SyncState::Offline { message, .. } => format!("{} — {message}", state.label()),
             other => other.label(),
         };
-        view! { <p class="sync-state" class:error=matches!(state, SyncState::Failed { .. })>{text}</p> }
+        view! { <p class="sync-state" role="status" class:error=matches!(state, SyncState::Failed { .. })>{text}</p> }
     };
     view! {
         <Show when=move || dialogs.sync_open.get()>
@@ -243,8 +243,7 @@ pub fn SyncDialog(
                     <p class="hint">"Your archive goes to a NATS JetStream server (your own or a hosted one), \
                         encrypted here with a key from your sync passphrase: the server sees ids, sizes and times, \
                         never what you wrote. Use the same server, space and passphrase on each device."</p>
-                    {state_line}
-                    {field("Server URL", "sync-server", "url", "wss://sync.example.com", |d| d.server_url.clone(), |d, v| d.server_url = v)}
+                    {field("Server URL (a cluster's nodes: several, separated by commas)", "sync-server", "text", "wss://sync.example.com", |d| d.server_url.clone(), |d, v| d.server_url = v)}
                     {field("User", "sync-user", "text", "", |d| d.user.clone(), |d, v| d.user = v)}
                     {field("Password", "sync-password", "password", "", |d| d.password.clone(), |d, v| d.password = v)}
                     {field("Token (instead of user and password)", "sync-token", "password", "", |d| d.token.clone(), |d, v| d.token = v)}
@@ -297,13 +296,18 @@ pub fn SyncDialog(
                         </div>
                     })}
                     {field("This device's name", "sync-device", "text", "Laptop", |d| d.device_name.clone(), |d, v| d.device_name = v)}
-                    {move || error.get().map(|e| view! { <p class="field-error" role="alert">{e}</p> })}
-                    <div class="dialog-actions">
-                        <Show when=move || load().is_some()>
-                            <button class="turn-off-sync" on:click=turn_off>"Turn sync off"</button>
-                        </Show>
-                        <button on:click=move |_| close()>"Close"</button>
-                        <button class="primary turn-on-sync" on:click=turn_on>"Sync this archive"</button>
+                    // Where sync stands, beside the buttons that change it: the dialog is longer than
+                    // a laptop's screen, and the status follows "Sync this archive" into view.
+                    <div class="sync-footer">
+                        {state_line}
+                        {move || error.get().map(|e| view! { <p class="field-error" role="alert">{e}</p> })}
+                        <div class="dialog-actions">
+                            <Show when=move || load().is_some()>
+                                <button class="turn-off-sync" on:click=turn_off>"Turn sync off"</button>
+                            </Show>
+                            <button on:click=move |_| close()>"Close"</button>
+                            <button class="primary turn-on-sync" on:click=turn_on>"Sync this archive"</button>
+                        </div>
                     </div>
                 </div>
             </div>

@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SyncSettings {
-    /// The NATS server's WebSocket URL (`wss://…`, or `ws://127.0.0.1:…` for one of your own).
+    /// The NATS server's WebSocket URL (`wss://…`, or `ws://127.0.0.1:…` for one of your own), or
+    /// several, separated by commas or spaces: the nodes of one cluster ([`SyncSettings::servers`]).
     pub server_url: String,
     /// The NATS user.
     pub user: String,
@@ -71,11 +72,20 @@ impl TeamSpace {
 impl SyncSettings {
     /// What is missing or wrong, said so the user knows what to type; `None` when it can be tried.
     pub fn problem(&self) -> Option<String> {
-        let url = self.server_url.trim();
-        if !(url.starts_with("ws://") || url.starts_with("wss://")) || url.len() < 8 {
+        let servers = self.servers();
+        if servers.is_empty() {
             return Some(
-                "The server URL must be a WebSocket URL, e.g. wss://sync.example.com or ws://127.0.0.1:9222.".into(),
+                "Give the server's WebSocket URL, e.g. wss://sync.example.com (several of one cluster: \
+                 separated by commas)."
+                    .into(),
             );
+        }
+        if let Some(url) = servers.iter().find(|u| !(u.starts_with("ws://") || u.starts_with("wss://")) || u.len() < 8)
+        {
+            return Some(format!(
+                "The server URL must be a WebSocket URL, e.g. wss://sync.example.com or ws://127.0.0.1:9222; \
+                 “{url}” is not one."
+            ));
         }
         if self.user.trim().is_empty() && self.token.trim().is_empty() && self.creds.trim().is_empty() {
             return Some("Give the NATS user and password, a token, or a credentials file.".into());
@@ -98,6 +108,18 @@ impl SyncSettings {
         None
     }
 
+    /// The servers to connect to: the URLs given, separated by commas or white space (a cluster's
+    /// nodes; the connection moves to another when the one it uses goes away), each once.
+    pub fn servers(&self) -> Vec<String> {
+        let mut servers: Vec<String> = Vec::new();
+        for url in self.server_url.split(|c: char| c == ',' || c.is_whitespace()).filter(|u| !u.is_empty()) {
+            if !servers.iter().any(|s| s == url) {
+                servers.push(url.to_owned());
+            }
+        }
+        servers
+    }
+
     /// The space's name: as given, else the user's name; lower case.
     pub fn space_name(&self) -> String {
         let s = if self.space.trim().is_empty() { self.user.trim() } else { self.space.trim() };
@@ -116,8 +138,13 @@ pub enum SyncState {
     Connecting,
     /// Connected; `waiting` changes not yet acknowledged by the server.
     Synced {
-        /// Changes made here that the server has not acknowledged yet.
+        /// Changes made here that the server has not acknowledged yet, as a user counts them
+        /// (messages, renames, deletes: `Store::sync_waiting_changes`).
         waiting: i64,
+        /// Whether anything else made here waits too (a reply's token usage, a session's model…):
+        /// "Sending…" rather than "Synced" while nothing a user counts waits.
+        #[serde(default, skip_serializing_if = "is_false")]
+        sending: bool,
         /// Messages on the server this device has not applied yet (a first sync's progress).
         #[serde(default, skip_serializing_if = "is_zero")]
         behind: i64,
@@ -130,7 +157,7 @@ pub enum SyncState {
     },
     /// The server cannot be reached; changes are kept and sent when it can.
     Offline {
-        /// Changes made here waiting to be sent.
+        /// Changes made here waiting to be sent, as a user counts them.
         waiting: i64,
         /// What happened.
         message: String,
@@ -160,6 +187,28 @@ fn is_zero(n: &i64) -> bool {
     *n == 0
 }
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// What a failure's message says happened, without what to do about it: the words before its first
+/// ": " (every sync failure says "what happened: what to do"), its asides in parentheses left out.
+fn headline(message: &str) -> String {
+    let head = message.split(": ").next().unwrap_or(message);
+    let mut out = String::with_capacity(head.len());
+    let mut depth = 0usize;
+    for c in head.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    let out = out.split_whitespace().collect::<Vec<_>>().join(" ");
+    out.trim_end_matches(['.', ',', ';', ' ']).to_owned()
+}
+
 impl SyncState {
     /// How far this device has read its space, as (read, whole), while it is behind (a progress bar).
     pub fn progress(&self) -> Option<(i64, i64)> {
@@ -179,6 +228,9 @@ impl SyncState {
                  (Settings → Sync: Join, with the team's invite code).",
                 unjoined.join(", ")
             ),
+            SyncState::Synced { waiting, sending, .. } if *waiting > 0 || *sending => {
+                "Changes made here are on their way to the sync server".into()
+            }
             _ => "Every change made here is on the sync server".into(),
         }
     }
@@ -188,103 +240,19 @@ impl SyncState {
         match self {
             SyncState::Off => "Sync off".into(),
             SyncState::Connecting => "Connecting…".into(),
-            SyncState::Synced { waiting: 0, behind: 0, .. } => "Synced".into(),
+            SyncState::Synced { waiting: 0, behind: 0, sending: false, .. } => "Synced".into(),
+            SyncState::Synced { waiting: 0, behind: 0, .. } => "Sending…".into(),
             SyncState::Synced { waiting: 0, behind, .. } => format!("Receiving · {behind} to go"),
             SyncState::Synced { waiting, .. } => format!("{waiting} waiting"),
             SyncState::Offline { waiting: 0, .. } => "Offline".into(),
             SyncState::Offline { waiting, .. } => format!("Offline · {waiting} waiting"),
-            SyncState::Failed { .. } => "Sync error".into(),
+            SyncState::Failed { message } => match headline(message) {
+                head if head.is_empty() => "Sync error".into(),
+                head => format!("Sync error: {head}"),
+            },
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn settings() -> SyncSettings {
-        SyncSettings {
-            server_url: "ws://127.0.0.1:9222".into(),
-            user: "Alice".into(),
-            password: "pw".into(),
-            passphrase: "correct horse".into(),
-            device_name: "Laptop".into(),
-            ..SyncSettings::default()
-        }
-    }
-
-    #[test]
-    fn settings_say_what_to_fix() {
-        let check = |f: fn(&mut SyncSettings), expect: Option<&str>| {
-            let mut s = settings();
-            f(&mut s);
-            let got = s.problem();
-            match expect {
-                None => assert_eq!(got, None, "{s:?}"),
-                Some(word) => assert!(got.as_deref().is_some_and(|m| m.contains(word)), "{s:?}: {got:?}"),
-            }
-        };
-        check(|_| {}, None);
-        check(|s| s.server_url = "https://x".into(), Some("WebSocket URL"));
-        check(|s| s.user.clear(), Some("user and password, a token, or a credentials file"));
-        check(|s| (s.user.clear(), s.token = "t".into(), s.space = "team1".into()).2, None);
-        check(|s| (s.user.clear(), s.creds = "-----BEGIN NATS USER JWT-----".into()).1, Some("Name the space"));
-        check(|s| (s.user.clear(), s.creds = "-----BEGIN NATS USER JWT-----".into(), s.space = "t".into()).2, None);
-        check(|s| s.space = "my space".into(), Some("letters, digits"));
-        check(|s| s.passphrase = "short".into(), Some("8 characters"));
-        check(|s| s.teams = vec![TeamSpace { name: "acme".into(), key: "7Q2M-0000-ABCD".into() }], None);
-        check(|s| s.teams = vec![TeamSpace { name: "alice".into(), key: "7Q2M-0000-ABCD".into() }], Some("own space"));
-        assert_eq!(settings().space_name(), "alice", "the personal space is the user's");
-    }
-
-    #[test]
-    fn an_invite_code_carries_the_space_and_its_key() {
-        let team = TeamSpace { name: "acme".into(), key: "ZZWF-3TQ3-VKAW-XHY0-Q6SA-Q94X-JT7R-H0BT".into() };
-        let code = team.invite_code();
-        assert_eq!(code, "cowork-team:acme:ZZWF-3TQ3-VKAW-XHY0-Q6SA-Q94X-JT7R-H0BT");
-        assert_eq!(TeamSpace::from_invite(&code), Ok(team.clone()));
-        // Pasted from a chat: wrapped, with spaces, the prefix and name in another case.
-        let pasted = "  COWORK-TEAM:Acme:ZZWF-3TQ3-VKAW-XHY0-\n Q6SA-Q94X-JT7R-H0BT \n";
-        assert_eq!(TeamSpace::from_invite(pasted), Ok(team));
-        let refused = |code: &str, word: &str| {
-            let e = TeamSpace::from_invite(code).unwrap_err();
-            assert!(e.contains(word), "{code:?}: {e}");
-        };
-        refused("acme:ZZWF-3TQ3-VKAW", "starts with");
-        refused("cowork-team:acme", "no key");
-        refused("cowork-team:ac.me:ZZWF-3TQ3-VKAW", "space name");
-        refused("cowork-team:acme:ZZWF", "too short");
-    }
-
-    /// The same keys as `newRecoveryKey` in `web/sync` makes from these bits (worked out there).
-    #[test]
-    fn recovery_keys_are_160_bits_in_crockford_base32() {
-        let counting: [u8; 20] = std::array::from_fn(|i| i as u8);
-        assert_eq!(recovery_key(counting), "000G-40R4-0M30-E209-185G-R38E-1W81-24GK");
-        let falling: [u8; 20] = std::array::from_fn(|i| 255 - 7 * i as u8);
-        assert_eq!(recovery_key(falling), "ZZWF-3TQ3-VKAW-XHY0-Q6SA-Q94X-JT7R-H0BT");
-        assert_eq!(recovery_key([0; 20]), "0000-0000-0000-0000-0000-0000-0000-0000");
-        assert_eq!(recovery_key([255; 20]), "ZZZZ-ZZZZ-ZZZZ-ZZZZ-ZZZZ-ZZZZ-ZZZZ-ZZZZ");
-    }
-
-    #[test]
-    fn the_header_says_where_sync_stands() {
-        let synced =
-            |waiting, behind, stream_last| SyncState::Synced { waiting, behind, stream_last, unjoined: vec![] };
-        assert_eq!(synced(0, 0, 0).label(), "Synced");
-        assert_eq!(synced(3, 0, 0).label(), "3 waiting");
-        assert_eq!(synced(0, 250, 1000).label(), "Receiving · 250 to go");
-        assert_eq!(synced(3, 250, 1000).label(), "3 waiting", "what waits here is said first");
-        assert_eq!(synced(0, 250, 1000).progress(), Some((750, 1000)));
-        assert_eq!(synced(0, 0, 1000).progress(), None, "no bar once caught up");
-        // An older tab's state, without the new fields, still reads.
-        let old: SyncState = serde_json::from_str(r#"{"synced":{"waiting":2}}"#).unwrap();
-        assert_eq!(old, synced(2, 0, 0));
-        assert_eq!(SyncState::Offline { waiting: 2, message: String::new() }.label(), "Offline · 2 waiting");
-        let waiting_for_team =
-            SyncState::Synced { waiting: 1, behind: 0, stream_last: 9, unjoined: vec!["acme".into()] };
-        assert_eq!(waiting_for_team.label(), "1 waiting");
-        assert!(waiting_for_team.detail().contains("team space acme wait here until this device joins"));
-        assert!(synced(0, 0, 0).detail().contains("on the sync server"));
-    }
-}
+mod tests;

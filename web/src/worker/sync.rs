@@ -222,9 +222,9 @@ fn with_store<T>(link: &Link, f: impl FnOnce(&mut Store) -> T) -> Option<T> {
     archive.as_mut().map(|(store, _)| f(store))
 }
 
-/// How many changes wait for the server (`None` while a request holds the archive).
+/// How many changes wait for the server, as a user counts them (`None` while a request holds the archive).
 fn waiting(link: &Link) -> Option<i64> {
-    with_store(link, |s| s.sync_status().map(|x| x.waiting).unwrap_or(0))
+    with_store(link, |s| s.sync_waiting_changes().unwrap_or(0))
 }
 
 async fn run_sync(sync: Rc<SyncRunner>, link: Link, settings: SyncSettings, module_url: String, run: u64) {
@@ -341,19 +341,17 @@ async fn run_sync(sync: Rc<SyncRunner>, link: Link, settings: SyncSettings, modu
 /// Connects and opens this device's spaces: its own, then each team space it joined. A team's
 /// refusal names the team (the user may leave it in Settings → Sync).
 async fn open(module: &JsValue, settings: &SyncSettings, device: &str) -> Result<(JsValue, Vec<Opened>), Failure> {
-    let connection = call(
-        module,
-        "connect",
-        &[options(&[
-            ("url", settings.server_url.trim()),
-            ("user", settings.user.trim()),
-            ("pass", &settings.password),
-            ("token", settings.token.trim()),
-            ("creds", settings.creds.trim()),
-            ("name", device),
-        ])],
-    )
-    .await?;
+    let connect = options(&[
+        ("user", settings.user.trim()),
+        ("pass", &settings.password),
+        ("token", settings.token.trim()),
+        ("creds", settings.creds.trim()),
+        ("name", device),
+    ]);
+    // One server, or the nodes of a cluster: the module connects to one and moves to another when it goes.
+    let servers: js_sys::Array = settings.servers().iter().map(|u| JsValue::from_str(u)).collect();
+    let _ = js_sys::Reflect::set(&connect, &"servers".into(), &servers);
+    let connection = call(module, "connect", &[connect]).await?;
     let own = (Space::Personal, settings.space_name(), settings.passphrase.clone());
     let teams = settings.teams.iter().map(|t| (Space::Team(t.name.clone()), t.name.clone(), t.key.clone()));
     let mut spaces = Vec::new();
@@ -396,7 +394,8 @@ struct Read {
 /// Where sync stands after a round: what waits here, and how far the spaces are read (a first sync's
 /// progress counts every space).
 fn synced(store: &Store, spaces: &[Opened]) -> Option<SyncState> {
-    let waiting = store.sync_status().ok()?.waiting;
+    let all = store.sync_status().ok()?.waiting;
+    let waiting = store.sync_waiting_changes().ok()?;
     let (mut behind, mut stream_last) = (0, 0);
     for s in spaces {
         let cursor = store.sync_cursor(&s.space).ok()?.max(s.read.last_seq);
@@ -413,7 +412,7 @@ fn synced(store: &Store, spaces: &[Opened]) -> Option<SyncState> {
             }
         }
     }
-    Some(SyncState::Synced { waiting, behind, stream_last, unjoined })
+    Some(SyncState::Synced { waiting, sending: all > waiting, behind, stream_last, unjoined })
 }
 
 /// One round in one space: publish what waits, apply what arrived. Whether anything was done.

@@ -1,6 +1,6 @@
 // Helpers of the tests in ../test/: a real nats-server on loopback (scripts/nats.sh with
-// tests/nats/server.conf) in a temporary directory, stopped and removed by `stop()`, and the users of
-// that config.
+// tests/nats/server.conf), or a three-node cluster of them (scripts/nats-cluster.sh), in a temporary
+// directory, stopped and removed by `stop()`, and the users of that config.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -64,6 +64,47 @@ export function startServer({ maxPayload = 1 << 20, spaces = [] } = {}) {
     throw err;
   }
   return server;
+}
+
+/**
+ * Starts a three-node cluster (scripts/nats-cluster.sh) on which the administrator has made the streams
+ * of `spaces`, three replicas each. Returns { dir, wsUrls, pids, kill(node), stop }.
+ */
+export function startCluster({ spaces = [] } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'cowork-nats-cluster-'));
+  const run = (...args) =>
+    execFileSync('bash', [join(ROOT, 'scripts/nats-cluster.sh'), ...args], {
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { ...process.env, COWORK_NATS_SPACES: spaces.join(' '), COWORK_NATS_LIFETIME: '600' },
+    });
+  let env;
+  try {
+    env = Object.fromEntries(run('start', dir).trim().split('\n').map((line) => line.split(/=(.*)/s).slice(0, 2)));
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  return {
+    dir,
+    wsUrls: env.NATS_WS_URLS.split(','),
+    pids: [1, 2, 3].map((n) => Number(env[`NATS_PID_${n}`])),
+    /** Kills node `n` (1–3) at once (SIGKILL), as a crash would. */
+    kill(n) {
+      const pid = this.pids[n - 1];
+      process.kill(pid, 'SIGKILL');
+      const until = Date.now() + 5000;
+      while (Date.now() < until && alive(pid)) execFileSync('sleep', ['0.05']);
+    },
+    /** Stops every node and removes the directory. */
+    stop() {
+      try {
+        run('stop', dir);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
 }
 
 function alive(pid) {

@@ -87,6 +87,7 @@ impl Store {
         if let Some(anchors) = anchors {
             super::records::reanchor(&tx, anchors)?;
         }
+        super::titles::retitle_forks(&tx, None)?;
         set_capture(&tx, true)?;
         tx.execute(
             "INSERT INTO sync_spaces (space, cursor) VALUES (?1, ?2)

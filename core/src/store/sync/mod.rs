@@ -22,12 +22,15 @@ mod outgoing;
 mod place;
 mod rebase;
 mod records;
+mod titles;
+mod waiting;
 
 pub use apply::Applied;
 pub use message::{
     AttachmentRecord, ManifestSync, SessionField, SessionRecord, SyncChange, SyncMessage, TaskSync,
     ToolExecutionRecord, TurnRecord, TurnUpdate,
 };
+pub(super) use titles::rename_here;
 
 use super::capture::{capture, set_capture};
 use super::Store;

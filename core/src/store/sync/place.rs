@@ -116,23 +116,15 @@ fn conflict_fork(conn: &Connection, parent: &str, after: i64, t: &Arrival) -> Re
     if exists(conn, &id)? {
         return Ok(id);
     }
-    // Titled from the conversation's first message (which no device changes), or the turn's own.
-    let first = match rows::gid_at(conn, parent, 1.min(after)).context("reading a conversation's first turn")? {
-        Some(g) => conn
-            .query_row("SELECT content FROM turns WHERE gid = ?1", [g], |r| r.get::<_, String>(0))
-            .optional()
-            .context("reading a conversation's first turn")?,
-        None => None,
-    };
-    let base = clip_title(first.as_deref().unwrap_or(t.content));
-    let base = if base.is_empty() { "Conversation" } else { &base };
+    // Titled after the parent (`titles.rs`).
+    let title = super::titles::conflict_title(conn, parent, after, t.content, t.device_name)?;
     let (workspace, system_prompt): (String, String) = conn
         .query_row("SELECT workspace, system_prompt FROM sessions WHERE id = ?1", [parent], |r| {
             Ok((r.get(0)?, r.get(1)?))
         })
         .context("reading a session to fork it")?;
     let row = crate::Session {
-        title: clip_title(&format!("{base} (on {})", t.device_name)),
+        title,
         system_prompt,
         turn_count: after,
         parent_session_id: Some(parent.to_owned()),
