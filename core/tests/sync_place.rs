@@ -80,9 +80,9 @@ fn shown(d: &Device, session: &str) -> Vec<(String, bool)> {
     let mut recovered = HashMap::new();
     let mut out = Vec::new();
     for t in d.store.get_turns(session, 0, 100_000).unwrap() {
-        let log = *recovered.entry(t.session_id.clone()).or_insert_with(|| {
-            d.store.get_session(&t.session_id).unwrap().title.starts_with("Recovered from")
-        });
+        let log = *recovered
+            .entry(t.session_id.clone())
+            .or_insert_with(|| d.store.get_session(&t.session_id).unwrap().title.starts_with("Recovered from"));
         out.push((t.content, log));
     }
     out
