@@ -16,7 +16,7 @@ if [ ! -x "$esbuild" ] || [ ! -d "$src/node_modules/@nats-io/jetstream" ]; then
   exit 1
 fi
 cache=target/sync-bundle
-key=$(cat "$src/index.mjs" "$src/package-lock.json" "$0" | sha256sum | cut -c1-16)
+key=$(cat "$src"/*.mjs "$src/package-lock.json" "$0" | sha256sum | cut -c1-16)
 bundle="$cache/$key.js"
 if [ ! -f "$bundle" ]; then
   mkdir -p "$cache"
