@@ -179,3 +179,27 @@ fn storage_full_skips_nothing_and_the_batch_applies_once_there_is_room() {
     apply(&mut phone, &bodies).unwrap();
     assert_eq!(texts(&phone, &s).len(), 1);
 }
+
+/// The same through [`Store::apply_sync_batch`] (messages already read): before the quarantine, the
+/// refused attachment failed the whole batch, so nothing after it ever applied, on any device.
+#[test]
+fn a_refused_change_does_not_hold_back_the_rest_of_the_stream() {
+    let (mut birch, mut phone) = (device("Birch"), device("Phone"));
+    let s = birch.create_session(&NewSession::new("work")).unwrap().id;
+    let file = NewAttachment::new("plan.md", "text/markdown", b"# the plan".to_vec());
+    birch.append_turn_with_attachments(&s, &NewTurn::user("the file"), &[file], 0).unwrap();
+    birch.append_turn(&s, &NewTurn::assistant("Read it")).unwrap();
+    let mut batch: Vec<(i64, SyncMessage)> =
+        published(&mut birch, 0).iter().map(|(seq, b)| (*seq, serde_json::from_str(b).unwrap())).collect();
+    for (_, m) in batch.iter_mut() {
+        if let SyncChange::TurnAdded(t) = &mut m.change {
+            if let Some(a) = t.attachments.first_mut() {
+                a.data = "IyB0aGUgb3RoZXIgcGxhbg==".into();
+            }
+        }
+    }
+    let last = batch.last().unwrap().0;
+    phone.apply_sync_batch(&Space::Personal, &batch).expect("the batch applies around the refused change");
+    assert_eq!(texts(&phone, &s), ["Read it"]);
+    assert_eq!(phone.sync_cursor(&Space::Personal).unwrap(), last);
+}
