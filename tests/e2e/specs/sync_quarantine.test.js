@@ -108,7 +108,7 @@ function alteredAttachment(n) {
           {
             // The SHA-256 of "# the plan", not of the bytes that travel.
             attachment: {
-              sha256: 'a2ff24f5d1fdb0e4c7c1a2b3f0e0f7e1d9b3a5c6e2f1d0c9b8a7f6e5d4c3b2a1',
+              sha256: '48b9d53cb9ee58eb61d6fa2344add0152f083b4d779d25278516b5c3c065444c',
               name: 'plan.md',
               mime: 'text/markdown',
               size: bytes.length,
