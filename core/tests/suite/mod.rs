@@ -830,7 +830,7 @@ pub fn edits_and_regenerations_are_branches_of_one_conversation(store: &mut Stor
     assert_eq!(at(&p)[0].turn_number, 1, "the original sees the edit of its first message too");
 }
 
-/// Sync's quarantine on this backend (schema v8): a change from another device that cannot be applied
+/// Sync's quarantine on this backend (schema v9): a change from another device that cannot be applied
 /// (an attachment whose bytes do not match their SHA-256) is kept aside verbatim, and the rest of its
 /// batch applies.
 pub fn a_synced_change_that_cannot_be_applied_is_kept_aside(store: &mut Store) {
