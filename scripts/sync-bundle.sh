@@ -1,6 +1,6 @@
 #!/usr/bin/env sh
 # Post-build step (scripts/post-build.sh): the sync transport the storage worker loads when the user
-# turns sync on (spec §14), never at start. Bundles web/sync/index.mjs (and keys.mjs) — with the NATS clients from the
+# turns sync on (spec §14), never at start. Bundles web/sync/index.mjs (and seal.mjs) — with the NATS clients from the
 # pinned npm packages scripts/setup.sh installs — into one file, sync-<hash>.js, and names it in the
 # page (<meta name="cowork-sync">). The file is a classic script that puts the module's exports on the
 # global `CoworkSync`: the storage worker is a classic worker (Trunk's no-modules build) and loads it with
@@ -16,7 +16,7 @@ if [ ! -x "$esbuild" ] || [ ! -d "$src/node_modules/@nats-io/jetstream" ]; then
   exit 1
 fi
 cache=target/sync-bundle
-# Every module of the transport (index.mjs and what it imports beside it, keys.mjs…) is in the hash.
+# Every module of the transport (index.mjs and what it imports beside it, seal.mjs…) is in the hash.
 key=$(cat "$src"/*.mjs "$src/package-lock.json" "$0" | sha256sum | cut -c1-16)
 bundle="$cache/$key.js"
 if [ ! -f "$bundle" ]; then

@@ -816,7 +816,7 @@ fn a_team_space_name_is_checked() {
 /// turn is applied at once, the phone's turn in the same session waits until the reply is saved.
 #[test]
 fn a_reply_being_written_keeps_its_turn_while_the_stream_is_applied() {
-    use cowork_core::store::sync::applicable_while_writing;
+    use cowork_core::store::sync::{applicable_while_writing, Received};
     let mut devices = vec![device("Laptop"), device("Phone")];
     let mut stream = Stream::default();
     let s = devices[0].store.create_session(&NewSession::new("work")).unwrap().id;
@@ -840,7 +840,8 @@ fn a_reply_being_written_keeps_its_turn_while_the_stream_is_applied() {
         .enumerate()
         .map(|(i, m)| ((from + i + 1) as i64, serde_json::from_str(m).unwrap()))
         .collect();
-    let k = applicable_while_writing(&batch, &own, &s);
+    let received: Vec<(i64, Received)> = batch.iter().map(|(seq, m)| (*seq, Received::Change(m.clone()))).collect();
+    let k = applicable_while_writing(&received, &own, &s);
     assert!(
         k > 0 && k < batch.len(),
         "the phone's new session goes in, its turn in `s` waits ({k} of {})",
@@ -861,7 +862,7 @@ fn a_reply_being_written_keeps_its_turn_while_the_stream_is_applied() {
         assert!(all.iter().any(|c| c == text), "{text:?} is kept");
     }
     // A reply in a session nobody else wrote to lets the whole batch in.
-    assert_eq!(applicable_while_writing(&batch, &own, "a session nobody else wrote to"), batch.len());
+    assert_eq!(applicable_while_writing(&received, &own, "a session nobody else wrote to"), batch.len());
 }
 
 // --- delegated tasks, their events and context manifests ---------------------------------------------

@@ -24,7 +24,7 @@ pub use files::js as files_js;
 pub use files::{thousands, FilePayload, ImportReport, SkippedConversation, SKIPPED_NAMED};
 pub use ops::{HostOptions, HostToolSpec, Lane, Op, Outgoing};
 pub use semantic::{SemanticPhase, SemanticState, DEFAULT_MODEL_URL, MODEL_BYTES, MODEL_LICENCE, MODEL_NAME};
-pub use sync::{recovery_key, SyncSettings, SyncState, TeamSpace};
+pub use sync::{recovery_key, KeptChanges, KeptReason, SyncFailure, SyncSettings, SyncState, TeamSpace};
 
 pub use cowork_core::provider::ModelSettings;
 pub use cowork_core::ErrorKind;

@@ -8,11 +8,16 @@
 //   openSpace(connection, { space, passphrase, create, replicas }) → Space
 //   newRecoveryKey() → "XXXX-XXXX-…" (160 random bits, accepted by openSpace as the passphrase)
 //   space.publish([{ id, subject, body }]) → number acknowledged, in order
-//   space.fetch(afterSeq, max) → { messages: [{ seq, id, body }], lastSeq, streamLast }
+//   space.fetch(afterSeq, max) → { messages: [{ seq, id, body, sealed } | { seq, id, sealed, error }], lastSeq, streamLast }
+//   space.unseal(id, sealed) → body (a message kept aside by the archive, opened again)
 //   space.watch(afterSeq, onBatch, { onError }) → stop()
 //   connection.status, connection.onStatus(listener) → unsubscribe; space.close(); connection.close()
 // Every failure is a SyncError whose `kind` is "unreachable" | "auth" | "permission" | "passphrase" |
-// "server" | "invalid" and whose message says what to do.
+// "server" | "invalid" and whose message says what to do. A message that cannot be opened (altered,
+// or sealed with another key) does not fail a read: it comes with `error` (what is wrong) instead of
+// `body`, so the archive can keep it aside and read on. Every message read comes with `sealed`: its
+// bytes as the stream holds them (each chunk's payload, framed by a 4-byte big-endian length), which
+// the archive keeps for a message it cannot apply and `unseal` opens again later.
 //
 // Wire format. A space is the stream `cowork_<space>` holding the subjects `cowork.<space>.>`.
 // - Its first message on `cowork.<space>._meta` is plaintext JSON: the KDF (PBKDF2-SHA-256, its
@@ -30,11 +35,25 @@
 import { credsAuthenticator, headers, wsconnect } from '@nats-io/nats-core';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import {
-  CHECK, IV_BYTES, TAG_BYTES, checkData, chunkData, decoder, deriveKey, encoder, fromBase64, normalisePassphrase, seal, toBase64,
+  CHECK,
+  IV_BYTES,
+  TAG_BYTES,
+  checkData,
+  chunkData,
+  decoder,
+  deriveKey,
+  encoder,
+  frame,
+  fromBase64,
+  join,
+  normalisePassphrase,
+  seal,
+  toBase64,
+  unframe,
   unseal,
-} from './keys.mjs';
+} from './seal.mjs';
 
-export { newRecoveryKey } from './keys.mjs';
+export { newRecoveryKey } from './seal.mjs';
 
 const SPACE = /^[a-z0-9_-]{1,64}$/;
 const SUBJECT = /^[A-Za-z0-9-][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$/; // no wildcards; `_…` is ours
@@ -211,7 +230,7 @@ class Connection {
   }
 }
 
-// --- Keys ----------------------------------------------------------------------------------------------
+// --- Spaces --------------------------------------------------------------------------------------------
 
 /**
  * Opens `space` with `passphrase` (or a recovery key). With `create`, makes its stream when there is
@@ -516,35 +535,66 @@ class Space {
     return stop;
   }
 
+  /**
+   * Opens a message kept as `sealed` (see `fetch`) under the message id `id`: its body. Throws a
+   * SyncError of kind "invalid" when it still cannot be opened with this space's key.
+   */
+  async unseal(id, sealed) {
+    const parts = sealed instanceof Uint8Array ? unframe(sealed) : null;
+    if (typeof id !== 'string' || !parts) throw invalid('unseal takes a message id and the bytes fetch gave as `sealed`.');
+    const n = parts.length;
+    const pieces = [];
+    for (let k = 1; k <= n; k++) {
+      const piece = await unseal(this.#key, parts[k - 1], n === 1 ? id : chunkData(id, k, n));
+      if (!piece) throw invalid(`Message ${id} of space "${this.space}" cannot be decrypted with this space's key.`);
+      pieces.push(piece);
+    }
+    try {
+      return decoder.decode(join(pieces));
+    } catch {
+      throw invalid(`Message ${id} of space "${this.space}" is not text once decrypted.`);
+    }
+  }
+
   /** Stops this space's watches; the connection stays open. */
   async close() {
     this.#closed = true;
     await Promise.all([...this.#watchers].map((stop) => stop()));
   }
 
-  // One stream message: a whole change ({ seq, id, body }), or null for the set-up message and for
-  // every chunk but the last (kept in `partial` until the last arrives).
+  // One stream message: a whole change ({ seq, id, body, sealed }), or null for the set-up message and
+  // for every chunk but the last (kept in `partial` until the last arrives). One that cannot be opened
+  // is { seq, id, sealed, error }: the caller keeps it aside and reads on.
   async #decode(subject, h, data, seq, partial) {
     if (subject === this.prefix + META) return null;
     const msgId = h?.get('Nats-Msg-Id') ?? '';
     const chunk = h?.get('Cowork-Chunk') ?? '';
-    const broken = (why) =>
-      new SyncError('invalid', `Message ${seq} of space "${this.space}" ${why}: it was altered, or written with another key. Ask the space's members which device wrote it.`, { seq });
+    const broken = (id, parts, why) => ({
+      seq,
+      id,
+      sealed: frame(parts),
+      error: `message ${seq} of space "${this.space}" ${why}: it was altered, or written with another key`,
+    });
     if (!chunk) {
       const body = await unseal(this.#key, data, msgId);
-      if (!body) throw broken('cannot be decrypted');
-      return { seq, id: msgId, body: decoder.decode(body) };
+      if (!body) return broken(msgId, [data], 'cannot be decrypted');
+      try {
+        // `sealed` is framed only when asked for: the archive wants it only for a message it keeps aside.
+        return { seq, id: msgId, body: decoder.decode(body), get sealed() { return frame([data]); } };
+      } catch {
+        return broken(msgId, [data], 'is not text once decrypted');
+      }
     }
     const [k, n] = chunk.split('/').map(Number);
-    if (!(Number.isInteger(k) && Number.isInteger(n) && k >= 1 && k <= n)) throw broken('has a malformed chunk header');
+    if (!(Number.isInteger(k) && Number.isInteger(n) && k >= 1 && k <= n)) {
+      return broken(msgId, [data], 'has a malformed chunk header');
+    }
     const id = k === n ? msgId : msgId.endsWith(`#${k}`) ? msgId.slice(0, -`#${k}`.length) : null;
-    if (id === null) throw broken('has a malformed chunk id');
+    if (id === null) return k === n ? broken(msgId, [data], 'has a malformed chunk id') : null;
     const slot = `${id}\u0000${n}`;
     const parts = partial.get(slot) ?? new Map();
     partial.set(slot, parts);
-    const piece = await unseal(this.#key, data, chunkData(id, k, n));
-    if (!piece) throw broken('cannot be decrypted');
-    parts.set(k, piece);
+    parts.set(k, data.slice());
     if (k < n) return null;
     partial.delete(slot);
     // Earlier chunks that came before where this read started: fetch them from the server.
@@ -555,14 +605,21 @@ class Space {
       at = sm.seq + 1;
       const [i, m] = (sm.header?.get('Cowork-Chunk') ?? '').split('/').map(Number);
       if (m !== n || parts.has(i) || sm.header.get('Nats-Msg-Id') !== `${id}#${i}`) continue;
-      const earlier = await unseal(this.#key, sm.data, chunkData(id, i, n));
-      if (!earlier) throw broken(`has a chunk (${sm.seq}) that cannot be decrypted`);
-      parts.set(i, earlier);
+      parts.set(i, sm.data);
     }
-    if (parts.size < n) throw broken(`is missing ${n - parts.size} of its ${n} chunks on the server`);
-    const body = new Uint8Array([...parts.values()].reduce((sum, p) => sum + p.length, 0));
-    for (let i = 1, at = 0; i <= n; at += parts.get(i).length, i++) body.set(parts.get(i), at);
-    return { seq, id, body: decoder.decode(body) };
+    const sealed = [...parts.entries()].sort(([a], [b]) => a - b).map(([, p]) => p);
+    if (parts.size < n) return broken(id, sealed, `is missing ${n - parts.size} of its ${n} chunks on the server`);
+    const pieces = [];
+    for (let i = 1; i <= n; i++) {
+      const piece = await unseal(this.#key, parts.get(i), chunkData(id, i, n));
+      if (!piece) return broken(id, sealed, `has a chunk (${i} of ${n}) that cannot be decrypted`);
+      pieces.push(piece);
+    }
+    try {
+      return { seq, id, body: decoder.decode(join(pieces)), get sealed() { return frame(sealed); } };
+    } catch {
+      return broken(id, sealed, 'is not text once decrypted');
+    }
   }
 }
 

@@ -415,8 +415,30 @@ WHEN (SELECT capture FROM sync_meta) AND new.usage IS NOT old.usage BEGIN
 END;
 "#;
 
+/// Version 9: the sync quarantine. A stream message this device could not apply (one it cannot
+/// read: a kind of change from a newer version, or a body it cannot parse; or one whose change was
+/// refused: an attachment whose SHA-256 does not match) is kept here verbatim, still sealed as the
+/// stream held it, and skipped, so the rest of the stream applies. `reader` is the sync reader
+/// version that failed on it (`sync::READER`): a build with a newer reader tries it again. Device
+/// data: no sync trigger reads this table and no export writes it.
+const V9: &str = r#"
+CREATE TABLE sync_quarantine (
+    space       TEXT NOT NULL,
+    seq         INTEGER NOT NULL,
+    msg_id      TEXT NOT NULL,
+    device_id   TEXT NOT NULL DEFAULT '',
+    device_name TEXT NOT NULL DEFAULT '',
+    reason      TEXT NOT NULL,
+    detail      TEXT NOT NULL,
+    sealed      BLOB NOT NULL,
+    reader      INTEGER NOT NULL,
+    kept_at     INTEGER NOT NULL,
+    PRIMARY KEY (space, seq)
+);
+"#;
+
 /// Every migration, in order: `MIGRATIONS[i]` upgrades version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9];
 
 /// The schema version this build writes.
 pub const LATEST: i64 = MIGRATIONS.len() as i64;

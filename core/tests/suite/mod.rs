@@ -54,7 +54,8 @@ macro_rules! store_cases {
             vectors_go_with_their_turn_and_a_fork_keeps_its_copies,
             a_model_change_reindexes_and_indexing_resumes_where_it_stopped,
             long_turns_are_embedded_in_chunks_and_changed_text_again,
-            the_index_is_in_no_export_and_no_sync_message
+            the_index_is_in_no_export_and_no_sync_message,
+            a_synced_change_that_cannot_be_applied_is_kept_aside
         );
     };
 }
@@ -827,4 +828,44 @@ pub fn edits_and_regenerations_are_branches_of_one_conversation(store: &mut Stor
     assert_eq!((first.turn_number, first.current, first.sessions.len()), (1, 1, 2));
     assert_eq!(first.sessions[1], e);
     assert_eq!(at(&p)[0].turn_number, 1, "the original sees the edit of its first message too");
+}
+
+/// Sync's quarantine on this backend (schema v9): a change from another device that cannot be applied
+/// (an attachment whose bytes do not match their SHA-256) is kept aside verbatim, and the rest of its
+/// batch applies.
+pub fn a_synced_change_that_cannot_be_applied_is_kept_aside(store: &mut Store) {
+    use cowork_core::store::sync::{read_message, QuarantineReason, Received, SyncChange, SyncMessage};
+    use cowork_core::{NewAttachment, Space};
+    let mut birch = Store::open_in_memory().unwrap();
+    birch.enable_sync("Birch").unwrap();
+    store.enable_sync("Phone").unwrap();
+    let s = birch.create_session(&NewSession::new("work")).unwrap().id;
+    let file = NewAttachment::new("plan.md", "text/markdown", b"# the plan".to_vec());
+    birch.append_turn_with_attachments(&s, &NewTurn::user("the file"), &[file], 0).unwrap();
+    birch.append_turn(&s, &NewTurn::assistant("Read it")).unwrap();
+    let bodies: Vec<(i64, String)> = birch
+        .sync_outgoing(&Space::Personal, 100)
+        .unwrap()
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut m): (usize, SyncMessage)| {
+            if let SyncChange::TurnAdded(t) = &mut m.change {
+                if let Some(a) = t.attachments.first_mut() {
+                    a.data = "IyB0aGUgb3RoZXIgcGxhbg==".into();
+                }
+            }
+            (i as i64 + 1, serde_json::to_string(&m).unwrap())
+        })
+        .collect();
+    let batch: Vec<(i64, Received)> = bodies.iter().map(|(seq, b)| (*seq, read_message(b))).collect();
+    let applied =
+        store.apply_sync_received(&Space::Personal, &batch, &mut |i| bodies[i].1.as_bytes().to_vec()).unwrap();
+    assert_eq!(applied.quarantined, 1);
+    let turns: Vec<String> = store.get_turns(&s, 0, 10).unwrap().into_iter().map(|t| t.content).collect();
+    assert_eq!(turns, ["Read it"]);
+    let kept = store.sync_quarantined().unwrap();
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].device_name, "Birch");
+    assert!(matches!(&kept[0].reason, QuarantineReason::Refused(why) if why.contains("plan.md")), "{kept:?}");
+    assert_eq!(store.sync_cursor(&Space::Personal).unwrap(), bodies.len() as i64);
 }

@@ -61,7 +61,10 @@ pub fn start_with(client: crate::client::StorageClient, chat: ChatState, setting
     leptos::task::spawn_local(async move {
         match client.call(crate::protocol::ops::SyncStart { settings, module_url: module_url() }).await {
             Ok(state) => chat.sync.set(state),
-            Err(e) => chat.sync.set(SyncState::Failed { message: e.to_string() }),
+            Err(e) => chat.sync.set(SyncState::Failed {
+                kind: crate::protocol::SyncFailure::Archive(e.kind()),
+                message: e.to_string(),
+            }),
         }
     });
 }
@@ -71,13 +74,15 @@ pub fn start_with(client: crate::client::StorageClient, chat: ChatState, setting
 pub fn SyncStatus() -> impl IntoView {
     let (chat, dialogs) = (ChatState::get(), DialogState::get());
     let title = move || match chat.sync.get() {
-        SyncState::Failed { message } | SyncState::Offline { message, .. } => message,
+        SyncState::Failed { message, .. }
+        | SyncState::Offline { message, .. }
+        | SyncState::Retrying { message, .. } => message,
         state @ SyncState::Synced { .. } => state.detail(),
         _ => "Sync across devices".into(),
     };
     let class = move || match chat.sync.get() {
         SyncState::Failed { .. } => "header-button sync-status failed",
-        SyncState::Offline { .. } => "header-button sync-status offline",
+        SyncState::Offline { .. } | SyncState::Retrying { .. } => "header-button sync-status offline",
         _ => "header-button sync-status",
     };
     view! {
@@ -228,8 +233,10 @@ pub fn SyncDialog(
         let state = chat.sync.get();
         let text = match &state {
             SyncState::Off => "Sync is off: this archive lives in this browser only.".to_owned(),
-            SyncState::Failed { message } => message.clone(),
-            SyncState::Offline { message, .. } => format!("{} — {message}", state.label()),
+            SyncState::Failed { message, .. } => message.clone(),
+            SyncState::Offline { message, .. } | SyncState::Retrying { message, .. } => {
+                format!("{} — {message}", state.label())
+            }
             other => other.label(),
         };
         view! { <p class="sync-state" role="status" class:error=matches!(state, SyncState::Failed { .. })>{text}</p> }
@@ -243,6 +250,15 @@ pub fn SyncDialog(
                     <p class="hint">"Your archive goes to a NATS JetStream server (your own or a hosted one), \
                         encrypted here with a key from your sync passphrase: the server sees ids, sizes and times, \
                         never what you wrote. Use the same server, space and passphrase on each device."</p>
+                    // Other devices' changes this device could not apply: kept aside, the rest applied.
+                    {move || match chat.sync.get() {
+                        SyncState::Synced { kept, .. } if !kept.is_empty() => Some(view! {
+                            <ul class="sync-kept" role="status">
+                                {kept.iter().map(|k| view! { <li>{k.sentence()}</li> }).collect_view()}
+                            </ul>
+                        }),
+                        _ => None,
+                    }}
                     {field("Server URL (a cluster's nodes: several, separated by commas)", "sync-server", "text", "wss://sync.example.com", |d| d.server_url.clone(), |d, v| d.server_url = v)}
                     {field("User", "sync-user", "text", "", |d| d.user.clone(), |d, v| d.user = v)}
                     {field("Password", "sync-password", "password", "", |d| d.password.clone(), |d, v| d.password = v)}

@@ -2,6 +2,7 @@
 //! ([`SyncSettings`], kept in this browser's local storage with its secrets, sent to the worker,
 //! never archived or exported) and where sync stands ([`SyncState`], shown in the header).
 
+use cowork_core::ErrorKind;
 use serde::{Deserialize, Serialize};
 
 /// What the user set in Settings → Sync.
@@ -154,6 +155,9 @@ pub enum SyncState {
         /// Team spaces that changes made here wait for because this device has not joined them.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         unjoined: Vec<String>,
+        /// Other devices' changes this device could not apply, kept aside (the rest applied).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        kept: Vec<KeptChanges>,
     },
     /// The server cannot be reached; changes are kept and sent when it can.
     Offline {
@@ -162,11 +166,114 @@ pub enum SyncState {
         /// What happened.
         message: String,
     },
+    /// The archive failed for a moment (storage full, busy): sync tries again by itself, a bounded
+    /// number of times, a little later each time, and skips nothing meanwhile.
+    Retrying {
+        /// Changes made here waiting to be sent.
+        waiting: i64,
+        /// What happened, when the next try is and what the user can do.
+        message: String,
+    },
     /// Sync stopped on an error the user must act on (credentials, passphrase, permissions).
     Failed {
+        /// What kind of failure it is.
+        #[serde(default)]
+        kind: SyncFailure,
         /// What went wrong and what to do.
         message: String,
     },
+}
+
+/// What kind of failure stopped sync, or a step of it (the transport's `SyncError.kind`, read at
+/// the edge, and the archive's [`ErrorKind`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SyncFailure {
+    /// The settings are incomplete or wrong (nothing was tried).
+    Settings,
+    /// The sync module could not be loaded.
+    Module,
+    /// The server could not be reached.
+    Unreachable,
+    /// The server failed or timed out.
+    #[default]
+    Server,
+    /// The credentials were refused.
+    Auth,
+    /// The user may not use that space.
+    Permission,
+    /// The passphrase does not open the space.
+    Passphrase,
+    /// Something the module or the space holds cannot be used.
+    Invalid,
+    /// The archive failed, with the core's kind.
+    Archive(ErrorKind),
+}
+
+impl SyncFailure {
+    /// The transport's `SyncError.kind` (`web/sync/index.mjs`); one it does not name is the server's.
+    pub fn of_transport(kind: &str) -> SyncFailure {
+        match kind {
+            "unreachable" => SyncFailure::Unreachable,
+            "auth" => SyncFailure::Auth,
+            "permission" => SyncFailure::Permission,
+            "passphrase" => SyncFailure::Passphrase,
+            "invalid" => SyncFailure::Invalid,
+            _ => SyncFailure::Server,
+        }
+    }
+
+    /// Worth trying again by itself, later: the server is away, or the archive failed for a moment
+    /// (full, busy, an I/O error), rather than something the user must change.
+    pub fn passing(self) -> bool {
+        matches!(
+            self,
+            SyncFailure::Unreachable
+                | SyncFailure::Server
+                | SyncFailure::Archive(ErrorKind::StorageFull | ErrorKind::Storage)
+        )
+    }
+}
+
+/// Changes from one device kept aside for one reason: this device could not apply them (the rest of
+/// the stream applied). They stay in the archive, still encrypted, and are tried again when Cowork
+/// is updated.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeptChanges {
+    /// The device that wrote them (empty when they could not be read at all).
+    pub device: String,
+    /// Why they could not be applied.
+    pub reason: KeptReason,
+    /// The reason in words.
+    pub detail: String,
+    /// How many.
+    pub count: i64,
+}
+
+/// Why changes were kept aside (the archive's quarantine reasons, as the wire names them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeptReason {
+    /// They cannot be decrypted.
+    Undecryptable,
+    /// A kind of change from a newer version of Cowork.
+    NewerKind,
+    /// Not changes this version can read.
+    Malformed,
+    /// Read, but refused (an attachment whose SHA-256 does not match …).
+    Refused,
+}
+
+impl KeptChanges {
+    /// The sync dialog's line: "1 change from Birch could not be applied: …; kept …".
+    pub fn sentence(&self) -> String {
+        let changes = if self.count == 1 { "change".to_owned() } else { "changes".to_owned() };
+        let from = if self.device.is_empty() { "an unknown device" } else { &self.device };
+        format!(
+            "{} {changes} from {from} could not be applied: {}. Kept on this device, and tried again when Cowork is updated.",
+            self.count, self.detail
+        )
+    }
 }
 
 /// Recovery keys are written in Crockford's base32 (no I, L, O or U), as `web/sync` reads them.
@@ -246,7 +353,8 @@ impl SyncState {
             SyncState::Synced { waiting, .. } => format!("{waiting} waiting"),
             SyncState::Offline { waiting: 0, .. } => "Offline".into(),
             SyncState::Offline { waiting, .. } => format!("Offline · {waiting} waiting"),
-            SyncState::Failed { message } => match headline(message) {
+            SyncState::Retrying { .. } => "Sync retrying".into(),
+            SyncState::Failed { message, .. } => match headline(message) {
                 head if head.is_empty() => "Sync error".into(),
                 head => format!("Sync error: {head}"),
             },

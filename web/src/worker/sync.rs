@@ -5,8 +5,14 @@
 //! (AES-GCM, a key from the passphrase) happens there too, so the server sees ids, subjects, sizes
 //! and times only. This side moves messages between that module and the archive: the outbox out
 //! (`Store::sync_outgoing`, then `sync_published` with what the server acknowledged), the stream in
-//! (`Store::apply_sync_batch`, the cursor in the same transaction), and tells every tab what
+//! (`Store::apply_sync_received`, the cursor in the same transaction), and tells every tab what
 //! changed and where sync stands.
+//!
+//! Nothing stops it for good but what the user must change (credentials, passphrase, permission):
+//! a server that is away is tried again for as long as it takes; an archive that fails for a moment
+//! (storage full, busy) is tried again a bounded number of times, later each time, skipping
+//! nothing; a message this device cannot apply is kept aside (quarantined, still sealed) and the
+//! rest of the stream applies, and messages kept by an older version are tried again at the start.
 //!
 //! Writes never wait for sync: the archive is only borrowed for a moment, between the steps of
 //! whatever else runs, and sync goes on while a reply is written. Another device's turns for the
@@ -14,8 +20,8 @@
 //! first could move the reply's turn.
 
 use super::hub::Archive;
-use crate::protocol::{ErrorKind, Event, SyncSettings, SyncState};
-use cowork_core::store::sync::{applicable_while_writing, SyncMessage};
+use crate::protocol::{Event, KeptChanges, KeptReason, SyncFailure, SyncSettings, SyncState};
+use cowork_core::store::sync::{applicable_while_writing, read_message, QuarantineReason, Received, Unreadable};
 use cowork_core::store::Store;
 use cowork_core::Space;
 use std::cell::{Cell, RefCell};
@@ -81,7 +87,7 @@ pub fn start(sync: &Rc<SyncRunner>, link: Link, settings: Option<SyncSettings>, 
         return;
     };
     if let Some(problem) = settings.problem() {
-        set_state(sync, &link, SyncState::Failed { message: problem });
+        set_state(sync, &link, SyncState::Failed { kind: SyncFailure::Settings, message: problem });
         return;
     }
     if !sync.listening.replace(true) {
@@ -134,42 +140,9 @@ fn set_state(sync: &SyncRunner, link: &Link, state: SyncState) {
     }
 }
 
-/// What kind of failure stopped a step of sync.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum FailureKind {
-    /// The server could not be reached.
-    Unreachable,
-    /// The server failed or timed out.
-    Server,
-    /// The credentials were refused.
-    Auth,
-    /// The user may not use that space.
-    Permission,
-    /// The passphrase does not open the space.
-    Passphrase,
-    /// Something the module or the space holds cannot be used (a change this version cannot read).
-    Invalid,
-    /// The archive failed, with the core's kind.
-    Archive(ErrorKind),
-}
-
-impl FailureKind {
-    /// The module's `SyncError.kind` (`web/sync/index.mjs`); one it does not name is the server's.
-    fn of_module(kind: &str) -> FailureKind {
-        match kind {
-            "unreachable" => FailureKind::Unreachable,
-            "auth" => FailureKind::Auth,
-            "permission" => FailureKind::Permission,
-            "passphrase" => FailureKind::Passphrase,
-            "invalid" => FailureKind::Invalid,
-            _ => FailureKind::Server,
-        }
-    }
-}
-
 /// A failure of the module or the archive, with what to do about it in `message`.
 struct Failure {
-    kind: FailureKind,
+    kind: SyncFailure,
     message: String,
 }
 
@@ -177,27 +150,35 @@ impl Failure {
     fn from_js(e: JsValue) -> Failure {
         let get = |k: &str| js_sys::Reflect::get(&e, &k.into()).ok().and_then(|v| v.as_string());
         Failure {
-            kind: get("kind").map_or(FailureKind::Server, |k| FailureKind::of_module(&k)),
+            kind: get("kind").map_or(SyncFailure::Server, |k| SyncFailure::of_transport(&k)),
             message: get("message").or_else(|| e.as_string()).unwrap_or_else(|| format!("{e:?}")),
         }
     }
 
     /// The archive's failure, of its own kind.
     fn archive(e: cowork_core::Error) -> Failure {
-        Failure { kind: FailureKind::Archive(e.kind()), message: format!("The archive: {e}") }
+        Failure { kind: SyncFailure::Archive(e.kind()), message: format!("The archive: {e}") }
     }
 
-    /// Worth trying again by itself (the server is away), rather than waiting for the user.
-    fn passing(&self) -> bool {
-        matches!(self.kind, FailureKind::Unreachable | FailureKind::Server)
+    /// The server is away: tried again by itself for as long as it takes (the header says Offline).
+    fn away(&self) -> bool {
+        matches!(self.kind, SyncFailure::Unreachable | SyncFailure::Server)
     }
+}
+
+/// How many times in a row a round that failed in the archive for a moment is tried again …
+const ARCHIVE_TRIES: u32 = 8;
+
+/// … waiting this long before the `n`th try (1 s, doubling, at most 30 s: about 2½ minutes in all).
+fn backoff_ms(n: u32) -> u32 {
+    (1000u32 << n.saturating_sub(1).min(5)).min(30_000)
 }
 
 async fn call(target: &JsValue, name: &str, args: &[JsValue]) -> Result<JsValue, Failure> {
     let f: js_sys::Function = js_sys::Reflect::get(target, &name.into())
         .ok()
         .and_then(|f| f.dyn_into().ok())
-        .ok_or_else(|| Failure { kind: FailureKind::Invalid, message: format!("the sync module has no {name}") })?;
+        .ok_or_else(|| Failure { kind: SyncFailure::Invalid, message: format!("the sync module has no {name}") })?;
     let args: js_sys::Array = args.iter().collect();
     let value = f.apply(target, &args).map_err(Failure::from_js)?;
     match value.dyn_into::<js_sys::Promise>() {
@@ -233,7 +214,7 @@ async fn run_sync(sync: Rc<SyncRunner>, link: Link, settings: SyncSettings, modu
     let module = load_module(&module_url).ok().filter(|m| !m.is_undefined());
     let Some(module) = module else {
         let message = "The sync module could not be loaded (is the app offline since before its first use?).";
-        set_state(&sync, &link, SyncState::Failed { message: message.into() });
+        set_state(&sync, &link, SyncState::Failed { kind: SyncFailure::Module, message: message.into() });
         return;
     };
     let device = if settings.device_name.trim().is_empty() { "this device" } else { settings.device_name.trim() };
@@ -245,13 +226,13 @@ async fn run_sync(sync: Rc<SyncRunner>, link: Link, settings: SyncSettings, modu
         }
         match open(&module, &settings, device).await {
             Ok(v) => break v,
-            Err(f) if f.passing() => {
+            Err(f) if f.away() => {
                 go_offline(&sync, &link, f.message);
                 super::hub::sleep_ms(delay).await;
                 delay = (delay * 2).min(15_000);
             }
             Err(f) => {
-                set_state(&sync, &link, SyncState::Failed { message: f.message });
+                set_state(&sync, &link, SyncState::Failed { kind: f.kind, message: f.message });
                 return;
             }
         }
@@ -261,7 +242,8 @@ async fn run_sync(sync: Rc<SyncRunner>, link: Link, settings: SyncSettings, modu
         match with_store(&link, |s| s.enable_sync(device)) {
             Some(Ok(_)) => break,
             Some(Err(e)) => {
-                set_state(&sync, &link, SyncState::Failed { message: format!("Sync could not start: {e}") });
+                let (kind, message) = (SyncFailure::Archive(e.kind()), format!("Sync could not start: {e}"));
+                set_state(&sync, &link, SyncState::Failed { kind, message });
                 return;
             }
             None => super::hub::sleep_ms(200).await,
@@ -285,6 +267,12 @@ async fn run_sync(sync: Rc<SyncRunner>, link: Link, settings: SyncSettings, modu
             != Some("offline")
     };
     let mut idle = 0u32;
+    // Failed rounds in a row that the archive caused (storage full, busy …).
+    let mut archive_tries = 0u32;
+    // Messages kept aside by an older version are tried again once per run, before anything new.
+    for space in spaces.iter() {
+        retry_kept(&link, space).await;
+    }
     while current() {
         // No round while the browser or the connection is away: each would only wait for its timeout.
         let away = if !online() {
@@ -311,17 +299,38 @@ async fn run_sync(sync: Rc<SyncRunner>, link: Link, settings: SyncSettings, modu
         }
         match result {
             Ok(worked) => {
+                archive_tries = 0;
                 if let Some(state) = with_store(&link, |s| synced(s, &spaces)).flatten() {
                     set_state(&sync, &link, state);
                 }
                 idle = if worked { 0 } else { (idle + 1).min(6) };
             }
-            Err(f) if f.passing() => {
+            Err(f) if f.away() => {
                 go_offline(&sync, &link, f.message);
                 idle = 6;
             }
+            // The archive failed for a moment: nothing was skipped (the round rolled back); the same
+            // round is tried again a little later, a bounded number of times, and the header says so.
+            Err(f) if f.kind.passing() && archive_tries < ARCHIVE_TRIES => {
+                archive_tries += 1;
+                let wait = backoff_ms(archive_tries);
+                let waiting = waiting(&link).unwrap_or(0);
+                let message = format!(
+                    "{} Sync tries again in {} s (try {archive_tries} of {ARCHIVE_TRIES}); nothing is lost meanwhile.",
+                    f.message,
+                    wait / 1000
+                );
+                set_state(&sync, &link, SyncState::Retrying { waiting, message });
+                super::hub::sleep_ms(wait).await;
+                continue;
+            }
             Err(f) => {
-                set_state(&sync, &link, SyncState::Failed { message: f.message });
+                let message = if f.kind.passing() {
+                    format!("{} Sync stopped after {ARCHIVE_TRIES} tries: free some space (or reload the page), then turn sync on again in Settings → Sync.", f.message)
+                } else {
+                    f.message
+                };
+                set_state(&sync, &link, SyncState::Failed { kind: f.kind, message });
                 break;
             }
         }
@@ -360,7 +369,7 @@ async fn open(module: &JsValue, settings: &SyncSettings, device: &str) -> Result
         let _ = js_sys::Reflect::set(&o, &"create".into(), &true.into());
         let handle = match call(module, "openSpace", &[connection.clone(), o]).await {
             Ok(handle) => handle,
-            Err(f) if matches!(space, Space::Team(_)) && !f.passing() => {
+            Err(f) if matches!(space, Space::Team(_)) && !f.away() => {
                 let message = format!(
                     "Team space {name}: {} (Settings → Sync: leave it, or ask for a new invite code.)",
                     f.message
@@ -412,7 +421,51 @@ fn synced(store: &Store, spaces: &[Opened]) -> Option<SyncState> {
             }
         }
     }
-    Some(SyncState::Synced { waiting, sending: all > waiting, behind, stream_last, unjoined })
+    Some(SyncState::Synced { waiting, sending: all > waiting, behind, stream_last, unjoined, kept: kept(store)? })
+}
+
+/// The changes kept aside, grouped by device and reason, for the sync dialog.
+fn kept(store: &Store) -> Option<Vec<KeptChanges>> {
+    let mut out: Vec<KeptChanges> = Vec::new();
+    for q in store.sync_quarantined().ok()? {
+        let reason = match q.reason {
+            QuarantineReason::Undecryptable(_) => KeptReason::Undecryptable,
+            QuarantineReason::NewerKind(_) => KeptReason::NewerKind,
+            QuarantineReason::Malformed(_) => KeptReason::Malformed,
+            QuarantineReason::Refused(_) => KeptReason::Refused,
+        };
+        let detail = q.reason.to_string();
+        match out.iter_mut().find(|k| k.device == q.device_name && k.reason == reason && k.detail == detail) {
+            Some(k) => k.count += 1,
+            None => out.push(KeptChanges { device: q.device_name, reason, detail, count: 1 }),
+        }
+    }
+    Some(out)
+}
+
+/// Tries again the messages of `opened`'s space kept aside by an older version of Cowork: each is
+/// opened by the transport from its sealed bytes and applied if this version can; what still
+/// cannot be stays, marked as tried by this version. Best effort: a failure leaves them for the
+/// next run.
+async fn retry_kept(link: &Link, opened: &Opened) {
+    let Some(Ok(due)) = with_store(link, |s| s.sync_quarantine_due(&opened.space)) else { return };
+    for kept in due {
+        let sealed: JsValue = js_sys::Uint8Array::from(kept.sealed.as_slice()).into();
+        let received = match call(&opened.handle, "unseal", &[kept.msg_id.as_str().into(), sealed]).await {
+            Ok(body) => read_message(&body.as_string().unwrap_or_default()),
+            Err(f) if f.away() => return,
+            Err(f) => Received::Unreadable(Unreadable {
+                msg_id: kept.msg_id.clone(),
+                device_id: String::new(),
+                device_name: String::new(),
+                reason: QuarantineReason::Undecryptable(f.message),
+            }),
+        };
+        let retried = with_store(link, |s| s.retry_quarantined(&opened.space, kept.seq, &received));
+        if let Some(Ok(None)) = retried {
+            (link.broadcast)(Event::SessionsChanged { deleted: None });
+        }
+    }
 }
 
 /// One round in one space: publish what waits, apply what arrived. Whether anything was done.
@@ -452,20 +505,32 @@ async fn round(link: &Link, opened: &mut Opened) -> Result<bool, Failure> {
     read.stream_last = number("streamLast").unwrap_or(read_to);
     let messages: js_sys::Array =
         js_sys::Reflect::get(&fetched, &"messages".into()).ok().and_then(|m| m.dyn_into().ok()).unwrap_or_default();
+    // Each message read by this version, or kept aside as one it cannot read (one the transport
+    // could not open, one of a kind from a newer version): the rest of the stream applies.
+    let text = |m: &JsValue, k: &str| js_sys::Reflect::get(m, &k.into()).ok().and_then(|v| v.as_string());
     let mut batch = Vec::with_capacity(messages.length() as usize);
     for m in messages.iter() {
         let seq = js_sys::Reflect::get(&m, &"seq".into()).ok().and_then(|v| v.as_f64()).unwrap_or(0.0) as i64;
-        let body = js_sys::Reflect::get(&m, &"body".into()).ok().and_then(|v| v.as_string()).unwrap_or_default();
-        match serde_json::from_str::<SyncMessage>(&body) {
-            Ok(msg) => batch.push((seq, msg)),
-            Err(e) => {
-                return Err(Failure {
-                    kind: FailureKind::Invalid,
-                    message: format!("The space holds a change this version cannot read (stream sequence {seq}): {e}"),
-                })
-            }
-        }
+        let received = match (text(&m, "body"), text(&m, "error")) {
+            (Some(body), _) => read_message(&body),
+            (None, error) => Received::Unreadable(Unreadable {
+                msg_id: text(&m, "id").unwrap_or_default(),
+                device_id: String::new(),
+                device_name: String::new(),
+                reason: QuarantineReason::Undecryptable(error.unwrap_or_else(|| "the transport gave no body".into())),
+            }),
+        };
+        batch.push((seq, received));
     }
+    // What the stream holds of the batch's `i`th message, still sealed: kept for one not applied.
+    let mut sealed = |i: usize| {
+        let m = messages.get(i as u32);
+        js_sys::Reflect::get(&m, &"sealed".into())
+            .ok()
+            .and_then(|v| v.dyn_into::<js_sys::Uint8Array>().ok())
+            .map(|a| a.to_vec())
+            .unwrap_or_default()
+    };
     if batch.is_empty() {
         read.last_seq = read_to; // only set-up messages or the first chunks of one: nothing to apply
         return Ok(worked);
@@ -479,7 +544,7 @@ async fn round(link: &Link, opened: &mut Opened) -> Result<bool, Failure> {
             }
             None => batch.len(),
         };
-        let applied = if stop > 0 { Some(s.apply_sync_batch(space, &batch[..stop])?) } else { None };
+        let applied = if stop > 0 { Some(s.apply_sync_received(space, &batch[..stop], &mut sealed)?) } else { None };
         let turns = applied.as_ref().map(|a| s.turns_by_gid(&a.turns)).transpose()?.unwrap_or_default();
         Ok::<_, cowork_core::Error>((applied, turns, stop))
     }) else {

@@ -148,4 +148,21 @@ describe('a personal space', { timeout: 60_000 }, () => {
     }
     assert.ok(!all.includes(PASSPHRASE));
   });
+  test('a message that cannot be opened comes with what is wrong and its bytes, and the rest reads on', async () => {
+    const start = (await space.fetch(0, 1000)).lastSeq;
+    assert.equal(await space.publish(changes('birch', 0, 1)), 1);
+    // Bytes no device sealed with this space's key (another key, or altered on the way).
+    await laptop.js.publish('cowork.carol.turn.forged', new Uint8Array(64).fill(7), { msgID: 'forged:1' });
+    assert.equal(await space.publish(changes('birch', 1, 2)), 1);
+    const { messages } = await space.fetch(start, 1000);
+    assert.deepEqual(messages.map((m) => m.id), ['birch:0', 'forged:1', 'birch:1'], 'nothing stops at the forged one');
+    const [good, forged, next] = messages;
+    assert.equal(forged.body, undefined);
+    assert.match(forged.error, /cannot be decrypted: it was altered, or written with another key/);
+    assert.deepEqual([...forged.sealed.subarray(4)], new Array(64).fill(7), 'kept as the stream holds it');
+    assert.equal(next.body, changes('birch', 1, 2)[0].body);
+    // What was kept opens again later with the space's key; the forged one still does not.
+    assert.equal(await space.unseal(good.id, good.sealed), good.body);
+    await assert.rejects(space.unseal(forged.id, forged.sealed), { kind: 'invalid' });
+  });
 });

@@ -14,8 +14,12 @@
 //! ordered yet keeps our value (ours will come later and win). Our own messages coming back only
 //! confirm them, and carry out our deletes where the stream ordered them.
 
-use super::message::{SessionField, SessionRecord, SyncChange, SyncMessage, TurnRecord, TurnUpdate};
+use super::message::{
+    QuarantineReason, Received, SessionField, SessionRecord, SyncChange, SyncMessage, TurnRecord, TurnUpdate,
+    Unreadable,
+};
 use super::place::{bump, exists, fork_point, place, row_of, write_field, Arrival};
+use super::quarantine;
 use super::{device, pending, rebase, set_capture};
 use crate::error::{Context, Error, Result};
 use crate::store::rows::{self, TurnRow};
@@ -33,70 +37,68 @@ impl Store {
 
     /// Applies `space`'s stream messages `(sequence, message)`, in order, in one transaction: a
     /// sequence at or below the space's cursor is skipped, and the cursor is saved with the changes.
-    /// This device's own messages only confirm (they leave the outbox). Returns what changed.
+    /// This device's own messages only confirm (they leave the outbox). A message whose change is
+    /// refused is quarantined (kept as its JSON) and the rest applies. Returns what changed.
     ///
     /// Each space is a stream of its own with its own order; a session belongs to one space at a
     /// time (its workspace's), so only this space's pending changes are lifted and placed again.
     pub fn apply_sync_batch(&mut self, space: &Space, batch: &[(i64, SyncMessage)]) -> Result<Applied> {
-        let me = device(&self.conn)?.ok_or_else(|| Error::Invalid("sync is not enabled on this archive".into()))?;
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .context("starting to apply synced changes")?;
-        let mut cursor = super::mark(&tx, space, "cursor")?;
-        let fresh: Vec<&(i64, SyncMessage)> = batch.iter().filter(|(seq, _)| *seq > cursor).collect();
-        if fresh.is_empty() {
-            return Ok(Applied::default());
+        let items: Vec<(i64, Incoming)> = batch.iter().map(|(seq, m)| (*seq, Incoming::Change(m))).collect();
+        let mut sealed = |i: usize| serde_json::to_vec(&batch[i].1).unwrap_or_default();
+        let now = self.tick();
+        apply(&mut self.conn, space, &items, &mut sealed, Mode::Stream, now)
+    }
+
+    /// Applies `space`'s stream messages as the transport delivered them: each read, or not
+    /// readable by this version. As [`Store::apply_sync_batch`], and every message that cannot be
+    /// applied (unreadable, or its change refused) is quarantined with the bytes `sealed(i)` gives
+    /// for the batch's `i`-th message (what the stream held, still sealed), skipped, and counted in
+    /// [`Applied::quarantined`]; the rest of the batch applies. A failure of the archive itself
+    /// (storage full …) rolls the batch back whole, to be tried again.
+    pub fn apply_sync_received(
+        &mut self,
+        space: &Space,
+        batch: &[(i64, Received)],
+        sealed: &mut dyn FnMut(usize) -> Vec<u8>,
+    ) -> Result<Applied> {
+        let items: Vec<(i64, Incoming)> = batch
+            .iter()
+            .map(|(seq, r)| {
+                (
+                    *seq,
+                    match r {
+                        Received::Change(m) => Incoming::Change(m),
+                        Received::Unreadable(u) => Incoming::Unreadable(u),
+                    },
+                )
+            })
+            .collect();
+        let now = self.tick();
+        apply(&mut self.conn, space, &items, sealed, Mode::Stream, now)
+    }
+
+    /// Tries again the quarantined message at sequence `seq` of `space`, as this build reads it now
+    /// (`received`: from its sealed bytes, opened again by the transport). Applied after everything
+    /// the stream brought since (it cannot go back to its place), it leaves the quarantine;
+    /// otherwise it stays, under this build's reader and the reason now. Returns the reason it
+    /// stays for, `None` when it was applied.
+    pub fn retry_quarantined(
+        &mut self,
+        space: &Space,
+        seq: i64,
+        received: &Received,
+    ) -> Result<Option<QuarantineReason>> {
+        let item = match received {
+            Received::Change(m) => Incoming::Change(m),
+            Received::Unreadable(u) => Incoming::Unreadable(u),
+        };
+        let now = self.tick();
+        let applied = apply(&mut self.conn, space, &[(seq, item)], &mut |_| Vec::new(), Mode::Retry, now)?;
+        if applied.quarantined == 0 {
+            return Ok(None);
         }
-        set_capture(&tx, false)?;
-        // Our pending changes are lifted out only when others' changes (or our own deletes, carried out
-        // where the stream put them) come in between: a batch that only confirms our own changes leaves
-        // them in place. A device sending its whole archive reads it back in batches, and lifting every
-        // still-unconfirmed turn for each would take time quadratic in the archive.
-        let reorders = |m: &SyncMessage| m.device_id != me.id || matches!(m.change, SyncChange::SessionDeleted { .. });
-        let lift = fresh.iter().any(|(_, m)| reorders(m)) && rebase::pending_any(&tx, space)?;
-        let anchors = if lift { Some(super::records::anchor(&tx, space)?) } else { None };
-        let mut lifted = if lift { Some(rebase::lift(&tx, space)?) } else { None };
-        let mut applied = Applied::default();
-        for (seq, msg) in fresh {
-            if msg.device_id == me.id {
-                if let Some(l) = lifted.as_mut() {
-                    rebase::replay(&tx, space, &me, l, msg.seq)?;
-                }
-                tx.execute("DELETE FROM sync_outbox WHERE seq <= ?1 AND space = ?2", params![msg.seq, space.key()])
-                    .context("confirming our own changes")?;
-                // Our delete is carried out where the stream ordered it, as on every other device.
-                if let SyncChange::SessionDeleted { session_id } = &msg.change {
-                    delete_session(&tx, session_id)?;
-                }
-            } else {
-                apply_change(&tx, space, msg)?;
-                applied.changes += 1;
-                match &msg.change {
-                    SyncChange::TurnAdded(t) => applied.turns.push(t.gid.clone()),
-                    SyncChange::SessionDeleted { session_id } => applied.deleted.push(session_id.clone()),
-                    _ => {}
-                }
-            }
-            cursor = *seq;
-        }
-        if let Some(mut l) = lifted {
-            rebase::replay(&tx, space, &me, &mut l, i64::MAX)?;
-            rebase::finish(&tx, l)?;
-        }
-        if let Some(anchors) = anchors {
-            super::records::reanchor(&tx, anchors)?;
-        }
-        super::titles::retitle_forks(&tx, None)?;
-        set_capture(&tx, true)?;
-        tx.execute(
-            "INSERT INTO sync_spaces (space, cursor) VALUES (?1, ?2)
-             ON CONFLICT (space) DO UPDATE SET cursor = excluded.cursor",
-            params![space.key(), cursor],
-        )
-        .context("saving the sync cursor")?;
-        tx.commit().context("committing synced changes")?;
-        Ok(applied)
+        let kept = self.sync_quarantined()?.into_iter().find(|q| q.space == *space && q.seq == seq);
+        Ok(kept.map(|q| q.reason))
     }
 
     /// The turns with these gids as they are stored now (a synced turn's place, for the UI).
@@ -121,6 +123,142 @@ pub struct Applied {
     pub turns: Vec<String>,
     /// The sessions deleted.
     pub deleted: Vec<String>,
+    /// How many messages were kept aside (quarantined) instead of applied.
+    pub quarantined: usize,
+}
+
+/// One message of a batch, as applying reads it.
+enum Incoming<'a> {
+    Change(&'a SyncMessage),
+    Unreadable(&'a Unreadable),
+}
+
+/// Applying the stream in its order, or trying a quarantined message again out of it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Stream,
+    Retry,
+}
+
+/// The transaction of [`Store::apply_sync_received`] and [`Store::retry_quarantined`].
+fn apply(
+    conn: &mut Connection,
+    space: &Space,
+    batch: &[(i64, Incoming)],
+    sealed: &mut dyn FnMut(usize) -> Vec<u8>,
+    mode: Mode,
+    now: i64,
+) -> Result<Applied> {
+    let me = device(conn)?.ok_or_else(|| Error::Invalid("sync is not enabled on this archive".into()))?;
+    let tx =
+        conn.transaction_with_behavior(TransactionBehavior::Immediate).context("starting to apply synced changes")?;
+    let mut cursor = super::mark(&tx, space, "cursor")?;
+    let fresh: Vec<(usize, &(i64, Incoming))> =
+        batch.iter().enumerate().filter(|(_, (seq, _))| mode == Mode::Retry || *seq > cursor).collect();
+    if fresh.is_empty() {
+        return Ok(Applied::default());
+    }
+    set_capture(&tx, false)?;
+    // Our pending changes are lifted out only when others' changes (or our own deletes, carried out
+    // where the stream put them) come in between: a batch that only confirms our own changes leaves
+    // them in place. A device sending its whole archive reads it back in batches, and lifting every
+    // still-unconfirmed turn for each would take time quadratic in the archive.
+    let reorders = |m: &Incoming| match m {
+        Incoming::Change(m) => m.device_id != me.id || matches!(m.change, SyncChange::SessionDeleted { .. }),
+        Incoming::Unreadable(_) => false,
+    };
+    let lift = fresh.iter().any(|(_, (_, m))| reorders(m)) && rebase::pending_any(&tx, space)?;
+    let anchors = if lift { Some(super::records::anchor(&tx, space)?) } else { None };
+    let mut lifted = if lift { Some(rebase::lift(&tx, space)?) } else { None };
+    let mut applied = Applied::default();
+    for (i, (seq, item)) in fresh {
+        let msg = match item {
+            Incoming::Change(msg) if msg.device_id == me.id && mode == Mode::Stream => {
+                if let Some(l) = lifted.as_mut() {
+                    rebase::replay(&tx, space, &me, l, msg.seq)?;
+                }
+                tx.execute("DELETE FROM sync_outbox WHERE seq <= ?1 AND space = ?2", params![msg.seq, space.key()])
+                    .context("confirming our own changes")?;
+                // Our delete is carried out where the stream ordered it, as on every other device.
+                if let SyncChange::SessionDeleted { session_id } = &msg.change {
+                    delete_session(&tx, session_id)?;
+                }
+                cursor = *seq;
+                continue;
+            }
+            Incoming::Change(msg) => msg,
+            Incoming::Unreadable(u) => {
+                let keep = quarantine::Keep {
+                    space,
+                    seq: *seq,
+                    msg_id: &u.msg_id,
+                    device_id: &u.device_id,
+                    device_name: &u.device_name,
+                    reason: &u.reason,
+                    sealed: &sealed(i),
+                    at: now,
+                };
+                quarantine::keep(&tx, &keep)?;
+                applied.quarantined += 1;
+                cursor = *seq;
+                continue;
+            }
+        };
+        // Each message in a savepoint of its own: one whose change is refused is rolled back alone.
+        tx.execute_batch("SAVEPOINT sync_message").context("applying a synced change")?;
+        match apply_change(&tx, space, msg) {
+            Ok(()) => {
+                tx.execute_batch("RELEASE sync_message").context("applying a synced change")?;
+                if mode == Mode::Retry {
+                    quarantine::release(&tx, space, *seq)?;
+                }
+                applied.changes += 1;
+                match &msg.change {
+                    SyncChange::TurnAdded(t) => applied.turns.push(t.gid.clone()),
+                    SyncChange::SessionDeleted { session_id } => applied.deleted.push(session_id.clone()),
+                    _ => {}
+                }
+            }
+            Err(e) if quarantine::transient(&e) => return Err(e),
+            Err(e) => {
+                tx.execute_batch("ROLLBACK TO sync_message; RELEASE sync_message")
+                    .context("setting aside a synced change")?;
+                let reason = QuarantineReason::Refused(e.to_string());
+                let keep = quarantine::Keep {
+                    space,
+                    seq: *seq,
+                    msg_id: &msg.id,
+                    device_id: &msg.device_id,
+                    device_name: &msg.device_name,
+                    reason: &reason,
+                    sealed: &sealed(i),
+                    at: now,
+                };
+                quarantine::keep(&tx, &keep)?;
+                applied.quarantined += 1;
+            }
+        }
+        cursor = cursor.max(*seq);
+    }
+    if let Some(mut l) = lifted {
+        rebase::replay(&tx, space, &me, &mut l, i64::MAX)?;
+        rebase::finish(&tx, l)?;
+    }
+    if let Some(anchors) = anchors {
+        super::records::reanchor(&tx, anchors)?;
+    }
+    super::titles::retitle_forks(&tx, None)?;
+    set_capture(&tx, true)?;
+    if mode == Mode::Stream {
+        tx.execute(
+            "INSERT INTO sync_spaces (space, cursor) VALUES (?1, ?2)
+             ON CONFLICT (space) DO UPDATE SET cursor = excluded.cursor",
+            params![space.key(), cursor],
+        )
+        .context("saving the sync cursor")?;
+    }
+    tx.commit().context("committing synced changes")?;
+    Ok(applied)
 }
 
 fn apply_change(conn: &Connection, space: &Space, msg: &SyncMessage) -> Result<()> {
@@ -247,7 +385,7 @@ fn insert(conn: &Connection, session_id: &str, number: i64, rec: &TurnRecord) ->
             .map_err(|e| Error::Invalid(format!("a synced attachment's content is not base64: {e}")))?;
         if crate::attachment::sha256_hex(&bytes) != a.attachment.sha256 {
             return Err(Error::Invalid(format!(
-                "the synced attachment {} does not match its SHA-256: nothing was applied",
+                "the synced attachment {} does not match its SHA-256",
                 a.attachment.display_name()
             )));
         }

@@ -249,3 +249,123 @@ pub struct ManifestSync {
     /// The gids of `manifest.reasoning_turns`.
     pub reasoning_gids: Vec<String>,
 }
+
+/// A stream message as this version reads it: a change it can apply, or one it cannot read, which
+/// is kept aside (quarantined) rather than applied.
+#[derive(Debug, Clone, PartialEq)]
+// Nearly every message is a `Change`: boxing it would allocate once more per message for nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum Received {
+    /// A change this version reads.
+    Change(SyncMessage),
+    /// A message this version cannot read.
+    Unreadable(Unreadable),
+}
+
+/// What is known of a message this version cannot read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unreadable {
+    /// The transport's id of the message (what its seal is bound to).
+    pub msg_id: String,
+    /// The device that wrote it, when its envelope reads (empty otherwise).
+    pub device_id: String,
+    /// That device's name (empty when unknown).
+    pub device_name: String,
+    /// Why it cannot be read.
+    pub reason: QuarantineReason,
+}
+
+/// Why a stream message was kept aside instead of applied. Each says what happened in words a user
+/// can act on; the variant is what the UI and the retry policy read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum QuarantineReason {
+    /// The transport could not open it (altered, or sealed with another key).
+    Undecryptable(String),
+    /// A kind of change from a newer version of Cowork (the kind's name): kept for a version that
+    /// knows it.
+    NewerKind(String),
+    /// Not a change this version can read (the parser's words).
+    Malformed(String),
+    /// Read, but its change could not be applied (an attachment whose SHA-256 does not match …).
+    Refused(String),
+}
+
+impl QuarantineReason {
+    /// The name it is stored under.
+    pub fn name(&self) -> &'static str {
+        match self {
+            QuarantineReason::Undecryptable(_) => "undecryptable",
+            QuarantineReason::NewerKind(_) => "newer_kind",
+            QuarantineReason::Malformed(_) => "malformed",
+            QuarantineReason::Refused(_) => "refused",
+        }
+    }
+
+    /// What it says (the kind's name, the parser's or the archive's words).
+    pub fn detail(&self) -> &str {
+        match self {
+            QuarantineReason::Undecryptable(d)
+            | QuarantineReason::NewerKind(d)
+            | QuarantineReason::Malformed(d)
+            | QuarantineReason::Refused(d) => d,
+        }
+    }
+
+    /// The reason stored as `name` with `detail` (an unknown name reads as refused).
+    pub fn from_parts(name: &str, detail: String) -> QuarantineReason {
+        match name {
+            "undecryptable" => QuarantineReason::Undecryptable(detail),
+            "newer_kind" => QuarantineReason::NewerKind(detail),
+            "malformed" => QuarantineReason::Malformed(detail),
+            _ => QuarantineReason::Refused(detail),
+        }
+    }
+}
+
+impl std::fmt::Display for QuarantineReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            QuarantineReason::Undecryptable(d) => write!(f, "it cannot be decrypted ({d})"),
+            QuarantineReason::NewerKind(k) => {
+                write!(f, "it is a kind of change (“{k}”) from a newer version of Cowork: update Cowork on this device")
+            }
+            QuarantineReason::Malformed(d) => write!(f, "this version of Cowork cannot read it ({d})"),
+            QuarantineReason::Refused(d) => f.write_str(d),
+        }
+    }
+}
+
+/// Reads a stream message's body (its JSON). One this version cannot read is [`Received::Unreadable`]
+/// with its author when the envelope says who, and a change kind it does not know is named as one
+/// from a newer version, not as a broken message.
+pub fn read_message(body: &str) -> Received {
+    let error = match serde_json::from_str::<SyncMessage>(body) {
+        Ok(m) => return Received::Change(m),
+        Err(e) => e,
+    };
+    #[derive(Deserialize)]
+    struct Envelope {
+        #[serde(default)]
+        id: String,
+        #[serde(default)]
+        device_id: String,
+        #[serde(default)]
+        device_name: String,
+        #[serde(default)]
+        change: Option<std::collections::BTreeMap<String, serde::de::IgnoredAny>>,
+    }
+    let envelope = serde_json::from_str::<Envelope>(body).ok();
+    let kind = envelope.as_ref().and_then(|e| e.change.as_ref()).and_then(|c| {
+        let mut keys = c.keys();
+        keys.next().filter(|_| keys.next().is_none()).cloned()
+    });
+    // serde names an unknown variant in its own words: "unknown variant `task_added`, expected …".
+    let reason = match kind {
+        Some(kind) if error.to_string().contains(&format!("unknown variant `{kind}`")) => {
+            QuarantineReason::NewerKind(kind)
+        }
+        _ => QuarantineReason::Malformed(error.to_string()),
+    };
+    let (msg_id, device_id, device_name) = envelope.map(|e| (e.id, e.device_id, e.device_name)).unwrap_or_default();
+    Received::Unreadable(Unreadable { msg_id, device_id, device_name, reason })
+}

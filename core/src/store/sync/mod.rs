@@ -20,6 +20,7 @@ mod apply;
 mod message;
 mod outgoing;
 mod place;
+mod quarantine;
 mod rebase;
 mod records;
 mod titles;
@@ -27,9 +28,10 @@ mod waiting;
 
 pub use apply::Applied;
 pub use message::{
-    AttachmentRecord, ManifestSync, SessionField, SessionRecord, SyncChange, SyncMessage, TaskSync,
-    ToolExecutionRecord, TurnRecord, TurnUpdate,
+    read_message, AttachmentRecord, ManifestSync, QuarantineReason, Received, SessionField, SessionRecord, SyncChange,
+    SyncMessage, TaskSync, ToolExecutionRecord, TurnRecord, TurnUpdate, Unreadable,
 };
+pub use quarantine::{Kept, Quarantined, READER};
 pub(super) use titles::rename_here;
 
 use super::capture::{capture, set_capture};
@@ -174,10 +176,11 @@ impl Store {
 /// into a conflict fork under the loop's feet. What follows it waits, in stream order, until the
 /// reply is saved; everything before it (other sessions, this device's own messages coming back,
 /// fields, updates) is applied as it comes.
-pub fn applicable_while_writing(batch: &[(i64, SyncMessage)], own_device: &str, writing: &str) -> usize {
+pub fn applicable_while_writing(batch: &[(i64, Received)], own_device: &str, writing: &str) -> usize {
     batch
         .iter()
         .position(|(_, m)| {
+            let Received::Change(m) = m else { return false };
             m.device_id != own_device
                 && match &m.change {
                     SyncChange::TurnAdded(t) => t.session_id == writing,

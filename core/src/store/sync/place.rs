@@ -83,13 +83,18 @@ pub(super) fn row_of(conn: &Connection, gid: &str) -> Result<Option<(String, i64
 
 /// [`row_of`], or else the copy of that turn a fork received when the turn's session was deleted
 /// (`<gid>@<fork>`) where `session_id` shows it.
+///
+/// The copies are every gid that starts with `<gid>@`, whatever the fork's id starts with (a v7
+/// id's digit, a conflict fork's or an import's letter, …): the range `<gid>@` ≤ gid < `<gid>A`,
+/// since `A` is the character after `@`. (A bound of `<gid>@A` missed forks whose id starts with
+/// a letter.)
 fn row_or_copy(conn: &Connection, gid: &str, session_id: &str) -> Result<Option<(String, i64)>> {
     if let Some(found) = row_of(conn, gid)? {
         return Ok(Some(found));
     }
     let copies: Vec<(String, String, i64)> = conn
-        .prepare_cached("SELECT gid, session_id, turn_number FROM turns WHERE gid > ?1 AND gid < ?1 || 'A'")
-        .and_then(|mut s| s.query_map([format!("{gid}@")], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect())
+        .prepare_cached("SELECT gid, session_id, turn_number FROM turns WHERE gid > ?1 || '@' AND gid < ?1 || 'A'")
+        .and_then(|mut s| s.query_map([gid], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect())
         .context("looking up copies of a deleted turn")?;
     for (copy, owner, n) in copies {
         if rows::gid_at(conn, session_id, n).context("reading a session's turn")?.as_deref() == Some(copy.as_str()) {

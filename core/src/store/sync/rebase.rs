@@ -91,13 +91,22 @@ pub(super) fn lift(conn: &Connection, space: &Space) -> Result<Lifted> {
     for s in sources.iter().chain(lifted.forks.keys()) {
         recount(conn, s)?;
     }
-    // Sessions sync made for our unsynced turns alone (now empty) come again if the rules say so.
-    let made: Vec<String> = conn
-        .prepare_cached(
-            "SELECT f.session_id FROM sync_forks f WHERE NOT EXISTS (SELECT 1 FROM turns t WHERE t.session_id = f.session_id)",
-        )
-        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
-        .context("finding sessions made for unsynced turns")?;
+    // Sessions sync made for our unsynced turns alone, which this lift emptied, come again if the
+    // rules say so. Only those: a session sync made in another space (whose stream is not being
+    // applied), or one that held no turn before, is not this lift's to remove.
+    let mut made: Vec<String> = Vec::new();
+    for s in &sources {
+        let emptied: bool = conn
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM sync_forks f WHERE f.session_id = ?1)
+                    AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.session_id = ?1)",
+            )
+            .and_then(|mut st| st.query_row([s], |r| r.get(0)))
+            .context("finding sessions made for unsynced turns")?;
+        if emptied {
+            made.push(s.clone());
+        }
+    }
     for id in &made {
         conn.execute("UPDATE sessions SET parent_session_id = NULL WHERE id = ?1", [id]).context("detaching a fork")?;
     }

@@ -84,7 +84,7 @@ fn recovery_keys_are_160_bits_in_crockford_base32() {
 
 #[test]
 fn the_header_says_a_sync_error_in_words() {
-    let failed = |message: &str| SyncState::Failed { message: message.into() }.label();
+    let failed = |message: &str| SyncState::Failed { kind: SyncFailure::Server, message: message.into() }.label();
     // The module's and the worker's messages, as they are written (web/sync/index.mjs, worker/sync.rs).
     assert_eq!(
         failed("The sync server refused user alice: check the user name and password."),
@@ -109,6 +109,7 @@ fn the_header_says_where_sync_stands() {
         behind,
         stream_last,
         unjoined: vec![],
+        kept: vec![],
     };
     assert_eq!(synced(0, 0, 0).label(), "Synced");
     assert_eq!(synced(3, 0, 0).label(), "3 waiting");
@@ -120,11 +121,44 @@ fn the_header_says_where_sync_stands() {
     let old: SyncState = serde_json::from_str(r#"{"synced":{"waiting":2}}"#).unwrap();
     assert_eq!(old, synced(2, 0, 0));
     assert_eq!(SyncState::Offline { waiting: 2, message: String::new() }.label(), "Offline · 2 waiting");
-    let sending = SyncState::Synced { waiting: 0, sending: true, behind: 0, stream_last: 0, unjoined: vec![] };
+    let sending =
+        SyncState::Synced { waiting: 0, sending: true, behind: 0, stream_last: 0, unjoined: vec![], kept: vec![] };
     assert_eq!(sending.label(), "Sending…", "bookkeeping waits: not Synced yet, and no count a user would not make");
-    let waiting_for_team =
-        SyncState::Synced { waiting: 1, sending: false, behind: 0, stream_last: 9, unjoined: vec!["acme".into()] };
+    let waiting_for_team = SyncState::Synced {
+        waiting: 1,
+        sending: false,
+        behind: 0,
+        stream_last: 9,
+        unjoined: vec!["acme".into()],
+        kept: vec![],
+    };
     assert_eq!(waiting_for_team.label(), "1 waiting");
     assert!(waiting_for_team.detail().contains("team space acme wait here until this device joins"));
     assert!(synced(0, 0, 0).detail().contains("on the sync server"));
+}
+
+#[test]
+fn kept_changes_are_said_with_their_device_and_reason() {
+    let kept = KeptChanges {
+        device: "Birch".into(),
+        reason: KeptReason::Refused,
+        detail: "the synced attachment plan.md does not match its SHA-256".into(),
+        count: 1,
+    };
+    assert_eq!(
+        kept.sentence(),
+        "1 change from Birch could not be applied: the synced attachment plan.md does not match its SHA-256. \
+         Kept on this device, and tried again when Cowork is updated."
+    );
+    let unknown = KeptChanges { device: String::new(), count: 2, ..kept };
+    assert!(unknown.sentence().starts_with("2 changes from an unknown device could not be applied"));
+    // A failure crosses to the UI as its kind; an older tab's state without one still reads.
+    let failed = SyncState::Failed { kind: SyncFailure::Archive(ErrorKind::StorageFull), message: "full".into() };
+    let json = serde_json::to_string(&failed).unwrap();
+    assert_eq!(serde_json::from_str::<SyncState>(&json).unwrap(), failed);
+    let old: SyncState = serde_json::from_str(r#"{"failed":{"message":"x"}}"#).unwrap();
+    assert_eq!(old, SyncState::Failed { kind: SyncFailure::Server, message: "x".into() });
+    assert!(SyncFailure::Archive(ErrorKind::StorageFull).passing(), "storage full is tried again");
+    assert!(!SyncFailure::Passphrase.passing());
+    assert_eq!(SyncFailure::of_transport("passphrase"), SyncFailure::Passphrase);
 }

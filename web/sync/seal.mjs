@@ -1,9 +1,7 @@
-// Cowork's sync transport: its keys and encryption (see index.mjs for the wire format). A space's key
-// comes from its passphrase (PBKDF2-SHA-256, the salt and iteration count its set-up message names) or
-// a recovery key; each message is sealed with AES-GCM-256 under a random IV, its id (and for a chunk,
-// its place) as additional data. WebCrypto only: the same in browsers and Node.
+// The sync transport's keys and seals (see index.mjs for the wire format): a space's key from its
+// passphrase or recovery key (PBKDF2-SHA-256), AES-GCM-256 seals bound to additional data, and the
+// framing of a message's sealed chunks that the archive keeps for a message it cannot apply.
 
-/** The constant sealed in a space's set-up message: opening it proves the passphrase. */
 export const CHECK = 'cowork-sync key check';
 export const IV_BYTES = 12;
 export const TAG_BYTES = 16;
@@ -66,3 +64,41 @@ export async function unseal(key, payload, additional) {
 
 export const checkData = (space) => `${CHECK}\u0000${space}`;
 export const chunkData = (id, k, n) => `${id}\u0000${k}/${n}`;
+
+/** The payloads of a message's chunks (one for a message in one piece) as one byte string. */
+export function frame(parts) {
+  const out = new Uint8Array(parts.reduce((sum, p) => sum + 4 + p.length, 0));
+  const view = new DataView(out.buffer);
+  let at = 0;
+  for (const p of parts) {
+    view.setUint32(at, p.length);
+    out.set(p, at + 4);
+    at += 4 + p.length;
+  }
+  return out;
+}
+
+/** The payloads `frame` joined, or null when `bytes` are not such a string. */
+export function unframe(bytes) {
+  const parts = [];
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let at = 0; at < bytes.length; ) {
+    if (at + 4 > bytes.length) return null;
+    const n = view.getUint32(at);
+    if (at + 4 + n > bytes.length) return null;
+    parts.push(bytes.subarray(at + 4, at + 4 + n));
+    at += 4 + n;
+  }
+  return parts.length ? parts : null;
+}
+
+/** Byte strings one after another. */
+export function join(pieces) {
+  const out = new Uint8Array(pieces.reduce((sum, p) => sum + p.length, 0));
+  let at = 0;
+  for (const p of pieces) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
