@@ -268,15 +268,17 @@ impl Store {
         let (Some(lo), Some(hi)) = (hits.iter().map(|c| c.0).min(), hits.iter().map(|c| c.0).max()) else {
             return Ok(snippets);
         };
-        let ids = serde_json::to_string(&hits.iter().map(|c| c.0).collect::<Vec<i64>>()).unwrap_or_default();
+        // The chosen ids, written into the statement (integers of our own; the browser's SQLite has no
+        // JSON functions to pass them as one parameter).
+        let ids = hits.iter().map(|c| c.0.to_string()).collect::<Vec<String>>().join(",");
         self.conn
-            .prepare_cached(&format!(
-                "SELECT rowid, CASE WHEN rowid IN (SELECT value FROM json_each(?4))
+            .prepare(&format!(
+                "SELECT rowid, CASE WHEN rowid IN ({ids})
                      THEN snippet(turns_fts, -1, '{HL_OPEN}', '{HL_CLOSE}', '…', 24) END
                  FROM turns_fts WHERE turns_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3"
             ))
             .and_then(|mut s| {
-                let rows = s.query_map(params![expr, lo, hi, ids], |r| {
+                let rows = s.query_map(params![expr, lo, hi], |r| {
                     Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?.unwrap_or_default()))
                 })?;
                 for row in rows {
