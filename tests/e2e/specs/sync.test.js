@@ -11,6 +11,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { script, chatgptExport } from '../sync-support.js';
 import { startServer, launchBrowser, openPage, ready, replyDone, send, exportArchive, importFile } from '../harness.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -18,15 +19,14 @@ const nats = { dir: mkdtempSync(join(tmpdir(), 'cowork-nats-')) };
 const app = {};
 
 before(async () => {
-  const out = execFileSync('bash', [join(root, 'scripts/nats.sh'), 'start', nats.dir], { encoding: 'utf8' });
-  nats.env = Object.fromEntries(out.trim().split('\n').map((l) => l.split('=')).map(([k, ...v]) => [k, v.join('=')]));
+  nats.env = script('nats.sh', ['start', nats.dir]);
   app.server = await startServer();
 });
 
 after(async () => {
   await app.server?.stop();
   try {
-    execFileSync('bash', [join(root, 'scripts/nats.sh'), 'stop', nats.dir]);
+    script('nats.sh', ['stop', nats.dir]);
   } finally {
     rmSync(nats.dir, { recursive: true, force: true });
   }
@@ -221,30 +221,8 @@ test('both devices go offline, write to one session and rename it; back online b
   }
 });
 
-/** A ChatGPT export of `conversations` linear conversations of `pairs` questions and answers each. */
-function chatgptExport(conversations, pairs) {
-  return Array.from({ length: conversations }, (_, c) => {
-    const mapping = { root: { id: 'root', parent: null, children: ['m0'], message: null } };
-    for (let i = 0; i < pairs * 2; i++) {
-      const id = `m${i}`;
-      const role = i % 2 ? 'assistant' : 'user';
-      const text = role === 'user' ? `team sync ${c}.${i}: where does the otter go?` : `team sync ${c}.${i}: to pond ${c * 1000 + i}.`;
-      mapping[id] = {
-        id, parent: i ? `m${i - 1}` : 'root', children: i + 1 < pairs * 2 ? [`m${i + 1}`] : [],
-        message: {
-          id, author: { role, name: null, metadata: {} }, create_time: 1_700_000_000 + c * 1000 + i,
-          content: { content_type: 'text', parts: [text] }, status: 'finished_successfully', metadata: {}, recipient: 'all',
-        },
-      };
-    }
-    return {
-      title: `Team archive ${c}`, conversation_id: `conv-team-${c}`, create_time: 1_700_000_000 + c * 1000,
-      update_time: 1_700_000_000 + c * 1000 + pairs * 2, current_node: `m${pairs * 2 - 1}`, mapping,
-    };
-  });
-}
-
-/** What a device's archive holds, as the export says (context manifests, not synced yet, aside). */
+/** What a device's archive holds, as the export says (context manifests aside: each device lists them in
+ *  the order it recorded them). */
 async function synced(page) {
   return (await exportArchive(page)).filter((l) => l.type !== 'manifest');
 }
@@ -270,7 +248,7 @@ test('a team space shared by two people; wrong credentials and another\'s space 
   const nats_sh = (cmd) => execFileSync('bash', [join(root, 'scripts/nats.sh'), cmd, nats.dir], { encoding: 'utf8' });
   const file = join(nats.dir, 'team-export.json');
   const [conversations, pairs] = [30, 40];
-  writeFileSync(file, JSON.stringify(chatgptExport(conversations, pairs)));
+  writeFileSync(file, JSON.stringify(chatgptExport(conversations, pairs, 'team sync')));
   try {
     // Alice's laptop holds an imported history of 2,400 turns.
     const a = await openPage(laptop.context, app.server.url);
@@ -310,7 +288,7 @@ test('a team space shared by two people; wrong credentials and another\'s space 
 
     // The team's space: Bob receives everything Alice published there, and what he writes reaches her.
     await turnOnSync(b, { device: 'Bob', user: 'bob', space: 'team1', passphrase: key });
-    await b.locator('.session', { hasText: `Team archive ${conversations - 1}` }).waitFor({ timeout: 60_000 });
+    await b.locator('.session', { hasText: `team sync archive ${conversations - 1}` }).waitFor({ timeout: 60_000 });
     await exchange(b, 'team sync: bob adds the otter feeding times');
     await a.locator('.session', { hasText: 'team sync: bob was here first' }).click({ timeout: 20_000 });
     await a.locator('.turn[data-role="user"]', { hasText: 'bob adds the otter feeding times' }).waitFor({ timeout: 20_000 });

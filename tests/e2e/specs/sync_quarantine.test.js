@@ -9,28 +9,25 @@
 // key as a real device would.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { script } from '../sync-support.js';
 import { startServer, launchBrowser, openPage, ready, replyDone, send } from '../harness.js';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const nats = { dir: mkdtempSync(join(tmpdir(), 'cowork-nats-')) };
 const app = {};
 const PASSPHRASE = 'correct horse battery staple';
 
 before(async () => {
-  const out = execFileSync('bash', [join(root, 'scripts/nats.sh'), 'start', nats.dir], { encoding: 'utf8' });
-  nats.env = Object.fromEntries(out.trim().split('\n').map((l) => l.split('=')).map(([k, ...v]) => [k, v.join('=')]));
+  nats.env = script('nats.sh', ['start', nats.dir]);
   app.server = await startServer();
 });
 
 after(async () => {
   await app.server?.stop();
   try {
-    execFileSync('bash', [join(root, 'scripts/nats.sh'), 'stop', nats.dir]);
+    script('nats.sh', ['stop', nats.dir]);
   } finally {
     rmSync(nats.dir, { recursive: true, force: true });
   }
