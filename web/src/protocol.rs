@@ -66,9 +66,9 @@ impl std::fmt::Display for Problem {
     }
 }
 
-/// How a reply ([`ops::SendMessage`], [`ops::Continue`]) ended.
+/// How a reply ([`ops::SendMessage`], [`ops::Continue`]) ended (externally tagged, as [`Op`] is).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum SendOutcome {
     /// The model answered without asking for more tools.
     Done,
@@ -185,9 +185,10 @@ pub fn random_key() -> String {
 /// One worker owns the archive (it holds the Web Lock); the others forward their tab's requests to it
 /// and relay its answers, so every tab works on the same archive and none sees an error.
 // A message lives only from its construction to its serialisation: its size in memory is no concern.
+// Externally tagged: an internal tag would read the forwarded request a second way (see [`Op`]).
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum PeerMessage {
     /// A new worker asks which tab owns the archive.
     Hello {

@@ -7,9 +7,13 @@ use cowork_core::prompt::ApprovalPolicy;
 use cowork_core::{NewTurn, SearchQuery};
 use serde::{Deserialize, Serialize};
 
-/// The operations the worker performs, as they travel (`{"op": "list_sessions", …}`).
+/// The operations the worker performs, as they travel (`{"list_sessions": {…}}`, `"stats"`).
+///
+/// Externally tagged, like [`Event`](super::Event): an internal tag (`{"op": …}`) makes serde buffer
+/// the whole request before reading it, which cost the storage worker's wasm a second reader of every
+/// operation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum Op {
     /// [`Stats`].
     Stats,

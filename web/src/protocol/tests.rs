@@ -119,7 +119,7 @@ fn outcomes_read_as_they_always_did() {
 /// unavailable". Now only that request fails, as its own response.
 #[test]
 fn an_unreadable_request_fails_alone() {
-    let bad = r#"{"id":12,"op":{"op":"get_turns","session_id":"s"}}"#; // no offset, no limit
+    let bad = r#"{"id":12,"op":{"get_turns":{"session_id":"s"}}}"#; // no offset, no limit
     match Request::read(bad).map_err(|answer| *answer) {
         Err(WorkerMessage::Response { id: 12, result: Err(problem) }) => {
             assert_eq!(problem.kind, ErrorKind::Invalid);
@@ -147,23 +147,23 @@ fn each_call_gets_its_own_reply_back() {
     let wire = ops::Continue::wrap(sent.clone());
     assert_eq!(
         serde_json::to_value(&wire).unwrap(),
-        serde_json::json!({"sent": {"session_id": "s", "outcome": {"kind": "done"}}}),
-        "the same JSON as when Sent was a struct variant"
+        serde_json::json!({"sent": {"session_id": "s", "outcome": "done"}}),
+        "the same JSON as when Sent was a struct variant, its outcome externally tagged"
     );
     assert_eq!(ops::SendMessage::unwrap(wire), Some(sent));
     assert_eq!(ops::DeleteSession::unwrap(ops::Stop::wrap(())), Some(()));
     assert_eq!(ops::ImportFiles::unwrap(ops::PreviewImport::wrap(ImportReport::default())), None);
-    // Ops travel as they did: the tag and the fields side by side.
+    // Ops travel externally tagged: the name, then the fields (an operation without fields is its name).
     let op = ops::ListSessions { workspace: None, include_archived: true }.into_op();
     assert_eq!(
         serde_json::to_value(&op).unwrap(),
-        serde_json::json!({"op": "list_sessions", "workspace": null, "include_archived": true})
+        serde_json::json!({"list_sessions": {"workspace": null, "include_archived": true}})
     );
-    assert_eq!(serde_json::to_value(ops::Stats.into_op()).unwrap(), serde_json::json!({"op": "stats"}));
+    assert_eq!(serde_json::to_value(ops::Stats.into_op()).unwrap(), serde_json::json!("stats"));
 }
 
 #[test]
 fn unknown_messages_are_rejected_not_misread() {
     assert!(serde_json::from_str::<WorkerMessage>(r#"{"type":"bogus"}"#).is_err());
-    assert!(serde_json::from_str::<Request>(r#"{"id":1,"op":{"op":"drop_everything"}}"#).is_err());
+    assert!(serde_json::from_str::<Request>(r#"{"id":1,"op":"drop_everything"}"#).is_err());
 }

@@ -8,7 +8,7 @@ fn a_files_bytes_never_travel_in_the_json() {
     let req = Request { id: 4, op: Op::ImportFiles(ops::ImportFiles { files: vec![file] }) };
     let json = req.to_json();
     assert_eq!(
-        json, r#"{"id":4,"op":{"op":"import_files","files":[{"name":"conversations.json","size":3}]}}"#,
+        json, r#"{"id":4,"op":{"import_files":{"files":[{"name":"conversations.json","size":3}]}}}"#,
         "only the name and size"
     );
     let back: Request = serde_json::from_str(&json).unwrap();
