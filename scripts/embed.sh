@@ -1,7 +1,8 @@
 #!/usr/bin/env sh
 # Trunk post-build hook: builds the embedding module (web/embed, spec §10) into dist/embed/ — the ES
 # module `cowork.js` (wasm-bindgen --target web) with its wasm and TypeScript declarations
-# (`cowork.d.ts`), next to a copy of the storage worker it starts and of the code highlighter — and copies the example page to
+# (`cowork.d.ts`), next to a copy of the storage worker it starts (with the importer it loads on an
+# import's first use, import/) and of the code highlighter — and copies the example page to
 # dist/examples/embed/. Same profile as the app build.
 set -eu
 : "${TRUNK_STAGING_DIR:?run by Trunk as a post_build hook}"
@@ -18,6 +19,7 @@ wasm-bindgen --target web --weak-refs --out-dir "$out" --out-name cowork \
 # by 15% but make it 8% larger gzipped (1.96 MB / 582 KB gzip → 1.67 MB / 635 KB; BENCHMARKS.md).
 cp "$TRUNK_STAGING_DIR/storage-worker_loader.js" "$TRUNK_STAGING_DIR/storage-worker.js" \
   "$TRUNK_STAGING_DIR/storage-worker_bg.wasm" "$out/"
+cp -r "$TRUNK_STAGING_DIR/import" "$out/import"
 # The code highlighter (scripts/highlight.sh ran first), under a fixed name the module finds.
 cp "$TRUNK_STAGING_DIR"/highlight-*.js "$out/highlight.js"
 cp web/embed/README.md "$out/README.md"

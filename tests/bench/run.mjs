@@ -201,17 +201,24 @@ function wireBytes() {
   const lazy = sizes.filter((s) => isLazy(s.file));
   // Recall by meaning's worker (dist/semantic/), started only when the user turns it on; the model's
   // weights (about 91 MB) are downloaded then too, once, and are not counted here.
-  const semanticDir = join(DIST, 'semantic');
-  const semantic = existsSync(semanticDir)
-    ? readdirSync(semanticDir).filter((f) => /\.(js|wasm)$/.test(f)).map((f) => {
-      const raw = readFileSync(join(semanticDir, f));
-      return { file: `semantic/${f}`, raw: raw.length, gzip: gzipSync(raw).length };
-    })
-    : [];
+  const folder = (name) => {
+    const dir = join(DIST, name);
+    return existsSync(dir)
+      ? readdirSync(dir).filter((f) => /\.(js|wasm)$/.test(f)).map((f) => {
+        const raw = readFileSync(join(dir, f));
+        return { file: `${name}/${f}`, raw: raw.length, gzip: gzipSync(raw).length };
+      })
+      : [];
+  };
+  const semantic = folder('semantic');
+  // The importer of other tools' exports (dist/import/), loaded by the storage worker on an import's
+  // first use (web/src/worker/importer.rs).
+  const importer = folder('import');
   return {
     files: sizes, code_gzip: sum(code, 'gzip'), code_raw: sum(code, 'raw'), all_gzip: sum(sizes, 'gzip'),
     lazy_gzip: sum(lazy, 'gzip'), lazy_raw: sum(lazy, 'raw'),
     semantic_gzip: sum(semantic, 'gzip'), semantic_raw: sum(semantic, 'raw'),
+    importer_gzip: sum(importer, 'gzip'), importer_raw: sum(importer, 'raw'),
   };
 }
 
@@ -294,6 +301,8 @@ function buildRows(b, cold, stream) {
       within(cold.bytes.code_gzip, 1.5 * 1048576, '≤ 1.5 MB'));
     add('cold start', '  loaded later: code highlighter (first code block) + sync transport (sync on), gzip', mb(cold.bytes.lazy_gzip),
       `raw ${mb(cold.bytes.lazy_raw)}`, { goal: '(not at start)', ratio: null, met: null });
+    add('cold start', '  loaded later: importer of other tools\' exports (first such import), gzip', mb(cold.bytes.importer_gzip),
+      `raw ${mb(cold.bytes.importer_raw)}`, { goal: '(not at start)', ratio: null, met: null });
     add('cold start', '  loaded later: recall by meaning\'s model worker (when turned on), gzip', mb(cold.bytes.semantic_gzip),
       `raw ${mb(cold.bytes.semantic_raw)}; + the model, 91 MB, once`, { goal: '(not at start)', ratio: null, met: null });
     if (cold.render) {

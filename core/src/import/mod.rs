@@ -34,17 +34,21 @@ mod codex;
 mod detect;
 mod openai;
 mod time;
+mod wire;
 
 pub use branches::{plan, session_id, Plan, PlannedSession};
 pub use detect::{detect, detect_files};
 pub use time::parse_iso8601_ms;
+pub use wire::{ReadFailure, ReadSummary};
 
 use crate::error::{Error, Result};
 use crate::{Role, ToolCall};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The formats [`detect`] recognises.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Format {
     /// ChatGPT's data export, `conversations.json`: an array of conversations whose messages form a
     /// tree (`mapping`), edits and regenerations being branches.
@@ -105,7 +109,8 @@ impl<'a> ImportFile<'a> {
 }
 
 /// One conversation as its source had it: a tree of turns (a list is a tree without branches).
-#[derive(Debug, Clone, PartialEq)]
+/// In the browser it travels as JSON from the importer's own wasm, loaded on first use.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Conversation {
     /// The format it was read from.
     pub format: Format,
@@ -131,7 +136,7 @@ pub struct Conversation {
 
 /// One turn of a [`Conversation`]. A source message may give several (a reply with tool calls and the
 /// results that answer them).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ImportedTurn {
     /// The source's id of the message it comes from.
     pub source_id: String,
@@ -173,7 +178,7 @@ impl ImportedTurn {
 /// A conversation left out of an import because it cannot be read, and why. The file's other
 /// conversations are imported; this one is named in the preview and in the summary, never dropped
 /// silently.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SkippedConversation {
     /// The file it is in, as given.
     pub file: String,

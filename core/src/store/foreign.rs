@@ -73,13 +73,21 @@ pub struct ImportProgress {
     pub turns: usize,
 }
 
+/// Reads an import's conversations: hands each to its callback as soon as it is read and returns the
+/// ones it left out, or fails naming the file and where — as [`import::parse_files`] does, which is
+/// what [`Store::preview_import`] and [`Store::import_foreign`] use. The browser's storage worker reads
+/// with the importer's own wasm instead (loaded on an import's first use), so the parsers are not part
+/// of the worker every start loads.
+pub type ReadConversations<'a> =
+    &'a mut dyn FnMut(&mut dyn FnMut(Conversation) -> Result<()>) -> Result<Vec<SkippedConversation>>;
+
 impl Store {
     /// Reads `files` and says what importing them would add, and which conversations it would leave
     /// out; writes nothing. A file that cannot be imported is refused here as
     /// [`Store::import_foreign`] would refuse it.
     pub fn preview_import(&self, files: &[ImportFile<'_>]) -> Result<ImportPreview> {
         let formats = import::detect_files(files)?;
-        let counts = process(&self.conn, files, false, &mut |_| {})?;
+        let counts = self.preview_conversations(&mut |each| import::parse_files(files, each))?;
         Ok(ImportPreview { formats, counts })
     }
 
@@ -95,23 +103,39 @@ impl Store {
         on_progress: &mut dyn FnMut(ImportProgress),
     ) -> Result<ForeignImportSummary> {
         let formats = import::detect_files(files)?;
-        let tx = self.conn.transaction().context("starting the import")?;
-        let counts = process(&tx, files, true, on_progress)?;
-        tx.commit().context("committing the import")?;
+        let counts = self.import_conversations(&mut |each| import::parse_files(files, each), on_progress)?;
         Ok(ForeignImportSummary { formats, counts })
+    }
+
+    /// [`Store::preview_import`] of the conversations `read` reads.
+    pub fn preview_conversations(&self, read: ReadConversations<'_>) -> Result<ImportCounts> {
+        process(&self.conn, read, false, &mut |_| {})
+    }
+
+    /// [`Store::import_foreign`] of the conversations `read` reads, in one transaction: nothing is
+    /// written when `read` fails.
+    pub fn import_conversations(
+        &mut self,
+        read: ReadConversations<'_>,
+        on_progress: &mut dyn FnMut(ImportProgress),
+    ) -> Result<ImportCounts> {
+        let tx = self.conn.transaction().context("starting the import")?;
+        let counts = process(&tx, read, true, on_progress)?;
+        tx.commit().context("committing the import")?;
+        Ok(counts)
     }
 }
 
-/// Reads every conversation of `files`, plans it and (when `write`) writes it through `conn`.
+/// Reads every conversation `read` reads, plans it and (when `write`) writes it through `conn`.
 fn process(
     conn: &Connection,
-    files: &[ImportFile<'_>],
+    read: ReadConversations<'_>,
     write: bool,
     on_progress: &mut dyn FnMut(ImportProgress),
 ) -> Result<ImportCounts> {
     let mut counts = ImportCounts::default();
     let mut seen: HashSet<String> = HashSet::new();
-    let skipped = import::parse_files(files, &mut |conversation| {
+    let skipped = read(&mut |conversation| {
         counts.conversations += 1;
         counts.skipped += conversation.skipped;
         let plan = import::plan(&conversation);

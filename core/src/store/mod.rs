@@ -43,7 +43,7 @@ mod workspaces;
 pub use crate::semantic::SemanticSettings;
 pub use crate::BranchPoint;
 pub use attachments::valid_sha256;
-pub use foreign::{ForeignImportSummary, ImportCounts, ImportPreview, ImportProgress};
+pub use foreign::{ForeignImportSummary, ImportCounts, ImportPreview, ImportProgress, ReadConversations};
 pub use import::ImportSummary;
 pub use jsonl::{is_cowork_archive, FORMAT_VERSION};
 pub use query::{Terms, MAX_TERMS};

@@ -117,12 +117,20 @@ const turnsOf = (lines) => lines.filter((l) => l.type === 'turn').map((t) => [t.
 const sessionsOf = (lines) => lines.filter((l) => l.type === 'session').map((s) => [s.id, s.title, s.workspace, s.parent_session_id, s.fork_turn]);
 
 test('one file of each format imports through the Storage panel, into its workspace, found by search and recall', async () => {
+  // The importer (dist/import/) is the storage worker's to load on the first import, not at start (the
+  // service worker's precaching of it aside).
+  const importerLoads = [];
+  app.browser.context.on('request', (r) => {
+    if (/\/import\/importer/.test(r.url()) && !r.serviceWorker()) importerLoads.push(r.url());
+  });
   const page = await openPage(app.browser.context, app.server.url);
   await ready(page);
   await page.locator('.storage-usage').click();
+  assert.deepEqual(importerLoads, [], 'the importer is not loaded at start');
 
   // ChatGPT: the preview counts the branch, the import adds a session and its fork.
   const said = await preview(page, write('conversations.json', chatgpt));
+  assert.ok(importerLoads.some((u) => u.endsWith('importer_bg.wasm')), `the first import loads the importer: ${importerLoads}`);
   assert.equal(said, 'conversations.json (ChatGPT): 1 conversation, 3 messages, 1 branch → 1 session + 1 fork.');
   assert.equal(await importChosen(page), 'Imported 1 session + 1 fork with 3 messages.');
   // The summary links to the new session, which opens.

@@ -505,6 +505,15 @@ impl Hub {
             });
         }
         while let Some((origin, req)) = requests.next().await {
+            // Other tools' exports are read by the importer, loaded on an import's first use.
+            if matches!(req.op, Op::PreviewImport(_) | Op::ImportFiles(_))
+                && req.op.files().is_some_and(super::importer::needed)
+            {
+                if let Err(problem) = super::importer::load().await {
+                    self.respond(&origin, WorkerMessage::Response { id: req.id, result: Err(problem) });
+                    continue;
+                }
+            }
             if req.op.is_reply() {
                 let _ = replies.unbounded_send((origin, req));
             } else {

@@ -3,16 +3,17 @@
 //! progress events; sessions exported as Markdown or as ChatGPT's `conversations.json`.
 
 use crate::protocol::{ErrorKind, Event, FilePayload, ImportReport, Problem, SkippedConversation};
-use cowork_core::import::ImportFile;
+use cowork_core::import::Format;
 use cowork_core::store::{is_cowork_archive, ImportCounts, ImportSummary, Store};
 
 /// Least time between two progress events, in milliseconds.
 const PROGRESS_EVERY_MS: f64 = 100.0;
 
-/// What the files are: one Cowork export (its text), or other tools' files.
+/// What the files are: one Cowork export (its text), or other tools' files (read by the importer,
+/// `importer.rs`, which the hub has loaded before the request is served).
 enum Kind<'a> {
     Cowork(&'a str),
-    Foreign(Vec<ImportFile<'a>>),
+    Foreign(&'a [FilePayload]),
 }
 
 fn kind(files: &[FilePayload]) -> Result<Kind<'_>, Problem> {
@@ -22,7 +23,7 @@ fn kind(files: &[FilePayload]) -> Result<Kind<'_>, Problem> {
     }
     let cowork: Vec<&FilePayload> = files.iter().filter(|f| is_cowork_archive(&f.bytes)).collect();
     match (cowork.as_slice(), files.len()) {
-        ([], _) => Ok(Kind::Foreign(files.iter().map(|f| ImportFile::new(&f.name, &f.bytes)).collect())),
+        ([], _) => Ok(Kind::Foreign(files)),
         ([one], 1) => std::str::from_utf8(&one.bytes).map(Kind::Cowork).map_err(|e| {
             invalid(format!("{}: not UTF-8 text (byte {}); nothing was imported", one.name, e.valid_up_to()))
         }),
@@ -38,8 +39,13 @@ pub fn preview(store: &Store, files: &[FilePayload]) -> Result<ImportReport, Pro
     let report = match kind(files)? {
         Kind::Cowork(text) => cowork_report(&store.preview_jsonl(text)?),
         Kind::Foreign(files) => {
-            let preview = store.preview_import(&files)?;
-            foreign_report(preview.formats.iter().map(|f| f.label().to_owned()).collect(), preview.counts)
+            let mut formats = Vec::new();
+            let counts = store.preview_conversations(&mut |each| {
+                let summary = super::importer::read(files, each)?;
+                formats = summary.formats;
+                Ok(summary.skipped)
+            })?;
+            foreign_report(&formats, counts)
         }
     };
     Ok(report)
@@ -60,11 +66,19 @@ pub fn import(store: &mut Store, files: &[FilePayload], emit: &dyn Fn(Event)) ->
                     emit(Event::ImportProgress { conversations: p.conversations, turns: p.turns });
                 }
             };
-            let summary = store.import_foreign(&files, &mut on_progress)?;
+            let mut formats = Vec::new();
+            let counts = store.import_conversations(
+                &mut |each| {
+                    let summary = super::importer::read(files, each)?;
+                    formats = summary.formats;
+                    Ok(summary.skipped)
+                },
+                &mut on_progress,
+            )?;
             if let Some(p) = latest {
                 emit(Event::ImportProgress { conversations: p.conversations, turns: p.turns });
             }
-            foreign_report(summary.formats.iter().map(|f| f.label().to_owned()).collect(), summary.counts)
+            foreign_report(&formats, counts)
         }
     };
     if !report.adds_nothing() {
@@ -73,9 +87,9 @@ pub fn import(store: &mut Store, files: &[FilePayload], emit: &dyn Fn(Event)) ->
     Ok(report)
 }
 
-fn foreign_report(formats: Vec<String>, c: ImportCounts) -> ImportReport {
+fn foreign_report(formats: &[Format], c: ImportCounts) -> ImportReport {
     ImportReport {
-        formats,
+        formats: formats.iter().map(|f| f.label().to_owned()).collect(),
         conversations: c.conversations,
         sessions: c.sessions,
         forks: c.forks,

@@ -14,12 +14,14 @@
 //! - `hub.rs`: the election and the peers (who owns the archive, forwarding, relaying, release).
 //! - `ops.rs`: what each operation does to the archive, the agent loop's requests and their events.
 //! - `import.rs`: imports of any supported file (preview, progress) and the Markdown and ChatGPT exports.
+//! - `importer.rs`: the readers of other tools' exports, a wasm of their own loaded on first use.
 //! - `tools.rs`: the page's tools and the user's approvals, asked of the tab that sent the request.
 //! - `sync.rs`: the owner's sync with the user's NATS space (outbox out, stream in).
 //! - `semantic.rs`: recall by meaning: the model's worker, background indexing, query embeddings.
 
 mod hub;
 mod import;
+mod importer;
 mod ops;
 mod semantic;
 mod sync;
