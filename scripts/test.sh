@@ -89,7 +89,7 @@ if [ "${LINT[*]}" != "cargo" ] && ! has_wasm_std +stable; then
   say "    rustup target add wasm32-unknown-unknown --toolchain stable"
   exit 1
 fi
-lint clippy -q --target wasm32-unknown-unknown -p cowork-web -p cowork-embed -p cowork-semantic --features cowork-web/worker \
+lint clippy -q --target wasm32-unknown-unknown -p cowork-web -p cowork-embed -p cowork-semantic -p cowork-importer --features cowork-web/worker \
   -- -D warnings
 SUMMARY+=("lints: cargo fmt --check, cargo clippy -D warnings (native and wasm32) passed")
 
