@@ -23,9 +23,10 @@ pub fn DeleteDialog(on_action: Callback<SessionAction>) -> impl IntoView {
                         on:keydown=move |ev: web_sys::KeyboardEvent| if ev.key() == "Escape" { cancel() }>
                         <h2>{format!("Delete \u{201c}{title}\u{201d}?")}</h2>
                         <p>{format!(
-                            "Its {} turns are removed from this browser for good. Export it first if you may need it again; \
+                            "Its {} {} removed from this browser for good. Export it first if you may need it again; \
                              archiving hides it without deleting.",
-                            s.turn_count
+                            crate::protocol::count(s.turn_count.max(0) as usize, "turn"),
+                            if s.turn_count == 1 { "is" } else { "are" }
                         )}</p>
                         <div class="dialog-actions">
                             <button class="danger" on:click=move |_| {
