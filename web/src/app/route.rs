@@ -279,11 +279,26 @@ mod browser {
         if below < 48 {
             return None;
         }
-        let rect = list.get_bounding_client_rect();
-        [4.0, 24.0, 48.0].into_iter().find_map(|dy| {
-            let el = document().element_from_point((rect.left() + 32.0) as f32, (rect.top() + dy) as f32)?;
-            el.closest(".turn").ok().flatten()?.get_attribute("data-turn")?.parse().ok()
-        })
+        // The first turn (in page order) that ends below the view's top: found by halving.
+        let top = list.get_bounding_client_rect().top() + 4.0;
+        let turns = list.query_selector_all(".turn").ok()?;
+        let bottom = |i: u32| {
+            turns
+                .item(i)
+                .and_then(|n| n.dyn_into::<web_sys::Element>().ok())
+                .map(|e| e.get_bounding_client_rect().bottom())
+        };
+        let (mut lo, mut hi) = (0, turns.length());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if bottom(mid).is_some_and(|b| b <= top) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let turn = turns.item(lo)?.dyn_into::<web_sys::Element>().ok()?;
+        turn.get_attribute("data-turn")?.parse().ok()
     }
 }
 
