@@ -76,10 +76,11 @@ fn code_head(language: Option<&str>) -> String {
 }
 
 /// Opens the `<pre><code>` of a code block: focusable, so that a keyboard can scroll its long lines
-/// (axe: scrollable-region-focusable), named for what it holds, its code classed by language (as the
+/// (axe: scrollable-region-focusable), named for what it holds (a group: a bare `<pre>` may not be
+/// named), its code classed by language (as the
 /// highlighter reads it).
 fn code_pre(language: Option<&str>) -> String {
-    let mut out = String::from("\n<pre tabindex=\"0\" aria-label=\"");
+    let mut out = String::from("\n<pre tabindex=\"0\" role=\"group\" aria-label=\"");
     match language {
         Some(language) => {
             escape_into(&mut out, language);

@@ -2,13 +2,23 @@
 // and the dark theme, at 1280×800 and at 390×844: no `serious` or `critical` violation anywhere.
 // Screens and dialogs are found by their role and name, so they can change shape; each is one entry
 // of SCREENS (how to open it, how to close it) — a new dialog is one more entry.
-import { test } from 'node:test';
+import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { deflateSync, crc32 } from 'node:zlib';
-import { useServerAndBrowser, openPage, ready, replyDone, send, projectDir, setOrchestratorDir } from '../harness.js';
+import { startServer, launchBrowser, openPage, ready, replyDone, send, projectDir, setOrchestratorDir } from '../harness.js';
 
-const app = useServerAndBrowser();
+// axe is injected as a script: the page's Content-Security-Policy (rightly) refuses it, so this
+// browser context bypasses it.
+const app = {};
+before(async () => {
+  app.server = await startServer();
+  app.browser = await launchBrowser({ options: { bypassCSP: true } });
+});
+after(async () => {
+  await app.browser?.close();
+  await app.server?.stop();
+});
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const SIZES = [{ width: 1280, height: 800 }, { width: 390, height: 844 }];
 const THEMES = ['light', 'dark'];
@@ -47,7 +57,7 @@ async function closeDialogs(page) {
   await page.keyboard.press('Escape');
   await open.first().waitFor({ state: 'detached', timeout: 1_500 }).catch(() => {});
   for (let i = 0; (await open.count()) > 0 && i < 3; i++) {
-    await open.last().getByRole('button', { name: /^(Close|Cancel|Deny|×|Close .*)$/ }).first().click();
+    await open.last().getByRole('button', { name: /^(Close|Cancel|Deny|Done|×|Close .*)$/ }).first().click({ timeout: 3_000 });
   }
   assert.equal(await open.count(), 0, 'every dialog closed again');
 }
@@ -86,7 +96,19 @@ const SCREENS = [
   },
   { name: 'settings', open: (page) => openSettings(page), close: closeDialogs, sections: true },
   { name: 'storage', open: async (page) => { await page.locator('.storage-usage').click(); await dialog(page, 'Storage').waitFor(); }, close: closeDialogs },
-  { name: 'shortcuts', open: async (page) => { await page.getByRole('button', { name: 'Keyboard shortcuts' }).click(); await dialog(page, /shortcuts/i).waitFor(); }, close: closeDialogs },
+  {
+    name: 'shortcuts',
+    open: async (page) => {
+      const button = page.getByRole('button', { name: 'Keyboard shortcuts' });
+      if (await button.isVisible()) await button.click();
+      else {
+        await page.evaluate(() => document.activeElement?.blur());
+        await page.keyboard.press('?');
+      }
+      await dialog(page, /shortcuts/i).waitFor();
+    },
+    close: closeDialogs,
+  },
   {
     name: 'workspace',
     open: async (page) => { await showSidebar(page); await page.getByRole('button', { name: /^Configure workspace/ }).first().click(); await dialog(page, /^Workspace/).waitFor(); },
@@ -126,7 +148,11 @@ const SCREENS = [
   },
   {
     name: 'lightbox',
-    open: async (page) => { await page.locator('.turn .attachment-view').first().click(); await dialog(page, /^Image/).waitFor(); },
+    open: async (page) => {
+      // Its thumbnail may sit under the phone's composer: the lightbox, not the click, is under test here.
+      await page.locator('.turn .attachment-view').first().evaluate((b) => b.click());
+      await dialog(page, /^Image/).waitFor();
+    },
     close: closeDialogs,
   },
 ];
@@ -177,35 +203,54 @@ async function setTheme(page, theme) {
 test('axe finds no serious or critical violation on any screen, in either theme, at either width', async () => {
   const page = await openPage(app.browser.context, app.server.url);
   await ready(page);
+  page.setDefaultTimeout(10_000);
   await page.setViewportSize(SIZES[0]);
   await setUp(page);
   const found = [];
   for (const size of SIZES) {
     await page.setViewportSize(size);
     for (const screen of SCREENS) {
-      await screen.open(page);
-      await page.addScriptTag({ path: AXE });
-      // Settings' sections, where it has them (tabs or a section list), are each a screen.
-      const tabs = screen.sections ? page.locator('[role="dialog"] [role="tab"]') : null;
-      const sections = tabs ? Math.max(1, await tabs.count()) : 1;
-      for (let s = 0; s < sections; s++) {
-        let label = screen.name;
-        if (tabs && (await tabs.count()) > 0) {
-          await tabs.nth(s).click();
-          label = `${screen.name} → ${(await tabs.nth(s).innerText()).trim()}`;
-        }
-        for (const theme of THEMES) {
-          await setTheme(page, theme);
-          await page.waitForTimeout(100); // the theme's transitions, if any
-          found.push(...(await violations(page, `${label} [${theme}, ${size.width}×${size.height}]`)));
-        }
+      // A screen that cannot be opened or closed is reported, and the next starts from a fresh page.
+      try {
+        await scan(page, screen, size, found);
+      } catch (e) {
+        found.push(`${screen.name} [${size.width}×${size.height}]: could not be driven: ${e.message.split('\n')[0]}`);
+        await page.reload();
+        await ready(page);
+        await openConversation(page);
       }
-      if (screen.close) await screen.close(page);
     }
   }
   await setTheme(page, 'light');
   if (found.length) console.log(`axe: ${found.length} serious or critical violations\n  ${found.join('\n  ')}`);
   assert.deepEqual(found, [], `axe found serious or critical violations:\n  ${found.join('\n  ')}`);
-  assert.deepEqual(page.problems, []);
+  // Known, not an accessibility matter: attaching through the file input logs two "Failed to load
+  // resource: net::ERR_FILE_NOT_FOUND" for blob: URLs of the composer's chips, revoked once the message
+  // is sent (checked with a requestfailed listener). Everything else the page logs fails the test.
+  const problems = page.problems.filter((p) => p !== 'console.error: Failed to load resource: net::ERR_FILE_NOT_FOUND');
+  assert.ok(page.problems.length - problems.length <= 2, page.problems.join('\n'));
+  assert.deepEqual(problems, []);
   await page.close();
 });
+
+/** Opens `screen`, runs axe over it (each Settings section, both themes), closes it. */
+async function scan(page, screen, size, found) {
+  await screen.open(page);
+  await page.addScriptTag({ path: AXE });
+  // Settings' sections, where it has them (tabs or a section list), are each a screen.
+  const tabs = screen.sections ? page.locator('[role="dialog"] [role="tab"]') : null;
+  const sections = tabs ? Math.max(1, await tabs.count()) : 1;
+  for (let s = 0; s < sections; s++) {
+    let label = screen.name;
+    if (tabs && (await tabs.count()) > 0) {
+      await tabs.nth(s).click();
+      label = `${screen.name} → ${(await tabs.nth(s).innerText()).trim()}`;
+    }
+    for (const theme of THEMES) {
+      await setTheme(page, theme);
+      await page.waitForTimeout(100); // the theme's transitions, if any
+      found.push(...(await violations(page, `${label} [${theme}, ${size.width}×${size.height}]`)));
+    }
+  }
+  if (screen.close) await screen.close(page);
+}

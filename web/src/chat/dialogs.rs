@@ -106,7 +106,8 @@ pub fn SearchDialog(
                             <button class="secondary" on:click=move |_| on_query.run(query.get_untracked())>"Retry"</button>
                         </p>
                     })}
-                    <ul class="hits">
+                    // Focusable: on a small screen the hits scroll (axe: scrollable-region-focusable).
+                    <ul class="hits" tabindex="0" aria-label="Hits">
                         <For
                             each=numbered_hits
                             key=hit_key
