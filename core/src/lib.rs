@@ -36,6 +36,7 @@ mod error;
 mod size;
 mod stats;
 pub mod time;
+mod title;
 
 // The archive.
 pub mod attachment;
@@ -69,3 +70,4 @@ pub use attachment::{Attachment, AttachmentKind, NewAttachment};
 pub use domain::*;
 pub use error::{Context, Error, ErrorKind, ModelError, Result};
 pub use stats::StorageStats;
+pub use title::title_from_message;

@@ -19,10 +19,12 @@ pub fn render(text: &str) -> String {
     let events = Parser::new_ext(text, OPTIONS).flat_map(|event| match event {
         // A code block gets a head with its language and a Copy button (our own markup; the chat wires
         // the click, and `crate::highlight` colours the code once the block is on screen).
+        // Its `<pre>` is ours too (focusable and named: `code_pre`); the code inside is escaped text.
         Event::Start(Tag::CodeBlock(kind)) => {
-            vec![Event::Html(CowStr::from(code_head(language(&kind)))), Event::Start(Tag::CodeBlock(kind))]
+            let language = language(&kind);
+            vec![Event::Html(CowStr::from(code_head(language) + &code_pre(language)))]
         }
-        Event::End(TagEnd::CodeBlock) => vec![Event::End(TagEnd::CodeBlock), Event::Html(CowStr::Borrowed("</div>\n"))],
+        Event::End(TagEnd::CodeBlock) => vec![Event::Html(CowStr::Borrowed("</code></pre>\n</div>\n"))],
         other => vec![safe(other)],
     });
     let mut out = String::with_capacity(text.len() + text.len() / 4);
@@ -70,6 +72,24 @@ fn code_head(language: Option<&str>) -> String {
         out.push_str("</span>");
     }
     out.push_str("<button type=\"button\" class=\"copy-code\">Copy</button></div>");
+    out
+}
+
+/// Opens the `<pre><code>` of a code block: focusable, so that a keyboard can scroll its long lines
+/// (axe: scrollable-region-focusable), named for what it holds (a group: a bare `<pre>` may not be
+/// named), its code classed by language (as the
+/// highlighter reads it).
+fn code_pre(language: Option<&str>) -> String {
+    let mut out = String::from("\n<pre tabindex=\"0\" role=\"group\" aria-label=\"");
+    match language {
+        Some(language) => {
+            escape_into(&mut out, language);
+            out.push_str(" code\"><code class=\"language-");
+            escape_into(&mut out, language);
+            out.push_str("\">");
+        }
+        None => out.push_str("Code\"><code>"),
+    }
     out
 }
 

@@ -259,6 +259,10 @@ async fn deleting_a_session_asks_first_and_cancel_keeps_it() {
     sleep(0).await;
     button("Delete").click();
     assert_eq!(actions.get_untracked(), [SessionAction::Delete { id: "s1".into(), confirmed: true }]);
+    // Regression: a one-turn session was "Its 1 turns are removed".
+    dialogs.confirm_delete.set(Some(session(1, serde_json::json!({}))));
+    sleep(0).await;
+    assert!(text(&el).contains("Its 1 turn is removed"), "{}", text(&el));
 }
 
 #[wasm_bindgen_test]

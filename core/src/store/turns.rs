@@ -320,7 +320,7 @@ fn insert_turn_with(
         .ok_or_else(|| Error::SessionNotFound(session_id.to_owned()))?;
     if turn.role == Role::User {
         tx.prepare_cached("UPDATE sessions SET title = ?2 WHERE id = ?1 AND title = ''")
-            .and_then(|mut s| s.execute(params![session_id, clip_title(&turn.content)]))
+            .and_then(|mut s| s.execute(params![session_id, clip_title(&crate::title_from_message(&turn.content))]))
             .context("titling the session")?;
     }
     let tokens = turn_tokens(turn);

@@ -5,6 +5,7 @@
 mod actions;
 mod attach;
 mod backup;
+mod route;
 mod semantic;
 mod state;
 mod storage;
@@ -54,6 +55,8 @@ pub fn App(
         chat.settings.set(s);
     }
     crate::chat::follow_session(chat, providers);
+    // The app follows the page's URL (a session per URL: route.rs), unless it is embedded in a page.
+    let routed = client.is_none();
     // The client lives as long as the app. It is provided as context (`Client`) so any component below
     // can reach the archive; the app's own actions get it from the callbacks built here.
     let client: Client = StoredValue::new_local(start_storage(worker_url, client, set_storage, chat));
@@ -67,6 +70,7 @@ pub fn App(
         }
     });
     backup::start(client, backup);
+    let routing = routed.then(|| route::start(client, chat, dialogs, storage));
     let on_open = Callback::new(move |id: String| {
         dialogs.sidebar_open.set(false);
         actions::open_session(client, chat, id, None)
@@ -191,6 +195,7 @@ pub fn App(
             </header>
             <StorageBanner state=storage />
             <StorageBanners />
+            {routing.map(|routing| view! { <route::MissingSession routing=routing /> })}
             <div class="app-body">
                 <Sidebar on_open=on_open on_new=on_new on_action=on_action on_workspace=on_workspace />
                 <Conversation on_send=on_send on_stop=on_stop on_retry=on_retry on_action=on_action

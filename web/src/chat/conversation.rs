@@ -8,7 +8,8 @@ use super::attachments::{BlobUrls, Lightbox, TurnAttachments};
 use super::branches::{BranchButton, BranchSwitch, EditBox};
 use super::composer::{Composer, NoticeLine};
 use super::format::{
-    clip_for_display, duration_text, human_bytes, is_refused, reasoning_of, thinking_summary, DISPLAY_CHARS,
+    clip_for_display, code_pieces, duration_text, human_bytes, is_refused, reasoning_of, thinking_summary,
+    DISPLAY_CHARS,
 };
 use super::sidebar::SessionAction;
 use super::state::{ChatState, LiveTask};
@@ -124,12 +125,26 @@ fn TurnView(turn: Turn, on_action: Callback<SessionAction>) -> impl IntoView {
     } else {
         let attached =
             (!turn.attachments.is_empty()).then(|| view! { <TurnAttachments attachments=turn.attachments.clone() /> });
-        view! { <div class="turn-text">{text}</div> {show_all} {attached} }.into_any()
+        // Verbatim, its code in monospace (`format::code_pieces`).
+        let shown = move || {
+            let t = text();
+            let pieces: Vec<_> = code_pieces(&t)
+                .into_iter()
+                .map(|(piece, code)| match code {
+                    true => view! { <code class="user-code">{piece.to_owned()}</code> }.into_any(),
+                    false => piece.to_owned().into_any(),
+                })
+                .collect();
+            pieces
+        };
+        view! { <div class="turn-text">{shown}</div> {show_all} {attached} }.into_any()
     };
+    // A reply is saved unfinished while it is written: "writing…" while this tab streams or thinks
+    // into it (or waits for its first words), "interrupted" only once it has really ended short.
     let badge = match status {
         TurnStatus::Complete => None,
-        TurnStatus::Interrupted => Some(view! { <span class="badge interrupted">"interrupted"</span> }),
-        TurnStatus::Error => Some(view! { <span class="badge error">"error"</span> }),
+        TurnStatus::Interrupted => Some(view! { <ReplyBadge n=n /> }.into_any()),
+        TurnStatus::Error => Some(view! { <span class="badge error">"error"</span> }.into_any()),
     };
     // Edit a message of the user's, or answer a reply again: both as a new version (a branch).
     let is_user = turn.role == Role::User;
@@ -161,6 +176,28 @@ fn TurnView(turn: Turn, on_action: Callback<SessionAction>) -> impl IntoView {
             </Show>
             {calls}
         </article>
+    }
+}
+
+/// The badge of a reply saved unfinished: "writing…" while it is being written here, else
+/// "interrupted".
+#[component]
+fn ReplyBadge(n: i64) -> impl IntoView {
+    let state = ChatState::get();
+    let streaming = StreamingTurn::get();
+    // A memo: the deltas re-run it, but the badge changes only when the answer does.
+    let writing = Memo::new(move |_| {
+        let here = state.busy.get() && state.replying_in.get() == state.current.get();
+        let last = state.turns.with(|t| t.last().is_some_and(|t| t.turn_number == n));
+        let thinking = state.thinking.with(|t| t.as_ref().is_some_and(|(m, _)| *m == n));
+        here && (last || thinking || streaming.is(n))
+    });
+    move || {
+        match writing.get() {
+        true => view! { <span class="badge writing" title="This reply is still being written">"writing…"</span> }.into_any(),
+        false => view! { <span class="badge interrupted" title="This reply ended before it was complete">"interrupted"</span> }
+            .into_any(),
+    }
     }
 }
 

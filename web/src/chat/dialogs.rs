@@ -23,9 +23,10 @@ pub fn DeleteDialog(on_action: Callback<SessionAction>) -> impl IntoView {
                         on:keydown=move |ev: web_sys::KeyboardEvent| if ev.key() == "Escape" { cancel() }>
                         <h2>{format!("Delete \u{201c}{title}\u{201d}?")}</h2>
                         <p>{format!(
-                            "Its {} turns are removed from this browser for good. Export it first if you may need it again; \
+                            "Its {} {} removed from this browser for good. Export it first if you may need it again; \
                              archiving hides it without deleting.",
-                            s.turn_count
+                            crate::protocol::count(s.turn_count.max(0) as usize, "turn"),
+                            if s.turn_count == 1 { "is" } else { "are" }
                         )}</p>
                         <div class="dialog-actions">
                             <button class="danger" on:click=move |_| {
@@ -105,7 +106,8 @@ pub fn SearchDialog(
                             <button class="secondary" on:click=move |_| on_query.run(query.get_untracked())>"Retry"</button>
                         </p>
                     })}
-                    <ul class="hits">
+                    // Focusable: on a small screen the hits scroll (axe: scrollable-region-focusable).
+                    <ul class="hits" tabindex="0" aria-label="Hits">
                         <For
                             each=numbered_hits
                             key=hit_key

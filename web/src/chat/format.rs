@@ -275,7 +275,8 @@ pub fn context_meter(m: &cowork_core::ContextManifest, turn_count: i64) -> Meter
     let percent = if m.budget_tokens > 0 { (m.estimated_tokens * 100 / m.budget_tokens).clamp(0, 100) } else { 0 };
     let sent = m.turn_numbers.len() as i64;
     let archived = (turn_count - sent).max(0);
-    let mut turns = format!("{sent} turns in the window; {archived} only in the archive (the model can search them)");
+    let sent_turns = crate::protocol::count(sent.max(0) as usize, "turn");
+    let mut turns = format!("{sent_turns} in the window; {archived} only in the archive (the model can search them)");
     if !m.trimmed_turns.is_empty() {
         turns.push_str(&format!("; {} shortened", m.trimmed_turns.len()));
     }
@@ -355,3 +356,51 @@ pub fn human_bytes(bytes: f64) -> String {
 
 #[cfg(test)]
 mod tests;
+
+/// A message of the user's cut into plain text and code (`false`/`true`): fenced blocks (from a line
+/// starting with three backticks to the next such line, or the end) and `inline code` on one line.
+/// Every character stays, the backticks too: the message is shown verbatim, its code in monospace.
+pub fn code_pieces(text: &str) -> Vec<(&str, bool)> {
+    let mut pieces = Vec::new();
+    let (mut plain_from, mut at) = (0, 0);
+    let fence = |line_start: usize| text[line_start..].trim_start_matches([' ', '\t']).starts_with("```");
+    let line_end = |from: usize| text[from..].find('\n').map_or(text.len(), |i| from + i + 1);
+    while at < text.len() {
+        if fence(at) {
+            let mut end = line_end(at);
+            while end < text.len() && !fence(end) {
+                end = line_end(end);
+            }
+            let end = line_end(end.min(text.len()));
+            inline_pieces(&text[plain_from..at], &mut pieces);
+            pieces.push((&text[at..end], true));
+            (plain_from, at) = (end, end);
+        } else {
+            at = line_end(at);
+        }
+    }
+    inline_pieces(&text[plain_from..], &mut pieces);
+    pieces
+}
+
+/// `text`'s `inline code` spans (on one line each) apart from the words around them.
+fn inline_pieces<'a>(text: &'a str, out: &mut Vec<(&'a str, bool)>) {
+    let (mut plain, mut at) = (0, 0);
+    while let Some(i) = text[at..].find('`') {
+        let open = at + i;
+        match text[open + 1..].find(['`', '\n']) {
+            Some(j) if j > 0 && text.as_bytes()[open + 1 + j] == b'`' => {
+                let close = open + 1 + j;
+                if plain < open {
+                    out.push((&text[plain..open], false));
+                }
+                out.push((&text[open..=close], true));
+                (plain, at) = (close + 1, close + 1);
+            }
+            _ => at = open + 1,
+        }
+    }
+    if plain < text.len() {
+        out.push((&text[plain..], false));
+    }
+}

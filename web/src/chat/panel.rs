@@ -44,8 +44,9 @@ pub fn SessionPanel() -> impl IntoView {
                     None => view! { <p class="muted">"No model request yet."</p> }.into_any(),
                 }}
                 <p class="muted">{format!(
-                    "{} · {} · {} turns · {} tokens used so far",
-                    session.workspace, if session.model.is_empty() { "demo" } else { &session.model }, session.turn_count,
+                    "{} · {} · {} · {} tokens used so far",
+                    session.workspace, if session.model.is_empty() { "demo" } else { &session.model },
+                    crate::protocol::count(session.turn_count.max(0) as usize, "turn"),
                     compact(session.prompt_tokens + session.completion_tokens)
                 )}</p>
             </section>

@@ -210,9 +210,11 @@ pub fn ModelPicker(
     view! {
         <div class="model-picker">
             <button class="header-button model-button" aria-haspopup="dialog" aria-expanded=move || open.get().to_string()
-                aria-label=move || format!("Model: {} ({})", model_text(), providers.profile_name())
                 title="The profile and model this session's next message goes to (click to change)" on:click=toggle>
+                // Its name is its visible words (axe: label-content-name-mismatch), "Model:" read first.
+                <span class="visually-hidden">"Model: "</span>
                 <span class="profile-label">{move || providers.profile_name()}</span>
+                <span class="visually-hidden">" "</span>
                 <span class="model-label">{model_text}</span>
                 {move || providers.missing.get().map(|m| view! { <span class="model-missing" title=m>"!"</span> })}
             </button>

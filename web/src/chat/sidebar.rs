@@ -137,13 +137,17 @@ pub fn Sidebar(
                         };
                         let label = if w.is_empty() { "No workspace".to_owned() } else { w.clone() };
                         let settings_label = format!("Configure workspace {label}");
+                        // The ⚙ button sits beside the heading, not in it: a button inside the
+                        // <summary> (itself a button) is reached by neither keyboard nor screen reader
+                        // as its own control (axe: nested-interactive).
                         view! {
+                            <div class="workspace-wrap">
+                            <button class="workspace-settings-button" aria-label=settings_label.clone() title=settings_label
+                                on:click=move |_| on_workspace.run(w.clone())>"⚙"</button>
                             <details class="workspace-group" open>
                                 <summary>
                                     <span class="workspace-name">{label}</span>
                                     <span class="workspace-count">{{ let g = in_group.clone(); move || g().len() }}</span>
-                                    <button class="workspace-settings-button" aria-label=settings_label.clone() title=settings_label
-                                        on:click=move |ev| { ev.prevent_default(); on_workspace.run(w.clone()) }>"⚙"</button>
                                 </summary>
                                 <ul class="session-list">
                                     <For
@@ -153,6 +157,7 @@ pub fn Sidebar(
                                     />
                                 </ul>
                             </details>
+                            </div>
                         }
                     }
                 />
@@ -181,7 +186,11 @@ fn SessionRow(
     let title = if s.title.is_empty() { "Untitled session".to_owned() } else { s.title.clone() };
     let model = if s.model.is_empty() { "demo".to_owned() } else { s.model.clone() };
     // The workspace is the heading of the row's group.
-    let meta = format!("{model} · {} turns · {}", s.turn_count, relative_time(cowork_core::now_ms(), s.last_active_at));
+    let meta = format!(
+        "{model} · {} · {}",
+        crate::protocol::count(s.turn_count.max(0) as usize, "turn"),
+        relative_time(cowork_core::now_ms(), s.last_active_at)
+    );
     // Hovering the last activity shows exactly when, in the user's locale and time zone.
     let last_active = full_time(s.last_active_at);
     let menu_open = move || dialogs.menu.get().as_deref() == Some(id.get_value().as_str());

@@ -273,7 +273,7 @@ pub fn touch_session(sessions: &mut Vec<Session>, turn: &Turn) {
         session.turn_count = session.turn_count.max(turn.turn_number);
         session.last_active_at = session.last_active_at.max(turn.created_at);
         if session.title.is_empty() && turn.role == Role::User {
-            session.title = turn.content.lines().next().unwrap_or_default().chars().take(80).collect();
+            session.title = cowork_core::title_from_message(&turn.content).chars().take(80).collect();
         }
         sessions.insert(0, session);
     }

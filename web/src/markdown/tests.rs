@@ -9,12 +9,13 @@ fn markdown_renders() {
     check("**bold** and `code`", "<p><strong>bold</strong> and <code>code</code></p>");
     check(
         "```rust\nfn main() {}\n```",
-        "<div class=\"code-block\"><div class=\"code-head\"><span class=\"code-lang\">rust</span><button type=\"button\" class=\"copy-code\">Copy</button></div>\n<pre><code class=\"language-rust\">fn main() {}\n</code></pre>\n</div>",
+        "<div class=\"code-block\"><div class=\"code-head\"><span class=\"code-lang\">rust</span><button type=\"button\" class=\"copy-code\">Copy</button></div>\n<pre tabindex=\"0\" role=\"group\" aria-label=\"rust code\"><code class=\"language-rust\">fn main() {}\n</code></pre>\n</div>",
     );
-    // A block without a language has no label; an indented block neither.
+    // A code block can be scrolled by keyboard and is named for its language (axe:
+    // scrollable-region-focusable). A block without a language has no label; an indented block neither.
     check(
         "```\nplain\n```",
-        "<div class=\"code-block\"><div class=\"code-head\"><button type=\"button\" class=\"copy-code\">Copy</button></div>\n<pre><code>plain\n</code></pre>\n</div>",
+        "<div class=\"code-block\"><div class=\"code-head\"><button type=\"button\" class=\"copy-code\">Copy</button></div>\n<pre tabindex=\"0\" role=\"group\" aria-label=\"Code\"><code>plain\n</code></pre>\n</div>",
     );
     check("- [x] done", "<ul>\n<li><input disabled=\"\" type=\"checkbox\" checked=\"\"/>\ndone</li>\n</ul>");
     check("[docs](https://example.test/a?b=1&c=2)", "<p><a href=\"https://example.test/a?b=1&amp;c=2\">docs</a></p>");
@@ -36,6 +37,8 @@ fn nothing_in_a_message_becomes_markup() {
     assert!(!html.contains("<script") && !html.contains("<img"), "{html}");
     assert!(html.contains("<span class=\"code-lang\">&lt;img/src=x/onerror=alert(1)&gt;</span>"), "{html}");
     assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{html}");
+    assert!(html.contains("aria-label=\"&lt;img/src=x/onerror=alert(1)&gt; code\""), "{html}");
+    assert!(render("```a\"b\nx\n```").contains("class=\"language-a&quot;b\""), "a quote cannot end the class");
 }
 
 #[test]

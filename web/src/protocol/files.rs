@@ -220,8 +220,8 @@ impl ImportReport {
     }
 }
 
-/// "1 message", "9,870 messages" ("branch" → "branches").
-fn count(n: usize, one: &str) -> String {
+/// "1 message", "9,870 messages" ("branch" → "branches"): every count the app shows is said so.
+pub fn count(n: usize, one: &str) -> String {
     let plural = if one.ends_with("ch") { format!("{one}es") } else { format!("{one}s") };
     format!("{} {}", thousands(n), if n == 1 { one.to_owned() } else { plural })
 }

@@ -62,8 +62,7 @@ impl SemanticState {
     /// "Semantic index: 41,200 of 100,000 turns" and what is happening.
     pub fn summary(&self) -> String {
         let p = self.progress;
-        let counts =
-            format!("{} of {} turns", super::thousands(p.indexed as usize), super::thousands(p.total as usize));
+        let counts = format!("{} of {}", super::thousands(p.indexed as usize), super::count(p.total as usize, "turn"));
         match &self.phase {
             SemanticPhase::Off => "Recall by meaning is off".to_owned(),
             SemanticPhase::Downloading { loaded, total } if *total > 0 => {

@@ -375,7 +375,7 @@ fn insert(conn: &Connection, session_id: &str, number: i64, rec: &TurnRecord) ->
     if rec.role == crate::Role::User {
         conn.execute(
             "UPDATE sessions SET title = ?2 WHERE id = ?1 AND title = ''",
-            params![session_id, clip_title(&rec.content)],
+            params![session_id, clip_title(&crate::title_from_message(&rec.content))],
         )
         .context("titling a synced session")?;
     }

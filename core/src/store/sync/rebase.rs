@@ -175,7 +175,7 @@ fn replay_turn(conn: &Connection, me: &SyncDevice, gid: &str, workspace: &str) -
     if role == "user" {
         conn.execute(
             "UPDATE sessions SET title = ?2 WHERE id = ?1 AND title = ''",
-            params![target, clip_title(&content)],
+            params![target, clip_title(&crate::title_from_message(&content))],
         )
         .context("titling a session")?;
     }

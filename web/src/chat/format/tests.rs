@@ -18,6 +18,9 @@ fn the_context_meter_says_what_was_sent_and_what_stayed_in_the_archive() {
     assert_eq!(meter.percent, 12);
     assert_eq!(meter.tokens, "12.3k of 100k tokens (12%)");
     assert_eq!(meter.turns, "60 turns in the window; 41 only in the archive (the model can search them); 1 shortened");
+    // Regression: "1 turns in the window".
+    let one = cowork_core::ContextManifest { turn_numbers: vec![1], trimmed_turns: Vec::new(), ..m };
+    assert_eq!(context_meter(&one, 1).turns, "1 turn in the window; 0 only in the archive (the model can search them)");
     assert_eq!(compact(950), "950");
     assert_eq!(compact(2_000_000), "2M");
 }
@@ -212,4 +215,25 @@ fn the_live_region_says_a_finished_reply_once_in_plain_words() {
     reply.content = "word ".repeat(1_000);
     let said = announcement(&[reply]).unwrap();
     assert!(said.ends_with('…') && said.chars().count() <= ANNOUNCED_CHARS + "Reply: …".len(), "{}", said.len());
+}
+
+/// Regression: code in a message of the user's was shown proportional.
+#[test]
+fn the_code_in_a_users_message_is_told_apart_verbatim() {
+    let check = |text: &str, expect: &[(&str, bool)]| {
+        let pieces = code_pieces(text);
+        assert_eq!(pieces, expect, "the pieces of {text:?}");
+        assert_eq!(pieces.iter().map(|p| p.0).collect::<String>(), text, "every character stays");
+    };
+    check("plain words", &[("plain words", false)]);
+    check("run `cargo test` now", &[("run ", false), ("`cargo test`", true), (" now", false)]);
+    check("a lone ` tick", &[("a lone ` tick", false)]);
+    check("``", &[("``", false)]);
+    check("not `across\nlines`", &[("not `across\nlines`", false)]);
+    check(
+        "see:\n```py\nprint(1)\n```\nafter `x`",
+        &[("see:\n", false), ("```py\nprint(1)\n```\n", true), ("after ", false), ("`x`", true)],
+    );
+    check("```\nunclosed\ncode", &[("```\nunclosed\ncode", true)]);
+    check("  ```\nindented fence\n  ```", &[("  ```\nindented fence\n  ```", true)]);
 }
