@@ -36,6 +36,8 @@ mod error;
 mod size;
 mod stats;
 pub mod time;
+// Sessions grouped as the sidebar lists them: a conversation and its versions.
+pub mod conversations;
 
 // The archive.
 pub mod attachment;
