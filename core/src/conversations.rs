@@ -56,6 +56,28 @@ fn root_in<'a>(by_id: &HashMap<&'a str, &'a Session>, id: &'a str) -> &'a str {
     cur
 }
 
+/// Where a session stands in its conversation, as a search hit names it ("version 2 of 3").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionOf {
+    /// The conversation's title (its root's).
+    pub title: String,
+    /// The session's number among the versions in the order they were made (the root is 1).
+    pub number: usize,
+    /// How many versions the conversation has.
+    pub count: usize,
+}
+
+/// Where session `id` stands in its conversation among `sessions`; `None` when it is not listed.
+pub fn version_of(sessions: &[Session], id: &str) -> Option<VersionOf> {
+    let by_id: HashMap<&str, &Session> = sessions.iter().map(|s| (s.id.as_str(), s)).collect();
+    by_id.get(id)?;
+    let root = root_in(&by_id, id);
+    let mut members: Vec<&Session> = sessions.iter().filter(|s| root_in(&by_id, &s.id) == root).collect();
+    members.sort_by(|a, b| (a.id != root, a.created_at, &a.id).cmp(&(b.id != root, b.created_at, &b.id)));
+    let number = members.iter().position(|s| s.id == id)? + 1;
+    Some(VersionOf { title: by_id[root].title.clone(), number, count: members.len() })
+}
+
 /// `sessions` as conversations, the most recently active first (ties: by root id). A version whose
 /// parent is not among `sessions` (hidden, filtered out or deleted) starts a conversation of its own,
 /// so no session is ever left out.

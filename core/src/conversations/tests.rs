@@ -76,3 +76,21 @@ fn a_version_whose_parent_is_not_listed_is_shown_on_its_own() {
     assert_eq!(conversation_root(&sessions, "unknown"), "unknown");
     check(&[], &[]);
 }
+
+#[test]
+fn a_version_is_numbered_in_the_order_the_versions_were_made() {
+    let sessions = [
+        session("orig", 10, None, false),
+        session("edit1", 20, Some("orig"), true),
+        session("regen", 40, Some("edit1"), true),
+        session("edit2", 30, Some("orig"), true),
+        session("fork", 50, Some("orig"), false),
+    ];
+    let at = |id| version_of(&sessions, id).map(|v| (v.title, v.number, v.count));
+    assert_eq!(at("orig"), Some(("orig".into(), 1, 4)), "the main version is the first");
+    assert_eq!(at("edit1"), Some(("orig".into(), 2, 4)));
+    assert_eq!(at("edit2"), Some(("orig".into(), 3, 4)));
+    assert_eq!(at("regen"), Some(("orig".into(), 4, 4)));
+    assert_eq!(at("fork"), Some(("fork".into(), 1, 1)), "a fork is a conversation of its own");
+    assert_eq!(at("unknown"), None);
+}
