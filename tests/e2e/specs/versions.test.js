@@ -9,7 +9,13 @@
 // reply (the last edit's reply and its two regenerations) — 3 + 2 new versions besides the original.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { useServerAndBrowser, openPage, ready, replyDone, send } from '../harness.js';
+
+// Screenshots for a person to look at (the sidebar's entries, the switch), beside the screens spec's.
+const OUT = join(dirname(fileURLToPath(import.meta.url)), '..', 'screenshots');
 
 const app = useServerAndBrowser();
 
@@ -107,6 +113,8 @@ test('three edits and two regenerations are one sidebar entry of 6 versions; a f
   await page.locator('.session-row:not(.fork) .session').click();
   await at(page, 3, '4 / 4');
   await at(page, 4, '3 / 3');
+  mkdirSync(OUT, { recursive: true });
+  await page.screenshot({ path: join(OUT, 'versions-desktop.png') });
   assert.deepEqual(page.problems, []);
   await page.close();
 });

@@ -298,7 +298,15 @@ fn SessionRow(
                     let last_active = last_active.clone();
                     let fork_note = fork_note.clone().map(|text| {
                         let hover = text.clone();
-                        view! { <span class="session-fork-of" title=hover><span class="fork-icon" aria-hidden="true">"⑂"</span>{text}</span> }
+                        // An inline fork icon: "⑂" is missing from common fonts.
+                        view! {
+                            <span class="session-fork-of" title=hover>
+                                <svg class="fork-icon" viewBox="0 0 16 16" width="12" height="12" aria-hidden="true">
+                                    <path d="M4 2v3c0 2.5 4 2.5 4 5v4M12 2v3c0 2.5-4 2.5-4 5" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linecap="round" />
+                                </svg>
+                                {text}
+                            </span>
+                        }
                     });
                     view! {
                         <button class="session" class:active=active on:click=move |_| on_open.run(target())>
