@@ -225,6 +225,11 @@ pub struct Session {
     pub fork_turn: Option<i64>,
     /// Hidden from the default session list; nothing is deleted.
     pub is_archived: bool,
+    /// For a fork: made by an edit or a regeneration, or imported as another tool's branch — a version
+    /// of its parent's conversation, listed under it (see [`crate::conversations`]) — rather than by
+    /// "Fork from here" (a conversation of its own). Absent from JSON when `false`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_version: bool,
 }
 
 /// A workspace's settings, archived with the sessions (they are the user's data) and exported.

@@ -37,6 +37,8 @@ mod size;
 mod stats;
 pub mod time;
 mod title;
+// Sessions grouped as the sidebar lists them: a conversation and its versions.
+pub mod conversations;
 
 // The archive.
 pub mod attachment;

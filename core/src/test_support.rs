@@ -150,6 +150,7 @@ impl TestArchive {
             parent_session_id: None,
             fork_turn: None,
             is_archived: false,
+            is_version: false,
         });
         self.turns.insert(id.to_string(), turns);
     }

@@ -217,6 +217,8 @@ fn write_conversation(conn: &Connection, c: &Conversation, plan: &Plan) -> Resul
             parent_session_id: s.parent.map(|p| plan.sessions[p].id.clone()),
             fork_turn: s.fork_turn,
             is_archived: false,
+            // Another tool's branches are its edits and regenerations: versions of the conversation.
+            is_version: s.parent.is_some(),
         };
         rows::insert_session(conn, &row).context(format!("adding session {}", s.id))?;
         for t in &own_rows {

@@ -15,14 +15,14 @@ use rusqlite::{params, Connection, OptionalExtension, Row};
 
 /// The columns [`session_from_row`] maps, in order.
 pub(super) const SESSION_COLS: &str = "id, workspace, title, model, system_prompt, created_at, last_active_at, \
-     turn_count, prompt_tokens, completion_tokens, session_state, parent_session_id, fork_turn, is_archived";
+     turn_count, prompt_tokens, completion_tokens, session_state, parent_session_id, fork_turn, is_archived, is_version";
 
 /// Inserts a session with every column as given.
 pub(super) fn insert_session(conn: &Connection, s: &Session) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "INSERT INTO sessions (id, workspace, title, model, system_prompt, created_at, last_active_at, turn_count,
-             prompt_tokens, completion_tokens, session_state, parent_session_id, fork_turn, is_archived)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+             prompt_tokens, completion_tokens, session_state, parent_session_id, fork_turn, is_archived, is_version)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
     )?
     .execute(params![
         s.id,
@@ -38,7 +38,8 @@ pub(super) fn insert_session(conn: &Connection, s: &Session) -> rusqlite::Result
         s.state.to_string(),
         s.parent_session_id,
         s.fork_turn,
-        s.is_archived
+        s.is_archived,
+        s.is_version
     ])?;
     Ok(())
 }
@@ -59,6 +60,7 @@ pub(super) fn session_from_row(r: &Row) -> rusqlite::Result<Session> {
         parent_session_id: r.get(11)?,
         fork_turn: r.get(12)?,
         is_archived: r.get(13)?,
+        is_version: r.get(14)?,
     })
 }
 

@@ -437,8 +437,28 @@ CREATE TABLE sync_quarantine (
 );
 "#;
 
+/// Version 10: whether a fork is a version of its conversation (an edit or a regeneration, or another
+/// tool's imported branch) or a fork of its own ("Fork from here"). Existing forks are classified by
+/// the titles this app gave them (nothing else recorded the difference): an edit's fork was titled
+/// "<parent's title> (edited)", a regeneration's "<parent's title> (regenerated)" (an untitled
+/// parent's versions stayed untitled, where "Fork from here" gave " (fork)"), an imported branch
+/// "<title> (branch N)". Every other fork — "Fork from here", a sync conflict fork, a fork renamed
+/// since — stays a fork of its own. No sync trigger reads the column, so the migration sends nothing;
+/// every device classifies the same rows alike.
+const V10: &str = r#"
+ALTER TABLE sessions ADD COLUMN is_version INTEGER NOT NULL DEFAULT 0;
+UPDATE sessions SET is_version = 1
+WHERE parent_session_id IS NOT NULL
+  AND EXISTS (
+    SELECT 1 FROM sessions p WHERE p.id = sessions.parent_session_id
+      AND (sessions.title IN (p.title || ' (edited)', p.title || ' (regenerated)')
+           OR (p.title = '' AND sessions.title = '')
+           OR sessions.title GLOB '* (branch [0-9]*)')
+  );
+"#;
+
 /// Every migration, in order: `MIGRATIONS[i]` upgrades version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10];
 
 /// The schema version this build writes.
 pub const LATEST: i64 = MIGRATIONS.len() as i64;

@@ -103,6 +103,7 @@ pub(super) fn new_session_row(id: String, workspace: &str, title: String, now: i
         parent_session_id: None,
         fork_turn: None,
         is_archived: false,
+        is_version: false,
     }
 }
 
@@ -209,6 +210,17 @@ impl Store {
     /// through a pointer, never copied) and continues on its own. At turn 0 it inherits nothing: another
     /// first message in the same conversation (an edit of turn 1).
     pub fn fork_session(&mut self, id: &str, at_turn: i64) -> Result<Session> {
+        self.fork_as(id, at_turn, false)
+    }
+
+    /// Forks `id` after turn `at_turn` as another version of the same conversation (an edit or a
+    /// regeneration of turn `at_turn + 1`): the same pointer as [`Store::fork_session`], recorded as a
+    /// version ([`Session::is_version`]), so it is listed under its conversation, not as a fork.
+    pub fn version_session(&mut self, id: &str, at_turn: i64) -> Result<Session> {
+        self.fork_as(id, at_turn, true)
+    }
+
+    fn fork_as(&mut self, id: &str, at_turn: i64, is_version: bool) -> Result<Session> {
         let parent = self.get_session(id)?;
         if at_turn < 0 || at_turn > parent.turn_count {
             return Err(Error::Invalid(format!(
@@ -226,6 +238,7 @@ impl Store {
             state: parent.state.clone(),
             parent_session_id: Some(parent.id.clone()),
             fork_turn: Some(at_turn),
+            is_version,
             ..new_session_row(fork_id, &parent.workspace, title, now)
         };
         rows::insert_session(&self.conn, &row).context(format!("forking session {id}"))?;

@@ -71,17 +71,19 @@ test('edit a message and regenerate a reply as branches; switch with ‹ ›; no
   await page.getByLabel('Edited message').press('Escape');
   await page.getByLabel('Edited message').waitFor({ state: 'detached' });
 
-  // The sidebar shows the branches under the session they came from.
+  // The sidebar lists the conversation once, its versions under it (no rows of the same title).
   const rows = page.locator('.session-row');
-  assert.equal(await rows.count(), 3);
-  assert.equal(await page.locator('.session-row.fork').count(), 2);
+  assert.equal(await rows.count(), 1);
+  await rows.locator('.session-meta', { hasText: '3 versions' }).waitFor();
+  assert.equal(await page.locator('.session-row.fork').count(), 0, 'versions are not forks');
 
-  // A reload keeps everything; the original's turns are byte for byte as they were.
+  // A reload keeps everything; the entry opens the most recently active version (the regeneration);
+  // the original's turns are byte for byte as they were.
   await page.reload();
   await ready(page);
-  await page.locator('.session', { hasText: messages[0] }).first().click();
+  await page.locator('.session', { hasText: messages[0] }).click();
   await switchAt(page, 3).locator('.branch-at', { hasText: '1 / 2' }).waitFor({ timeout: 20_000 });
-  await switchAt(page, 8).locator('.branch-at', { hasText: '1 / 2' }).waitFor();
+  await switchAt(page, 8).locator('.branch-at', { hasText: '2 / 2' }).waitFor();
   const lines = await exportArchive(page);
   assert.deepEqual(turnsOf(lines, messages[0]), before, 'the original turns are untouched');
 
@@ -99,7 +101,8 @@ test('edit a message and regenerate a reply as branches; switch with ‹ ›; no
     await fresh.getByRole('button', { name: 'Import', exact: true }).click();
     await fresh.locator('.import-result', { hasText: 'Imported 3 sessions' }).waitFor({ timeout: 20_000 });
     await fresh.getByRole('button', { name: 'Close' }).click();
-    await fresh.locator('.session', { hasText: messages[0] }).first().click();
+    assert.equal(await fresh.locator('.session-row').count(), 1, 'imported, the versions are still one entry');
+    await fresh.locator('.session', { hasText: messages[0] }).click();
     await switchAt(fresh, 3).locator('.branch-at', { hasText: '1 / 2' }).waitFor({ timeout: 20_000 });
     await switchAt(fresh, 3).getByRole('button', { name: 'Next version' }).click();
     await fresh.locator('.turn[data-turn="3"] .turn-text', { hasText: 'the other schema' }).waitFor();

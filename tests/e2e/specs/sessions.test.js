@@ -15,7 +15,8 @@ async function exchange(page, text) {
   await replyDone(page);
 }
 
-const row = (page, title) => page.locator('.session-row', { hasText: title });
+// By its title: a fork's row also names the conversation it came from ("Fork of …").
+const row = (page, title) => page.locator('.session-row').filter({ has: page.locator('.session-title', { hasText: title }) });
 
 async function menu(page, title, item) {
   await row(page, title).getByRole('button', { name: /^Actions for/ }).click();

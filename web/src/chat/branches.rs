@@ -44,7 +44,7 @@ pub fn BranchSwitch(
         };
         let (has_prev, has_next) = (prev.is_some(), next.is_some());
         Some(view! {
-            <span class="branch-switch" role="group" aria-label="Versions of this message">
+            <span class="branch-switch" role="group" aria-label=format!("Version {at} of {of} of this message")>
                 <button class="branch-prev" aria-label="Previous version" disabled=!has_prev on:click=go(prev)>"‹"</button>
                 <span class="branch-at">{format!("{at} / {of}")}</span>
                 <button class="branch-next" aria-label="Next version" disabled=!has_next on:click=go(next)>"›"</button>

@@ -50,7 +50,7 @@ pub fn SearchDialog(
     /// Open a hit: its session and turn number.
     on_open: Callback<(String, i64)>,
 ) -> impl IntoView {
-    let dialogs = DialogState::get();
+    let (dialogs, state) = (DialogState::get(), ChatState::get());
     let selected = RwSignal::new(0usize);
     let open_selected = move || {
         if let Some(h) = dialogs.hits.get_untracked().get(selected.get_untracked()) {
@@ -114,7 +114,18 @@ pub fn SearchDialog(
                             children=move |pair: (usize, SearchHit)| {
                                 let (i, h) = pair;
                                 let pieces = highlight_pieces(&h.snippet, &h.highlights);
-                                let title = if h.session_title.is_empty() { "Untitled session".to_owned() } else { h.session_title.clone() };
+                                // A hit in a version other than the conversation's first is named by the
+                                // conversation and the version ("version 2 of 3"). A turn the versions
+                                // share is stored once, so it is one hit.
+                                let version = state.sessions.with_untracked(|all| cowork_core::conversations::version_of(all, &h.session_id));
+                                let title = match &version {
+                                    Some(v) if v.count > 1 && v.number > 1 => {
+                                        let t = if v.title.is_empty() { "Untitled session" } else { v.title.as_str() };
+                                        format!("{t} (version {} of {})", v.number, v.count)
+                                    }
+                                    _ => h.session_title.clone(),
+                                };
+                                let title = if title.is_empty() { "Untitled session".to_owned() } else { title };
                                 let (sid, n) = (h.session_id.clone(), h.turn_number);
                                 view! {
                                     <li class="hit" class:selected=move || selected.get() == i

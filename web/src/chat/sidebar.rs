@@ -1,10 +1,14 @@
-//! The sidebar: New session, the workspace for new sessions, a filter, and the sessions grouped by
-//! workspace (each workspace with its settings button), each session with its menu (rename in place,
-//! fork, export, archive, delete).
+//! The sidebar: New session, the workspace for new sessions, a filter, and the conversations grouped by
+//! workspace (each workspace with its settings button), each with its menu (rename in place, fork,
+//! export, archive, delete). A conversation is one entry however many versions its edits and
+//! regenerations made (`cowork_core::conversations`); it opens at its most recently active version. A
+//! fork made with "Fork from here" is an entry of its own, under the conversation it came from,
+//! marked "Fork of …".
 
 use super::format::{full_time, nest_forks, relative_time, session_matches, workspace_order, workspaces};
 use super::state::{ChatState, DialogState};
 use super::DEFAULT_WORKSPACE;
+use cowork_core::conversations::{conversations, Conversation};
 use cowork_core::Session;
 use leptos::prelude::*;
 
@@ -92,10 +96,19 @@ pub fn Sidebar(
     on_workspace: Callback<String>,
 ) -> impl IntoView {
     let (state, dialogs) = (ChatState::get(), DialogState::get());
-    let shown = move || {
+    // The conversations any of whose versions match the filter, each listed by its root session.
+    let listed = Memo::new(move |_| {
         let filter = state.filter.get();
-        state.sessions.get().into_iter().filter(|s| session_matches(s, &filter)).collect::<Vec<_>>()
-    };
+        state.sessions.with(|all| {
+            conversations(all)
+                .into_iter()
+                .filter(|c| c.versions.iter().any(|s| session_matches(s, &filter)))
+                .map(|c| Entry::of(&c, all))
+                .collect::<Vec<_>>()
+        })
+    });
+    let shown = move || listed.with(|l| l.iter().map(|e| e.listed.clone()).collect::<Vec<_>>());
+    let entry = move |id: &str| listed.with(|l| l.iter().find(|e| e.listed.id == id).cloned());
     view! {
         <nav class="sidebar" class:open=move || dialogs.sidebar_open.get() aria-label="Sessions">
             <button class="new-session" on:click=move |_| on_new.run(())>"+ New session"</button>
@@ -130,10 +143,10 @@ pub fn Sidebar(
                     key=|w| w.clone()
                     children=move |w: String| {
                         let name = w.clone();
-                        // Forks (edits, regenerations, "Fork from here") under the session they came from.
+                        // Forks made with "Fork from here" under the conversation they came from.
                         let in_group = move || {
                             let group: Vec<Session> = shown().into_iter().filter(|s| s.workspace == name).collect();
-                            nest_forks(&group)
+                            nest_forks(&group).into_iter().filter_map(|(s, depth)| Some((entry(&s.id)?, depth))).collect::<Vec<_>>()
                         };
                         let label = if w.is_empty() { "No workspace".to_owned() } else { w.clone() };
                         let settings_label = format!("Configure workspace {label}");
@@ -152,8 +165,8 @@ pub fn Sidebar(
                                 <ul class="session-list">
                                     <For
                                         each=in_group
-                                        key=|(s, depth)| (s.id.clone(), s.turn_count, s.title.clone(), s.is_archived, s.last_active_at, *depth)
-                                        children=move |(s, depth): (Session, usize)| view! { <SessionRow s=s depth=depth on_open=on_open on_action=on_action /> }
+                                        key=|(e, depth)| e.key(*depth)
+                                        children=move |(e, depth): (Entry, usize)| view! { <SessionRow e=e depth=depth on_open=on_open on_action=on_action /> }
                                     />
                                 </ul>
                             </details>
@@ -171,32 +184,101 @@ pub fn Sidebar(
     }
 }
 
-/// One session in the sidebar: open it, or (from its menu) rename, fork, export, archive, delete.
+/// One sidebar entry: a conversation, with what its row shows and where it opens.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// The conversation's root, dated by its latest version and placed under the conversation it was
+    /// forked from (`parent_session_id`), as the workspace grouping and [`nest_forks`] read it.
+    listed: Session,
+    /// Every version's id, the most recently active first: the entry opens the first.
+    versions: Vec<String>,
+    /// The latest version's model and turn count, as the row's details show them.
+    model: String,
+    turns: i64,
+    /// For a fork made with "Fork from here": the title of the conversation it came from (empty when
+    /// that is not listed).
+    fork_of: Option<String>,
+}
+
+/// What a row is redrawn for: any change to what it shows or where it opens.
+type EntryKey = (String, String, bool, i64, Vec<String>, String, i64, Option<String>, usize);
+
+impl Entry {
+    fn key(&self, depth: usize) -> EntryKey {
+        let s = &self.listed;
+        let (versions, model) = (self.versions.clone(), self.model.clone());
+        (
+            s.id.clone(),
+            s.title.clone(),
+            s.is_archived,
+            s.last_active_at,
+            versions,
+            model,
+            self.turns,
+            self.fork_of.clone(),
+            depth,
+        )
+    }
+
+    fn of(c: &Conversation, all: &[Session]) -> Entry {
+        let latest = c.latest();
+        let fork_of = (c.root.parent_session_id.is_some() && !c.root.is_version).then(|| {
+            let from = c.forked_from.as_deref().and_then(|f| all.iter().find(|s| s.id == f));
+            from.map(|s| s.title.clone()).unwrap_or_default()
+        });
+        Entry {
+            listed: Session {
+                last_active_at: c.last_active_at(),
+                parent_session_id: c.forked_from.clone(),
+                ..c.root.clone()
+            },
+            versions: c.versions.iter().map(|s| s.id.clone()).collect(),
+            model: latest.model.clone(),
+            turns: latest.turn_count,
+            fork_of,
+        }
+    }
+}
+
+/// One conversation in the sidebar: open it (at the version open now, else its latest), or (from its
+/// menu) rename it, or fork, export, archive or delete the version it opens.
 #[component]
 fn SessionRow(
-    s: Session,
-    /// 0 at the top; a fork sits one deeper than the session it came from.
+    e: Entry,
+    /// 0 at the top; a fork sits one deeper than the conversation it came from.
     depth: usize,
     on_open: Callback<String>,
     on_action: Callback<SessionAction>,
 ) -> impl IntoView {
     let (state, dialogs) = (ChatState::get(), DialogState::get());
+    let s = e.listed.clone();
+    // The root names the conversation (rename acts on it); the other actions act on the version the
+    // entry opens: the one open now when it is one of the conversation's, else the latest.
     let id = StoredValue::new(s.id.clone());
-    let active = move || state.current.get().as_deref() == Some(id.get_value().as_str());
+    let versions = StoredValue::new(e.versions.clone());
+    let target = move || {
+        let current = state.current.get();
+        versions.with_value(|v| current.filter(|c| v.contains(c)).unwrap_or_else(|| v[0].clone()))
+    };
+    let active = move || state.current.get().is_some_and(|c| versions.with_value(|v| v.contains(&c)));
     let title = if s.title.is_empty() { "Untitled session".to_owned() } else { s.title.clone() };
-    let model = if s.model.is_empty() { "demo".to_owned() } else { s.model.clone() };
+    let model = if e.model.is_empty() { "demo".to_owned() } else { e.model.clone() };
     // The workspace is the heading of the row's group.
+    let count = e.versions.len();
+    let version_note = if count > 1 { format!(" · {count} versions") } else { String::new() };
     let meta = format!(
-        "{model} · {} · {}",
-        crate::protocol::count(s.turn_count.max(0) as usize, "turn"),
+        "{model} · {} · {}{version_note}",
+        crate::protocol::count(e.turns.max(0) as usize, "turn"),
         relative_time(cowork_core::now_ms(), s.last_active_at)
     );
     // Hovering the last activity shows exactly when, in the user's locale and time zone.
     let last_active = full_time(s.last_active_at);
     let menu_open = move || dialogs.menu.get().as_deref() == Some(id.get_value().as_str());
     let renaming = move || dialogs.renaming.get().as_deref() == Some(id.get_value().as_str());
-    let (archived, turns, label) = (s.is_archived, s.turn_count, title.clone());
-    let is_fork = depth > 0;
+    let (archived, label) = (s.is_archived, title.clone());
+    let fork_of = e.fork_of.clone();
+    let is_fork = fork_of.is_some();
+    let fork_note = fork_of.map(|t| if t.is_empty() { "Fork".to_owned() } else { format!("Fork of {t}") });
     let act = move |a: SessionAction| {
         dialogs.menu.set(None);
         on_action.run(a)
@@ -219,9 +301,22 @@ fn SessionRow(
                     let title = title.clone();
                     let meta = meta.clone();
                     let last_active = last_active.clone();
+                    let fork_note = fork_note.clone().map(|text| {
+                        let hover = text.clone();
+                        // An inline fork icon: "⑂" is missing from common fonts.
+                        view! {
+                            <span class="session-fork-of" title=hover>
+                                <svg class="fork-icon" viewBox="0 0 16 16" width="12" height="12" aria-hidden="true">
+                                    <path d="M4 2v3c0 2.5 4 2.5 4 5v4M12 2v3c0 2.5-4 2.5-4 5" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linecap="round" />
+                                </svg>
+                                {text}
+                            </span>
+                        }
+                    });
                     view! {
-                        <button class="session" class:active=active on:click=move |_| on_open.run(id.get_value())>
+                        <button class="session" class:active=active on:click=move |_| on_open.run(target())>
                             <span class="session-title">{title}</span>
+                            {fork_note}
                             <span class="session-meta" title=last_active>
                                 {meta}
                                 {archived.then(|| view! { <span class="badge">"archived"</span> })}
@@ -250,14 +345,14 @@ fn SessionRow(
                         dialogs.renaming.set(Some(id.get_value()));
                         focus_later(".session-row input.rename");
                     }>"Rename"</button>
-                    <button role="menuitem" on:click=move |_| act(SessionAction::Fork { id: id.get_value(), at_turn: turns })>"Fork"</button>
-                    <button role="menuitem" on:click=move |_| act(SessionAction::Export { id: id.get_value(), format: ExportFormat::Jsonl })>"Export (JSON Lines)"</button>
-                    <button role="menuitem" on:click=move |_| act(SessionAction::Export { id: id.get_value(), format: ExportFormat::Markdown })>"Export as Markdown"</button>
-                    <button role="menuitem" on:click=move |_| act(SessionAction::Export { id: id.get_value(), format: ExportFormat::ChatGpt })>"Export as ChatGPT JSON"</button>
-                    <button role="menuitem" on:click=move |_| act(SessionAction::Archive { id: id.get_value(), archived: !archived })>
+                    <button role="menuitem" on:click=move |_| { let t = target(); let at_turn = state.sessions.with_untracked(|all| all.iter().find(|s| s.id == t).map_or(0, |s| s.turn_count)); act(SessionAction::Fork { id: t, at_turn }) }>"Fork"</button>
+                    <button role="menuitem" on:click=move |_| act(SessionAction::Export { id: target(), format: ExportFormat::Jsonl })>"Export (JSON Lines)"</button>
+                    <button role="menuitem" on:click=move |_| act(SessionAction::Export { id: target(), format: ExportFormat::Markdown })>"Export as Markdown"</button>
+                    <button role="menuitem" on:click=move |_| act(SessionAction::Export { id: target(), format: ExportFormat::ChatGpt })>"Export as ChatGPT JSON"</button>
+                    <button role="menuitem" on:click=move |_| versions.with_value(|v| v.iter().for_each(|id| act(SessionAction::Archive { id: id.clone(), archived: !archived })))>
                         {if archived { "Unarchive" } else { "Archive" }}
                     </button>
-                    <button role="menuitem" class="danger" on:click=move |_| act(SessionAction::Delete { id: id.get_value(), confirmed: false })>"Delete…"</button>
+                    <button role="menuitem" class="danger" on:click=move |_| act(SessionAction::Delete { id: target(), confirmed: false })>"Delete…"</button>
                 </div>
             </Show>
         </li>

@@ -423,7 +423,7 @@ fn branch_before(
     how: &str,
 ) -> Result<String, Problem> {
     let original = store.get_session(session_id)?;
-    let fork = store.fork_session(session_id, turn_number - 1)?;
+    let fork = store.version_session(session_id, turn_number - 1)?;
     let title = if original.title.is_empty() { String::new() } else { format!("{} ({how})", original.title) };
     if !title.is_empty() {
         store.rename_session(&fork.id, &title)?;

@@ -306,9 +306,11 @@ fn create_session(conn: &Connection, rec: &SessionRecord) -> Result<()> {
         prompt_tokens: rec.prompt_tokens,
         completion_tokens: rec.completion_tokens,
         state: rec.state.clone(),
-        parent_session_id: parent,
+        parent_session_id: parent.clone(),
         fork_turn,
         is_archived: rec.is_archived,
+        // A version whose parent is gone here is a session of its own.
+        is_version: rec.is_version && parent.is_some(),
     };
     rows::insert_session(conn, &row).context(format!("adding the synced session {}", rec.id))
 }

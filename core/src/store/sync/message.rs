@@ -104,6 +104,10 @@ pub struct SessionRecord {
     /// For a fork after turn n ≥ 1: the gid of that turn, which finds the right parent when sync
     /// moved the turn into a conflict fork.
     pub fork_gid: Option<String>,
+    /// For a fork: a version of its parent's conversation (an edit or a regeneration), not a fork
+    /// made with "Fork from here". Absent (read as `false`) from devices whose build predates it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_version: bool,
 }
 
 /// A session field that sync carries, with its value (externally tagged, as [`SyncChange`]).

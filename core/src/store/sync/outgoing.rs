@@ -139,6 +139,7 @@ fn session_record(conn: &Connection, id: &str) -> Result<Option<SessionRecord>> 
         parent_session_id: s.parent_session_id,
         fork_turn: s.fork_turn,
         fork_gid,
+        is_version: s.is_version,
     }))
 }
 
