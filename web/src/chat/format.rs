@@ -353,5 +353,27 @@ pub fn human_bytes(bytes: f64) -> String {
     }
 }
 
+/// A message of the user's in runs of prose (`false`) and of code (`true`): the code between lines
+/// that open and close a ``` fence (the fence lines themselves left out), so it can be shown in
+/// monospace while everything else stays plain text. An unclosed fence runs to the end.
+pub fn fenced_parts(text: &str) -> Vec<(bool, &str)> {
+    let mut parts = Vec::new();
+    let (mut code, mut start, mut at) = (false, 0, 0);
+    for line in text.split_inclusive('\n') {
+        if line.trim_start().starts_with("```") {
+            if start < at {
+                parts.push((code, text[start..at].trim_end_matches('\n')));
+            }
+            code = !code;
+            start = at + line.len();
+        }
+        at += line.len();
+    }
+    if start < text.len() {
+        parts.push((code, &text[start..]));
+    }
+    parts
+}
+
 #[cfg(test)]
 mod tests;

@@ -213,3 +213,16 @@ fn the_live_region_says_a_finished_reply_once_in_plain_words() {
     let said = announcement(&[reply]).unwrap();
     assert!(said.ends_with('…') && said.chars().count() <= ANNOUNCED_CHARS + "Reply: …".len(), "{}", said.len());
 }
+
+#[test]
+fn a_user_message_s_fenced_code_is_told_from_its_prose() {
+    let check = |text: &str, expect: &[(bool, &str)]| assert_eq!(fenced_parts(text), expect, "{text:?}");
+    check("no code here", &[(false, "no code here")]);
+    check(
+        "Why does this fail?\n```python\ndef f():\n    return 1\n```\nThanks",
+        &[(false, "Why does this fail?"), (true, "def f():\n    return 1"), (false, "Thanks")],
+    );
+    check("```\nunclosed\ncode", &[(true, "unclosed\ncode")]);
+    check("inline ``` is prose", &[(false, "inline ``` is prose")]);
+    check("", &[]);
+}
