@@ -135,7 +135,7 @@ test('a phone: drawer, model name, one-line composer, attach, switch model, edit
   const card = page.locator('.turn[data-role="user"] .attachment-chip.file').first();
   const cardBox = await card.boundingBox();
   assert.ok(cardBox.height <= 60, `a compact card, not a tall box: ${cardBox.height}px`);
-  assert.equal(await card.locator('svg.icon').count(), 1, 'with a type icon (not a glyph the font may lack)');
+  assert.equal(await card.locator('.icon.icon-code-file').count(), 1, 'with the icon of a code file (not a glyph the font may lack)');
   assert.match(await card.innerText(), /auth\.py\s+\d+ B/);
 
   // The message actions show without hover, under the user's message and under the reply.
@@ -181,6 +181,7 @@ test('a phone: drawer, model name, one-line composer, attach, switch model, edit
   await page.getByRole('button', { name: 'Sessions' }).tap();
   const drawer = page.locator('.sidebar');
   await drawer.waitFor();
+  await page.waitForFunction(() => document.querySelector('.sidebar').getAnimations().length === 0); // slid in
   const d = await drawer.boundingBox();
   assert.ok(d.x >= 0 && d.x + d.width <= PHONE.width && d.width < PHONE.width, `a drawer over the page: ${JSON.stringify(d)}`);
   assert.ok(await page.locator('.drawer-backdrop').isVisible(), 'with a backdrop');

@@ -46,6 +46,7 @@ function png(w, h) {
 async function shot(page, name) {
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 0, `${name}: nothing sticks out sideways (${overflow}px)`);
+  await page.waitForFunction(() => document.getAnimations().every((a) => a.playState !== 'running')); // a drawer slid in
   for (const theme of ['light', 'dark']) {
     await page.emulateMedia({ colorScheme: theme });
     await page.screenshot({ path: join(OUT, `${name}-${theme}.png`) });

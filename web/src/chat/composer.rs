@@ -83,13 +83,16 @@ pub fn Composer(
             }
         }
     };
-    // One line that grows with its text, up to its max-height (app.css), then scrolls.
+    // One line that grows with its text, up to its max-height (app.css), then scrolls: measured in the
+    // next frame, once the box holds the new text (emptied after a send, too).
     let input = NodeRef::<leptos::html::Textarea>::new();
     Effect::new(move |_| {
         state.draft.track();
-        if let Some(el) = input.get() {
-            fit_height(&el);
-        }
+        request_animation_frame(move || {
+            if let Some(el) = input.get_untracked() {
+                fit_height(&el);
+            }
+        });
     });
     view! {
         <form class="composer" on:submit=move |ev| { ev.prevent_default(); on_send.run(()); }>
