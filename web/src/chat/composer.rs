@@ -134,10 +134,13 @@ pub fn Composer(
     }
 }
 
-/// Sizes the message box to its text (one line when empty); past the CSS max-height it scrolls.
+/// Sizes the message box to its text (one line when empty); past the CSS max-height it scrolls. Set
+/// through the CSSOM (`el.style.height`): the page's Content-Security-Policy refuses style attributes.
 fn fit_height(el: &web_sys::HtmlTextAreaElement) {
-    let _ = el.set_attribute("style", "height:auto");
-    let _ = el.set_attribute("style", &format!("height:{}px", el.scroll_height()));
+    let Ok(style) = js_sys::Reflect::get(el, &"style".into()) else { return };
+    let height = wasm_bindgen::JsValue::from_str("height");
+    let _ = js_sys::Reflect::set(&style, &height, &"auto".into());
+    let _ = js_sys::Reflect::set(&style, &height, &format!("{}px", el.scroll_height()).into());
 }
 
 /// What the composer says beside Stop while this tab's reply is written in a session not shown.
