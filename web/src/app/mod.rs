@@ -169,6 +169,7 @@ pub fn App(
         <div class="app">
             <header class="app-header">
                 <button class="header-button sessions-toggle" aria-label="Sessions"
+                    aria-expanded=move || dialogs.sidebar_open.get().to_string()
                     on:click=move |_| dialogs.sidebar_open.update(|o| *o = !*o)>"☰"</button>
                 <h1 class="brand">"Cowork"</h1>
                 <ModelPicker on_choose=Callback::new(move |c| actions::choose(chat, providers, c))
@@ -198,6 +199,9 @@ pub fn App(
             {routing.map(|routing| view! { <route::MissingSession routing=routing /> })}
             <div class="app-body">
                 <Sidebar on_open=on_open on_new=on_new on_action=on_action on_workspace=on_workspace />
+                // On a phone the sessions are a drawer over the conversation: a tap beside it closes it.
+                <div class="drawer-backdrop" class:open=move || dialogs.sidebar_open.get() aria-hidden="true"
+                    on:click=move |_| dialogs.sidebar_open.set(false)></div>
                 <Conversation on_send=on_send on_stop=on_stop on_retry=on_retry on_action=on_action
                     on_cancel_task=Callback::new(move |id: String| actions::cancel_task(client, chat, id))
                     on_answer_step=Callback::new(move |(task, step, yes): (String, String, bool)| actions::answer_step(client, chat, task, step, yes))

@@ -24,6 +24,8 @@ pub enum Route {
     },
 }
 
+// Natively (the app's unit tests) only the tests read and write routes; the browser's history does.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 impl Route {
     /// Reads a location's hash (`#/s/…`, with or without the `#`). Anything it does not name, an
     /// empty hash included, is the welcome screen.
@@ -61,6 +63,7 @@ impl Route {
 }
 
 /// Percent-encodes everything but the characters a URL fragment keeps as they are.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 fn encode(id: &str) -> String {
     let mut out = String::with_capacity(id.len());
     for b in id.bytes() {
@@ -73,6 +76,7 @@ fn encode(id: &str) -> String {
 }
 
 /// Reverses [`encode`] (and a browser's own encoding); `None` for malformed escapes or non-UTF-8.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 fn decode(raw: &str) -> Option<String> {
     let bytes = raw.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());

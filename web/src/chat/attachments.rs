@@ -10,6 +10,7 @@
 //! cached per SHA-256 ([`BlobUrls`]) and revoked when the open session changes or the app goes away.
 
 use super::draft::{drop_pending, revoke, PendingFile};
+use super::icons::{icon, Icon};
 use super::state::{ChatState, DialogState};
 use cowork_core::attachment::{display_name, format_size, Attachment};
 use leptos::prelude::*;
@@ -175,11 +176,12 @@ fn image_item(a: Attachment) -> impl IntoView {
     }
 }
 
-/// A file (or a corrupt image, or an SVG): a chip that downloads the exact bytes under its name.
+/// A file (or a corrupt image, or an SVG): a compact card (its type's icon, its name, its size) that
+/// downloads the exact bytes under its name.
 fn file_item(a: Attachment) -> impl IntoView {
     let urls = expect_context::<BlobUrls>();
     let name = a.display_name();
-    let (label, size) = (chip_label(&a.name, a.size), a.size);
+    let (label, size, kind) = (chip_label(&a.name, a.size), a.size, Icon::for_file(&a));
     let href = RwSignal::new(urls.cached(&a.sha256));
     let error = RwSignal::new(None::<String>);
     // The bytes are read on the first click (a 20 MB PDF is not read just to show its chip); the
@@ -214,7 +216,7 @@ fn file_item(a: Attachment) -> impl IntoView {
         <li class="attachment-chip file">
             <a class="attachment-file" href=move || href.get().unwrap_or_else(|| "#".into()) download=name.clone()
                 title=format!("Download {label}") on:click=click>
-                <span class="attachment-icon" aria-hidden="true">"📄"</span>
+                <span class="attachment-icon">{icon(kind)}</span>
                 <span class="attachment-name">{name.clone()}</span>
                 <span class="attachment-size">{format_size(size)}</span>
             </a>

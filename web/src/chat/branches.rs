@@ -2,6 +2,7 @@
 //! session just before that turn (nothing in the archive is rewritten) and continue there; where
 //! branches diverge the turn shows "‹ 2 / 3 ›" and switches between them in place.
 
+use super::icons::{icon, Icon};
 use super::state::ChatState;
 use leptos::prelude::*;
 
@@ -53,7 +54,7 @@ pub fn BranchSwitch(
     }
 }
 
-/// The turn's "Edit" (a user message) or "Regenerate" (a reply) button.
+/// The turn's "Edit" (a user message) or "Regenerate" (a reply) icon button.
 #[component]
 pub fn BranchButton(
     /// The turn number.
@@ -67,14 +68,16 @@ pub fn BranchButton(
     let actions = use_context::<BranchActions>();
     if user {
         view! {
-            <button class="turn-action edit-message" title="Change this message and answer it again (the original stays, as another version)"
-                on:click=move |_| state.editing.set(Some(n))>"Edit"</button>
+            <button class="turn-action edit-message" aria-label="Edit"
+                title="Edit: change this message and answer it again (the original stays, as another version)"
+                on:click=move |_| state.editing.set(Some(n))>{icon(Icon::Edit)}</button>
         }
         .into_any()
     } else {
         view! {
-            <button class="turn-action regenerate" title="Answer again (this reply stays, as another version)"
-                on:click=move |_| { if let Some(a) = actions { a.regenerate.run(n) } }>"Regenerate"</button>
+            <button class="turn-action regenerate" aria-label="Regenerate"
+                title="Regenerate: answer again (this reply stays, as another version)"
+                on:click=move |_| { if let Some(a) = actions { a.regenerate.run(n) } }>{icon(Icon::Regenerate)}</button>
         }
         .into_any()
     }

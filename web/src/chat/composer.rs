@@ -2,6 +2,7 @@
 
 use super::attachments::PendingChips;
 use super::format::Fix;
+use super::icons::{icon, Icon};
 use super::state::{ChatState, DialogState};
 use leptos::prelude::*;
 
@@ -30,9 +31,10 @@ pub fn NoticeLine() -> impl IntoView {
     }
 }
 
-/// The message box: Enter sends, Shift+Enter starts a new line, ↑ when empty edits the last message;
-/// Stop while a reply runs. Files come in by Attach (a file picker), by pasting (a screenshot) or by
-/// dropping them on the conversation; they wait as chips above the box until the message is sent.
+/// The message box: one line that grows with its text, between the Attach and Send icon buttons
+/// (Stop while a reply runs). Enter sends, Shift+Enter starts a new line, ↑ when empty edits the last
+/// message. Files come in by Attach (a file picker), by pasting (a screenshot) or by dropping them on
+/// the conversation; they wait as chips above the box until the message is sent.
 #[component]
 pub fn Composer(
     /// Send the draft.
@@ -81,35 +83,64 @@ pub fn Composer(
             }
         }
     };
+    // One line that grows with its text, up to its max-height (app.css), then scrolls: measured in the
+    // next frame, once the box holds the new text (emptied after a send, too).
+    let input = NodeRef::<leptos::html::Textarea>::new();
+    Effect::new(move |_| {
+        state.draft.track();
+        request_animation_frame(move || {
+            if let Some(el) = input.get_untracked() {
+                fit_height(&el);
+            }
+        });
+    });
     view! {
         <form class="composer" on:submit=move |ev| { ev.prevent_default(); on_send.run(()); }>
             <PendingChips />
-            <label class="visually-hidden" for="composer-input">"Message"</label>
-            <textarea
-                id="composer-input"
-                rows="3"
-                placeholder="Message Cowork (Enter sends, Shift+Enter for a new line)"
-                prop:value=move || state.draft.get()
-                on:input=move |ev| state.draft.set(event_target_value(&ev))
-                on:keydown=send_on_enter
-                on:paste=paste
-            ></textarea>
-            <input type="file" multiple class="attach-input" hidden aria-label="Files to attach" node_ref=picker on:change=picked />
-            <button type="button" class="attach" title="Attach images or files (or paste, or drop them on the conversation)"
-                on:click=move |_| if let Some(i) = picker.get_untracked() { i.click() }>"Attach"</button>
-            <Show
-                when=move || state.busy.get()
-                fallback=move || view! {
-                    <button type="submit" class="send" disabled=empty>"Send"</button>
-                }
-            >
-                <Show when=move || state.replying_in.get() != state.current.get()>
-                    <span class="replying-elsewhere" role="status">{move || replying_elsewhere(state)}</span>
+            <div class="composer-box">
+                <input type="file" multiple class="attach-input" hidden aria-label="Files to attach" node_ref=picker on:change=picked />
+                <button type="button" class="attach icon-button" aria-label="Attach files"
+                    title="Attach files: images or any file (or paste them, or drop them on the conversation)"
+                    on:click=move |_| if let Some(i) = picker.get_untracked() { i.click() }>{icon(Icon::Attach)}</button>
+                <label class="visually-hidden" for="composer-input">"Message"</label>
+                <textarea
+                    id="composer-input"
+                    rows="1"
+                    placeholder="Message Cowork"
+                    aria-describedby="composer-hint"
+                    node_ref=input
+                    prop:value=move || state.draft.get()
+                    on:input=move |ev| state.draft.set(event_target_value(&ev))
+                    on:keydown=send_on_enter
+                    on:paste=paste
+                ></textarea>
+                <Show
+                    when=move || state.busy.get()
+                    fallback=move || view! {
+                        <button type="submit" class="send icon-button" aria-label="Send" title="Send (Enter)" disabled=empty>
+                            {icon(Icon::Send)}
+                        </button>
+                    }
+                >
+                    <button type="button" class="stop icon-button" aria-label="Stop" title="Stop the reply (Esc)"
+                        on:click=move |_| on_stop.run(())>{icon(Icon::Stop)}</button>
                 </Show>
-                <button type="button" class="stop" on:click=move |_| on_stop.run(())>"Stop"</button>
+            </div>
+            <Show when=move || state.busy.get() && state.replying_in.get() != state.current.get()>
+                <span class="replying-elsewhere" role="status">{move || replying_elsewhere(state)}</span>
             </Show>
+            <p class="composer-hint" id="composer-hint">"Enter sends, Shift+Enter starts a new line"</p>
         </form>
     }
+}
+
+/// Sizes the message box to its text (one line when empty); past the CSS max-height it scrolls. Set
+/// through the CSSOM (`el.style.height`): the page's Content-Security-Policy refuses style attributes.
+fn fit_height(el: &web_sys::HtmlTextAreaElement) {
+    let Ok(style) = js_sys::Reflect::get(el, &"style".into()) else { return };
+    let height = wasm_bindgen::JsValue::from_str("height");
+    let _ = js_sys::Reflect::set(&style, &height, &"auto".into());
+    let _ = js_sys::Reflect::set(&style, &height, &format!("{}px", el.scroll_height()).into());
 }
 
 /// What the composer says beside Stop while this tab's reply is written in a session not shown.

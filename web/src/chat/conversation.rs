@@ -5,12 +5,14 @@
 //! attachments (`attachments.rs`) show below its text; files dropped on the pane are attached.
 
 use super::attachments::{BlobUrls, Lightbox, TurnAttachments};
-use super::branches::{BranchButton, BranchSwitch, EditBox};
+use super::branches::{BranchSwitch, EditBox};
 use super::composer::{Composer, NoticeLine};
 use super::format::{
     clip_for_display, code_pieces, duration_text, human_bytes, is_refused, reasoning_of, thinking_summary,
     DISPLAY_CHARS,
 };
+use super::icons::{icon, Icon};
+use super::message_actions::MessageActions;
 use super::sidebar::SessionAction;
 use super::state::{ChatState, LiveTask};
 use super::stream::{StreamText, StreamingTurn};
@@ -131,6 +133,11 @@ fn TurnView(turn: Turn, on_action: Callback<SessionAction>) -> impl IntoView {
             let pieces: Vec<_> = code_pieces(&t)
                 .into_iter()
                 .map(|(piece, code)| match code {
+                    // A fenced block scrolls sideways on its own, so it takes the keyboard's focus.
+                    true if piece.trim_start().starts_with("```") => view! {
+                        <pre class="user-code" tabindex="0" role="group" aria-label="code">{piece.to_owned()}</pre>
+                    }
+                    .into_any(),
                     true => view! { <code class="user-code">{piece.to_owned()}</code> }.into_any(),
                     false => piece.to_owned().into_any(),
                 })
@@ -148,33 +155,34 @@ fn TurnView(turn: Turn, on_action: Callback<SessionAction>) -> impl IntoView {
     };
     // Edit a message of the user's, or answer a reply again: both as a new version (a branch).
     let is_user = turn.role == Role::User;
-    let can_branch = is_user || turn.role == Role::Assistant;
     let original = turn.content.clone();
     let editing = move || is_user && state.editing.get() == Some(n);
     let refused = (turn.role == Role::Assistant && is_refused(&turn.metadata))
         .then(|| view! { <span class="badge refused" title="The model declined to answer">"refused"</span> });
+    // Who speaks, at a glance: the user's turns are tinted bubbles on the right (their name is for
+    // screen readers), the assistant's have its mark and name above text that runs the full width.
+    let who = match turn.role {
+        Role::User => view! { <span class="who visually-hidden">"You"</span> }.into_any(),
+        Role::Assistant => {
+            view! { <span class="who"><span class="avatar">{icon(Icon::Assistant)}</span>"Assistant"</span> }.into_any()
+        }
+        _ => view! { <span class="who">{role}</span> }.into_any(),
+    };
     view! {
         <article class="turn" class:focused=move || state.focus_turn.get() == Some(n) data-role=role data-turn=n>
             <header class="turn-head">
-                <span class="who">{role}</span>
+                {who}
                 <TurnModel metadata=turn.metadata.clone() />
                 {refused}
                 {badge}
                 <BranchSwitch n=n />
-                {copy_message_button(turn.content.clone())}
-                {can_branch.then(|| view! { <BranchButton n=n user=is_user /> })}
-                <button class="turn-action" title="A new session with the conversation up to here"
-                    on:click=move |_| {
-                        if let Some(id) = state.current.get_untracked() {
-                            on_action.run(SessionAction::Fork { id, at_turn: n })
-                        }
-                    }>"Fork from here"</button>
             </header>
             <div class="turn-body" class:editing=editing>{body}</div>
             <Show when=editing>
                 <EditBox n=n original=original.clone() />
             </Show>
             {calls}
+            <MessageActions n=n role=turn.role content=turn.content.clone() on_action=on_action />
         </article>
     }
 }
@@ -413,24 +421,6 @@ fn turn_key(t: &Turn) -> (i64, TurnStatus, usize) {
 /// Whether a turn is a reply still being written (or left unfinished): drawn apart from the settled turns.
 fn is_live(t: &Turn) -> bool {
     t.role == Role::Assistant && t.status == TurnStatus::Interrupted
-}
-
-/// "Copy" on a turn: copies the message's text exactly as archived (Markdown source for a reply).
-fn copy_message_button(content: String) -> impl IntoView {
-    let label = RwSignal::new("Copy");
-    let copy = move |_| {
-        #[cfg(target_arch = "wasm32")]
-        {
-            let copied = window().navigator().clipboard().write_text(&content);
-            leptos::task::spawn_local(async move {
-                let done = wasm_bindgen_futures::JsFuture::from(copied).await.is_ok();
-                label.set(if done { "Copied" } else { "Copy failed" });
-            });
-        }
-        #[cfg(not(target_arch = "wasm32"))]
-        let _ = &content;
-    };
-    view! { <button class="turn-action copy-message" title="Copy this message's text" on:click=copy>{move || label.get()}</button> }
 }
 
 /// A click on a code block's Copy button copies the block's text, exactly.

@@ -14,8 +14,9 @@
 //!   model's label on a reply.
 //! - `sidebar.rs`, `conversation.rs`, `composer.rs`, `panel.rs`, `dialogs.rs`, `workspace.rs`,
 //!   `shortcuts.rs` (the keys and their sheet), `branches.rs` (edit, regenerate, and switching between
-//!   the versions they make), `attachments.rs` (files in the composer, images and files on turns):
-//!   the components.
+//!   the versions they make), `attachments.rs` (files in the composer, images and files on turns),
+//!   `message_actions.rs` (the icon row under each message): the components; `icons.rs`: their
+//!   inline SVG icons.
 
 mod attachments;
 mod branches;
@@ -24,6 +25,8 @@ mod conversation;
 mod dialogs;
 mod draft;
 mod format;
+mod icons;
+mod message_actions;
 mod panel;
 mod providers;
 mod settings_dialog;
