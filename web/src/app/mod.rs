@@ -163,6 +163,9 @@ pub fn App(
     Effect::new(move |_| crate::theme::apply(theme.get()));
     view! {
         <div class="app">
+            // The first stop of Tab: straight to the message box.
+            <a class="skip-link" href="#composer-input"
+                on:click=|ev: web_sys::MouseEvent| { ev.prevent_default(); focus_composer() }>"Skip to message box"</a>
             <header class="app-header">
                 <button class="header-button sessions-toggle" aria-label="Sessions"
                     on:click=move |_| dialogs.sidebar_open.update(|o| *o = !*o)>"☰"</button>

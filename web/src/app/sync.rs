@@ -3,7 +3,7 @@
 //! or an export), the header's status, and starting sync in the worker whenever the app starts.
 
 use super::Client;
-use crate::chat::{ChatState, DialogState};
+use crate::chat::{ChatState, DialogState, Modal};
 use crate::protocol::{SyncSettings, SyncState, TeamSpace};
 use leptos::prelude::*;
 
@@ -243,9 +243,7 @@ pub fn SyncDialog(
     };
     view! {
         <Show when=move || dialogs.sync_open.get()>
-            <div class="overlay" on:click=move |_| close()>
-                <div class="dialog sync-dialog" role="dialog" aria-modal="true" aria-labelledby="sync-title"
-                    on:click=|ev: web_sys::MouseEvent| ev.stop_propagation()>
+            <Modal on_close=Callback::new(move |_| close()) class="sync-dialog" labelled_by="sync-title">
                     <h2 id="sync-title">"Sync across devices"</h2>
                     <p class="hint">"Your archive goes to a NATS JetStream server (your own or a hosted one), \
                         encrypted here with a key from your sync passphrase: the server sees ids, sizes and times, \
@@ -325,8 +323,7 @@ pub fn SyncDialog(
                             <button class="primary turn-on-sync" on:click=turn_on>"Sync this archive"</button>
                         </div>
                     </div>
-                </div>
-            </div>
+            </Modal>
         </Show>
     }
 }

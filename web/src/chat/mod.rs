@@ -3,6 +3,8 @@
 //! session panel, approval, Settings, workspace settings and delete dialogs. They talk to the archive (and, through it, to
 //! the model) only via the storage worker's client, through the callbacks the app gives them.
 //!
+//! - `modal.rs`: the one modal every dialog is ([`Modal`]): focus in, Tab trapped, the page behind
+//!   inert, Esc and a click outside close, focus back to the opener.
 //! - `state.rs`: the state as data ([`ChatView`]), the reducer of the worker's events, and the
 //!   signals it is applied to ([`ChatState`], [`DialogState`]), provided as Leptos context.
 //! - `window.rs`: the bounded window of turns and its paging (pure).
@@ -24,6 +26,7 @@ mod conversation;
 mod dialogs;
 mod draft;
 mod format;
+mod modal;
 mod panel;
 mod providers;
 mod settings_dialog;
@@ -50,6 +53,7 @@ pub use format::{
     human_bytes, relative_time, session_matches, when, workspace_order, workspaces, Fix, Meter, When, ANNOUNCED_CHARS,
     DISPLAY_CHARS,
 };
+pub use modal::Modal;
 pub use panel::SessionPanel;
 pub use providers::{follow_session, ModelList, ModelPicker, Providers};
 pub use settings_dialog::SettingsDialog;

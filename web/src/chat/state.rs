@@ -602,6 +602,8 @@ impl DialogState {
         self.menu.set(None);
         self.confirm_delete.set(None);
         self.lightbox.set(None);
+        self.sync_open.set(false);
+        self.panel_open.set(false);
     }
 
     /// Whether a dialog or menu is open (Esc then closes it rather than stopping a reply).
@@ -614,6 +616,8 @@ impl DialogState {
             || self.menu.with_untracked(Option::is_some)
             || self.confirm_delete.with_untracked(Option::is_some)
             || self.lightbox.with_untracked(Option::is_some)
+            || self.sync_open.get_untracked()
+            || self.panel_open.get_untracked()
     }
 }
 

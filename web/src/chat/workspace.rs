@@ -2,6 +2,7 @@
 //! (sent with every delegated task) and whether the orchestrator asks before each step. Opened from a
 //! workspace's heading in the sidebar, from Settings, and from a delegation refused for want of it.
 
+use super::modal::Modal;
 use super::state::DialogState;
 use cowork_core::{SyncScope, WorkspaceSettings};
 use leptos::prelude::*;
@@ -38,9 +39,7 @@ pub fn WorkspaceDialog(
     };
     view! {
         <Show when=move || dialogs.workspace.get().is_some()>
-            <div class="overlay">
-                <div class="dialog workspace-settings" role="dialog" aria-modal="true" aria-labelledby="workspace-title"
-                    on:keydown=move |ev: web_sys::KeyboardEvent| if ev.key() == "Escape" { close() }>
+            <Modal on_close=Callback::new(move |_| close()) class="workspace-settings" labelled_by="workspace-title">
                     <h2 id="workspace-title">"Workspace “" {label} "”"</h2>
                     <label class="field">
                         <span>"Orchestrator directory: the project's folder on the orchestrator's machine"</span>
@@ -71,8 +70,7 @@ pub fn WorkspaceDialog(
                         <button class="secondary" on:click=move |_| close()>"Cancel"</button>
                         <button class="primary" on:click=move |_| on_save.run(draft.get_untracked())>"Save"</button>
                     </div>
-                </div>
-            </div>
+            </Modal>
         </Show>
     }
 }
