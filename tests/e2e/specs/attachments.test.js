@@ -228,6 +228,7 @@ test('a file over the limit is refused naming the limit; hostile names are shown
   await page.getByRole('button', { name: 'Settings', exact: true }).click();
   const settings = page.getByRole('dialog', { name: 'Settings' });
   assert.equal(await settings.getByLabel('Largest attachment (MB per file)').inputValue(), '20');
+  await settings.getByText(/^Advanced/).click(); // the numbers are folded away
   await settings.getByLabel('Largest attachment (MB per file)').fill('30');
   await settings.getByRole('button', { name: 'Save' }).click();
   await settings.waitFor({ state: 'detached' });

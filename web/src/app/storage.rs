@@ -220,7 +220,7 @@ fn load_stats(client: Client, into: RwSignal<String>) {
 #[component]
 pub fn StorageBanners() -> impl IntoView {
     let backup = expect_context::<BackupState>();
-    view! { <BackupBanner state=backup /> }
+    view! { <BackupBanner state=backup /> <super::pressure::PressureBanner /> }
 }
 
 #[cfg(test)]

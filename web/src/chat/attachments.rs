@@ -9,8 +9,8 @@
 //! here (the core keeps it as a file), so no attachment's markup is ever rendered. Blob URLs are
 //! cached per SHA-256 ([`BlobUrls`]) and revoked when the open session changes or the app goes away.
 
-use super::modal::Modal;
 use super::draft::{drop_pending, revoke, PendingFile};
+use super::modal::Modal;
 use super::state::{ChatState, DialogState};
 use cowork_core::attachment::{display_name, format_size, Attachment};
 use leptos::prelude::*;

@@ -1,6 +1,6 @@
 //! The chat screens: sidebar (sessions grouped by workspace, filter, per-session menu), conversation
 //! (tool cards, recall look-ups, delegated tasks as live checklists), composer, search (Ctrl/Cmd+K),
-//! session panel, approval, Settings, workspace settings and delete dialogs. They talk to the archive (and, through it, to
+//! session panel, approval, Settings (with the workspace and sync sections) and delete dialogs. They talk to the archive (and, through it, to
 //! the model) only via the storage worker's client, through the callbacks the app gives them.
 //!
 //! - `modal.rs`: the one modal every dialog is ([`Modal`]): focus in, Tab trapped, the page behind
@@ -56,7 +56,7 @@ pub use format::{
 pub use modal::Modal;
 pub use panel::SessionPanel;
 pub use providers::{follow_session, ModelList, ModelPicker, Providers};
-pub use settings_dialog::SettingsDialog;
+pub use settings_dialog::{SettingsDialog, SettingsSection};
 pub use shortcuts::{shortcut_for, Press, Shortcut, ShortcutsDialog, SHEET};
 pub use sidebar::{ExportFormat, SessionAction, Sidebar};
 pub use state::{reduce, Approval, Change, ChatState, ChatView, DialogState, LiveTask, Notice};
@@ -64,7 +64,7 @@ pub use stream::StreamText;
 pub use thinking::ThinkingLive;
 pub use turn_model::{turn_model, TurnModel};
 pub use window::{load_turns_op, merge_page, page_op, show_turn};
-pub use workspace::{OpenWorkspace, WorkspaceDialog};
+pub use workspace::{OpenWorkspace, WorkspaceSection};
 
 /// The most turns the conversation holds in the DOM at once, however long the session.
 pub const VISIBLE_TURNS: usize = 200;

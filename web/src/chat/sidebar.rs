@@ -101,14 +101,31 @@ pub fn Sidebar(
             <button class="new-session" on:click=move |_| on_new.run(())>"+ New session"</button>
             <label class="workspace-field">
                 <span>"Workspace for new sessions"</span>
-                <input list="workspaces" prop:value=move || state.workspace.get()
+                // A choice among the workspaces there are; a new one is made explicitly, by name, in
+                // Settings → Workspaces (typing here never creates one).
+                <select class="workspace-choice" prop:value=move || state.workspace.get()
                     on:change=move |ev| {
                         let w = event_target_value(&ev);
-                        state.workspace.set(if w.trim().is_empty() { DEFAULT_WORKSPACE.to_owned() } else { w.trim().to_owned() })
-                    } />
-                <datalist id="workspaces">
-                    {move || workspaces(&state.sessions.get()).into_iter().map(|w| view! { <option value=w></option> }).collect::<Vec<_>>()}
-                </datalist>
+                        if w.is_empty() {
+                            dialogs.workspace.set(None);
+                            dialogs.open_settings(super::SettingsSection::Workspaces);
+                        } else {
+                            state.workspace.set(w);
+                        }
+                    }>
+                    {move || {
+                        let current = state.workspace.get();
+                        let mut all = workspaces(&state.sessions.get());
+                        all.extend([current.clone(), DEFAULT_WORKSPACE.to_owned()]);
+                        all.sort();
+                        all.dedup();
+                        all.into_iter().map(|w| {
+                            let chosen = w == current;
+                            view! { <option value=w.clone() selected=chosen>{w.clone()}</option> }
+                        }).collect::<Vec<_>>()
+                    }}
+                    <option value="">"New workspace…"</option>
+                </select>
             </label>
             <input class="session-filter" type="search" placeholder="Filter sessions" aria-label="Filter sessions"
                 prop:value=move || state.filter.get()
