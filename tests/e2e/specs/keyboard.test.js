@@ -187,3 +187,65 @@ test('the first Tab reaches "Skip to message box", which puts the cursor there',
   assert.ok(await page.getByLabel('Message', { exact: true }).evaluate((e) => e === document.activeElement));
   await page.close();
 });
+
+test("Settings is in sections, and its Save is on screen without scrolling at 1280×800 and 390×844", async () => {
+  for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
+    const page = await openPage(app.browser.context, app.server.url);
+    await page.setViewportSize(viewport);
+    await ready(page);
+    const opener = page.locator('.app-header').getByRole('button', { name: 'Settings', exact: true });
+    await activate(opener);
+    const dialog = page.getByRole('dialog', { name: 'Settings' });
+    await dialog.waitFor();
+    const tabs = dialog.getByRole('tab');
+    assert.deepEqual(await tabs.allInnerTexts(), ['General', 'Providers', 'Workspaces', 'Data', 'Sync']);
+    assert.equal(await dialog.getByRole('tab', { selected: true }).innerText(), 'Providers');
+    // The token budgets are folded away under Advanced.
+    assert.equal(await dialog.getByLabel('Context window (tokens)').isVisible(), false);
+    await dialog.getByText(/^Advanced/).focus();
+    await page.keyboard.press('Enter');
+    await dialog.getByLabel('Context window (tokens)').waitFor();
+    const size = `${viewport.width}×${viewport.height}`;
+    // The arrows move through the sections; on each, Save is in the viewport and nothing covers it.
+    await dialog.getByRole('tab', { name: 'Providers' }).focus();
+    for (const name of ['Providers', 'Workspaces', 'Data', 'Sync', 'General']) {
+      assert.equal(await dialog.getByRole('tab', { selected: true }).innerText(), name);
+      const save = dialog.getByRole('button', { name: 'Save', exact: true });
+      const box = await save.boundingBox();
+      assert.ok(box && box.y >= 0 && box.y + box.height <= viewport.height && box.x >= 0 && box.x + box.width <= viewport.width,
+        `${size}, ${name}: Save is in view (${JSON.stringify(box)})`);
+      const onTop = await page.evaluate(({ x, y }) => document.elementFromPoint(x, y)?.textContent, { x: box.x + box.width / 2, y: box.y + box.height / 2 });
+      assert.equal(onTop, 'Save', `${size}, ${name}: nothing covers Save`);
+      await page.keyboard.press('ArrowDown');
+    }
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+    assert.ok(await opener.evaluate((e) => e === document.activeElement));
+    assert.deepEqual(page.problems, []);
+    await page.close();
+  }
+});
+
+test('a workspace is made with New workspace and its name, not by typing in the sidebar', async () => {
+  const page = await openPage(app.browser.context, app.server.url);
+  await ready(page);
+  const field = page.getByLabel('Workspace for new sessions');
+  assert.equal(await field.evaluate((e) => e.tagName), 'SELECT', 'a choice, not a text field');
+  await field.focus();
+  await field.selectOption({ label: 'New workspace…' });
+  const dialog = page.getByRole('dialog', { name: 'Settings' });
+  await dialog.waitFor();
+  assert.equal(await dialog.getByRole('tab', { selected: true }).innerText(), 'Workspaces');
+  await dialog.getByLabel('Name', { exact: true }).fill('kbd-garden');
+  await dialog.getByRole('button', { name: 'New workspace' }).focus();
+  await page.keyboard.press('Enter');
+  await dialog.locator('.workspace-saved', { hasText: '“kbd-garden” saved' }).waitFor();
+  await page.keyboard.press('Escape');
+  await dialog.waitFor({ state: 'detached' });
+  assert.equal(await field.inputValue(), 'kbd-garden', 'new sessions go to it');
+  await send(page, 'kbd-garden first words');
+  await page.locator('.workspace-name', { hasText: 'kbd-garden' }).waitFor();
+  await replyDone(page);
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});

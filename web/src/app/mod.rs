@@ -137,7 +137,9 @@ pub fn App(
     // want of a directory) opens it there.
     let load_workspace = Callback::new(move |w: String| actions::open_workspace(client, dialogs, w));
     let on_workspace = Callback::new(move |w: String| {
-        dialogs.workspace.set(None);
+        // Its name at once (so the section does not load the open session's workspace instead), its
+        // settings once read.
+        dialogs.workspace.set(Some(cowork_core::WorkspaceSettings { workspace: w.clone(), ..Default::default() }));
         dialogs.open_settings(SettingsSection::Workspaces);
         load_workspace.run(w)
     });

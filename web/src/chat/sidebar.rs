@@ -107,6 +107,10 @@ pub fn Sidebar(
                     on:change=move |ev| {
                         let w = event_target_value(&ev);
                         if w.is_empty() {
+                            // The list keeps showing the workspace new sessions go to.
+                            if let Some(t) = ev.target() {
+                                let _ = js_sys::Reflect::set(&t, &"value".into(), &state.workspace.get_untracked().into());
+                            }
                             dialogs.workspace.set(None);
                             dialogs.open_settings(super::SettingsSection::Workspaces);
                         } else {

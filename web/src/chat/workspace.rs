@@ -107,7 +107,13 @@ pub fn WorkspaceSection(
                 }.into_any(),
                 None => view! {
                     <p class="workspace-saved" role="status">
-                        {move || saved.get().map(|w| format!("Workspace \u{201c}{w}\u{201d} saved."))}
+                        {move || saved.get().map(|w| {
+                            let text = format!("Workspace \u{201c}{w}\u{201d} saved. ");
+                            view! {
+                                {text}
+                                <button class="link" on:click=move |_| on_load.run(w.clone())>"Edit it again"</button>
+                            }
+                        })}
                     </p>
                 }.into_any(),
             }}
