@@ -93,19 +93,28 @@ pub fn Modal(
     }
 }
 
-/// The focused element, if it can take the focus back later.
+/// The focused element, to take the focus back later. An item of a menu (which closes as the dialog
+/// opens) hands over to the button that opened the menu.
 fn focused() -> Option<web_sys::HtmlElement> {
     use wasm_bindgen::JsCast;
-    crate::dom::active_element().and_then(|e| e.dyn_into().ok())
+    let el = crate::dom::active_element()?;
+    let trigger = el
+        .closest("[role=menu]")
+        .ok()
+        .flatten()
+        .and_then(|menu| menu.previous_element_sibling())
+        .filter(|b| b.has_attribute("aria-haspopup"));
+    trigger.unwrap_or(el).dyn_into().ok()
 }
 
-/// The dialog's controls that Tab reaches, in order (hidden ones left out).
+/// The dialog's controls that Tab reaches, in order (hidden ones, and those taken out of the Tab
+/// order like a tab list's unselected tabs, left out).
 fn focusables(dialog: &web_sys::Element, selector: &str) -> Vec<web_sys::HtmlElement> {
     use wasm_bindgen::JsCast;
     let Ok(list) = dialog.query_selector_all(selector) else { return Vec::new() };
     (0..list.length())
         .filter_map(|i| list.item(i)?.dyn_into::<web_sys::HtmlElement>().ok())
-        .filter(|e| e.offset_width() > 0 || e.offset_height() > 0)
+        .filter(|e| e.tab_index() >= 0 && (e.offset_width() > 0 || e.offset_height() > 0))
         .collect()
 }
 
