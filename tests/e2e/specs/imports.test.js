@@ -104,7 +104,7 @@ async function importChosen(page) {
 /** Searches every session (Ctrl+K) for `words`; resolves to the first hit's text. */
 async function search(page, words) {
   await page.keyboard.press('Control+k');
-  const box = page.getByRole('searchbox', { name: 'Search all sessions' });
+  const box = page.getByRole('combobox', { name: 'Search all sessions' });
   await box.fill(words);
   const hit = page.locator('.hit').filter({ has: page.locator('mark') }).first();
   await hit.waitFor({ timeout: 10_000 });

@@ -209,7 +209,13 @@ fn SessionRow(
     let renaming = move || dialogs.renaming.get().as_deref() == Some(id.get_value().as_str());
     let (archived, turns, label) = (s.is_archived, s.turn_count, title.clone());
     let is_fork = depth > 0;
+    let menu_button = NodeRef::<leptos::html::Button>::new();
     let act = move |a: SessionAction| {
+        // Closing the menu gives the focus back to its button (and a dialog the action opens gives
+        // it back there too).
+        if let Some(b) = menu_button.get_untracked() {
+            let _ = b.focus();
+        }
         dialogs.menu.set(None);
         on_action.run(a)
     };
@@ -245,7 +251,7 @@ fn SessionRow(
                 <input class="rename" aria-label="Session name" value=title_for_input.clone() autofocus
                     on:keydown=rename_key on:blur=move |_| dialogs.renaming.set(None) />
             </Show>
-            <button class="session-menu-button" aria-label=format!("Actions for {label}") aria-haspopup="menu"
+            <button class="session-menu-button" node_ref=menu_button aria-label=format!("Actions for {label}") aria-haspopup="menu"
                 aria-expanded=move || menu_open().to_string()
                 on:click=move |_| {
                     let next = if menu_open() { None } else { Some(id.get_value()) };
