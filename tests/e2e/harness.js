@@ -149,13 +149,30 @@ export function projectDir(prefix = 'cowork-project-') {
  * step) through Settings → Workspace, as a user would.
  */
 export async function setOrchestratorDir(page, dir, { manual = false } = {}) {
-  await page.getByRole('button', { name: 'Settings', exact: true }).click();
-  await page.getByRole('dialog', { name: 'Settings' }).locator('.open-workspace-settings').click();
-  const dialog = page.getByRole('dialog', { name: /^Workspace/ });
-  await dialog.waitFor();
+  const dialog = await openSettings(page, 'Workspaces');
   await dialog.getByLabel(/Orchestrator directory/).fill(dir);
   await dialog.getByLabel('The orchestrator asks before each step').setChecked(manual);
-  await dialog.getByRole('button', { name: 'Save' }).click();
+  await dialog.getByRole('button', { name: 'Save workspace' }).click();
+  await dialog.locator('.workspace-saved', { hasText: 'saved' }).waitFor();
+  await dialog.getByRole('button', { name: 'Cancel' }).click();
+  await dialog.waitFor({ state: 'detached' });
+}
+
+/** Opens Settings at one of its sections (`'Providers'`, `'Workspaces'`, `'Sync'`…); resolves to the dialog. */
+export async function openSettings(page, section) {
+  await page.getByRole('button', { name: 'Settings', exact: true }).click();
+  const dialog = page.getByRole('dialog', { name: 'Settings' });
+  await dialog.getByRole('tab', { name: section, exact: true }).click();
+  return dialog;
+}
+
+/** Makes a workspace with Settings → Workspaces → New workspace; new sessions then go to it. */
+export async function newWorkspace(page, name) {
+  const dialog = await openSettings(page, 'Workspaces');
+  await dialog.getByLabel('Name', { exact: true }).fill(name);
+  await dialog.getByRole('button', { name: 'New workspace' }).click();
+  await dialog.locator('.workspace-saved', { hasText: `\u201c${name}\u201d saved` }).waitFor();
+  await dialog.getByRole('button', { name: 'Cancel' }).click();
   await dialog.waitFor({ state: 'detached' });
 }
 

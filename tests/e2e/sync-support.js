@@ -21,8 +21,8 @@ export function script(name, args, env = {}) {
  * the server field (one URL, or several separated by commas). Leaves the dialog open when `keepOpen`.
  */
 export async function turnOnSync(page, { server, device, passphrase = 'correct horse battery staple', user = 'alice', password, space = '', keepOpen = false }) {
-  await page.getByRole('button', { name: 'Settings' }).click();
-  await page.getByRole('button', { name: 'Sync…' }).click();
+  await page.getByRole('button', { name: 'Settings', exact: true }).click();
+  await page.getByRole('tab', { name: 'Sync', exact: true }).click();
   const dialog = page.locator('.sync-dialog');
   await dialog.locator('input[name="sync-server"]').fill(server);
   await dialog.locator('input[name="sync-user"]').fill(user);

@@ -140,7 +140,7 @@ test('a pasted image and a dropped .py in one message: described, kept, exported
 
   // Ctrl+K finds a word only the .py holds, names the file, and opens the turn that carried it.
   await page.keyboard.press('Control+k');
-  const box = page.getByRole('searchbox', { name: 'Search all sessions' });
+  const box = page.getByRole('combobox', { name: 'Search all sessions' });
   await box.fill('quokka_tally');
   const hit = page.locator('.hit').filter({ has: page.locator('mark') }).first();
   await hit.waitFor({ timeout: 10_000 });
@@ -228,6 +228,7 @@ test('a file over the limit is refused naming the limit; hostile names are shown
   await page.getByRole('button', { name: 'Settings', exact: true }).click();
   const settings = page.getByRole('dialog', { name: 'Settings' });
   assert.equal(await settings.getByLabel('Largest attachment (MB per file)').inputValue(), '20');
+  await settings.getByText(/^Advanced/).click(); // the numbers are folded away
   await settings.getByLabel('Largest attachment (MB per file)').fill('30');
   await settings.getByRole('button', { name: 'Save' }).click();
   await settings.waitFor({ state: 'detached' });

@@ -114,7 +114,7 @@ test('while a reply is written, another session opens and a search answers at on
   // Beside Stop, the composer says where the reply is written.
   await page.locator('.replying-elsewhere', { hasText: 'Writing a reply in “meanwhile-second' }).waitFor({ timeout: 5_000 });
   await page.keyboard.press('Control+k');
-  const box = page.getByRole('searchbox', { name: 'Search all sessions' });
+  const box = page.getByRole('combobox', { name: 'Search all sessions' });
   await box.fill('parking');
   await page.locator('.hit', { hasText: 'parking spot' }).first().waitFor({ timeout: 5_000 });
   await box.press('Enter'); // (Esc would also stop the reply)
@@ -243,7 +243,7 @@ test('Ctrl+K finds a word in any session and opens the session at that turn', as
   await send(page, 'Something else entirely');
   await replyDone(page);
   await page.keyboard.press('Control+k');
-  const box = page.getByRole('searchbox', { name: 'Search all sessions' });
+  const box = page.getByRole('combobox', { name: 'Search all sessions' });
   await box.fill('flamingo_gate');
   const hit = page.locator('.hit', { hasText: 'turn 1' }).filter({ has: page.locator('mark') }).first();
   await hit.waitFor({ timeout: 10_000 });

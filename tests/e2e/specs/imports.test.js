@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync, mkdtempSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { useServerAndBrowser, launchBrowser, openPage, ready, replyDone, send, exportArchive } from '../harness.js';
+import { useServerAndBrowser, launchBrowser, openPage, ready, replyDone, send, exportArchive, newWorkspace } from '../harness.js';
 
 const app = useServerAndBrowser();
 const dir = mkdtempSync(join(tmpdir(), 'cowork-imports-'));
@@ -104,7 +104,7 @@ async function importChosen(page) {
 /** Searches every session (Ctrl+K) for `words`; resolves to the first hit's text. */
 async function search(page, words) {
   await page.keyboard.press('Control+k');
-  const box = page.getByRole('searchbox', { name: 'Search all sessions' });
+  const box = page.getByRole('combobox', { name: 'Search all sessions' });
   await box.fill(words);
   const hit = page.locator('.hit').filter({ has: page.locator('mark') }).first();
   await hit.waitFor({ timeout: 10_000 });
@@ -182,9 +182,7 @@ test('one file of each format imports through the Storage panel, into its worksp
 
   // conversation_recall over the workspace finds an imported turn (the demo model recalls over the
   // workspace when the message says "workspace").
-  const field = page.getByLabel('Workspace for new sessions');
-  await field.fill('/home/ana/zoo');
-  await field.press('Tab');
+  await newWorkspace(page, '/home/ana/zoo');
   await page.getByRole('button', { name: '+ New session' }).click();
   await send(page, 'Remember the zebra migration in this workspace?');
   await replyDone(page);

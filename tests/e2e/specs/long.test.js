@@ -90,7 +90,7 @@ test('a 10,000-turn session opens at its end and scrolls to its start in a bound
 
   // A search hit in the middle opens around it, marked.
   await page.keyboard.press('Control+k');
-  await page.getByRole('searchbox', { name: 'Search all sessions' }).fill('quokka_needle');
+  await page.getByRole('combobox', { name: 'Search all sessions' }).fill('quokka_needle');
   await page.locator('.hit', { hasText: 'quokka' }).first().click();
   const hit = page.locator('.turn.focused[data-turn="5001"]');
   await hit.waitFor();

@@ -199,7 +199,7 @@ test('offline: the app opens from the service worker, lists, reads and searches;
     await page.locator('.session', { hasText: 'offline-proof' }).first().click();
     await page.locator('.turn[data-role="assistant"]', { hasText: 'capybara_ledger' }).waitFor();
     await page.keyboard.press('Control+k');
-    await page.getByRole('searchbox', { name: 'Search all sessions' }).fill('capybara_ledger');
+    await page.getByRole('combobox', { name: 'Search all sessions' }).fill('capybara_ledger');
     await page.locator('.hit', { hasText: 'capybara' }).first().waitFor();
     await page.keyboard.press('Escape');
     // A message sent offline is saved (no model is asked); Retry will answer it once back online.

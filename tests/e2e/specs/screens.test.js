@@ -132,7 +132,7 @@ for (const [label, width, height] of [['desktop', 1280, 800], ['phone', 390, 844
     if (phone) await page.getByRole('button', { name: 'Sessions' }).click();
 
     await page.keyboard.press('Control+k');
-    await page.getByRole('searchbox', { name: 'Search all sessions' }).fill('ORM');
+    await page.getByRole('combobox', { name: 'Search all sessions' }).fill('ORM');
     await page.locator('.hit').first().waitFor();
     await shot(page, `${label}-search`);
     await page.keyboard.press('Escape');

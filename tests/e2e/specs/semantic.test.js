@@ -39,7 +39,7 @@ async function waitComplete(page, timeout = 240_000) {
 /** Ctrl+K with `text`; resolves to the hits' texts once the list has settled. */
 async function searchAll(page, text) {
   await page.keyboard.press('Control+k');
-  const box = page.getByRole('searchbox', { name: 'Search all sessions' });
+  const box = page.getByRole('combobox', { name: 'Search all sessions' });
   await box.fill(text);
   await page.waitForTimeout(1500);
   const hits = await page.locator('.hit').allInnerTexts();

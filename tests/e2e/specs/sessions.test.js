@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { useServerAndBrowser, launchBrowser, openPage, ready, replyDone, send, exportArchive } from '../harness.js';
+import { useServerAndBrowser, launchBrowser, openPage, ready, replyDone, send, exportArchive, newWorkspace } from '../harness.js';
 
 const app = useServerAndBrowser();
 
@@ -148,9 +148,8 @@ test('export, then import into a fresh browser, brings back every session and tu
 test('a new session goes to the workspace chosen in the sidebar', async () => {
   const page = await openPage(app.browser.context, app.server.url);
   await ready(page);
-  const field = page.getByLabel('Workspace for new sessions');
-  await field.fill('billing-service');
-  await field.press('Tab');
+  await newWorkspace(page, 'billing-service');
+  assert.equal(await page.getByLabel('Workspace for new sessions').inputValue(), 'billing-service', 'new sessions go to it');
   await page.getByRole('button', { name: '+ New session' }).click();
   await exchange(page, 'workspace-check where does this go');
   const meta = row(page, 'workspace-check').locator('.session-meta');

@@ -35,8 +35,8 @@ after(async () => {
 /** Sets sync up on `page` as device `device` and waits for the header to say so. */
 /** With `makeKey`, a recovery key is made in the dialog and used as the passphrase; resolves to it. */
 async function turnOnSync(page, { device, passphrase = 'correct horse battery staple', user = 'alice', password, space = '', makeKey = false }) {
-  await page.getByRole('button', { name: 'Settings' }).click();
-  await page.getByRole('button', { name: 'Sync…' }).click();
+  await page.getByRole('button', { name: 'Settings', exact: true }).click();
+  await page.getByRole('tab', { name: 'Sync', exact: true }).click();
   const dialog = page.locator('.sync-dialog');
   await dialog.locator('input[name="sync-server"]').fill(nats.env.NATS_WS_URL);
   await dialog.locator('input[name="sync-user"]').fill(user);
@@ -364,7 +364,7 @@ test('a team workspace: its invite code lets a second person in, who gets that w
 
     // She creates the team space "acme" (Settings → Sync), which shows its invite code once…
     await a.getByRole('button', { name: 'Settings' }).click();
-    await a.getByRole('button', { name: 'Sync…' }).click();
+    await a.getByRole('tab', { name: 'Sync', exact: true }).click();
     const dialog = a.locator('.sync-dialog');
     await dialog.locator('input[name="team-invite"]').fill('acme');
     await dialog.getByRole('button', { name: 'Create' }).click();
@@ -387,7 +387,7 @@ test('a team workspace: its invite code lets a second person in, who gets that w
     await turnOnSync(b, { device: 'Bob', user: 'bob' }); // his personal space, as the offline test left it
     await waitSynced(b);
     await b.getByRole('button', { name: 'Settings' }).click();
-    await b.getByRole('button', { name: 'Sync…' }).click();
+    await b.getByRole('tab', { name: 'Sync', exact: true }).click();
     const bd = b.locator('.sync-dialog');
     await bd.locator('input[name="team-invite"]').fill(`${invite.slice(0, 20)}\n${invite.slice(20)}`);
     await bd.getByRole('button', { name: 'Join' }).click();

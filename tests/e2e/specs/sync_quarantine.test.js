@@ -35,7 +35,7 @@ after(async () => {
 
 async function turnOnSync(page, device) {
   await page.getByRole('button', { name: 'Settings' }).click();
-  await page.getByRole('button', { name: 'Sync…' }).click();
+  await page.getByRole('tab', { name: 'Sync', exact: true }).click();
   const dialog = page.locator('.sync-dialog');
   await dialog.locator('input[name="sync-server"]').fill(nats.env.NATS_WS_URL);
   await dialog.locator('input[name="sync-user"]').fill('alice');
@@ -168,7 +168,7 @@ test('a change that cannot be applied is kept aside and shown; everything else a
 
     // The sync dialog says what was kept aside, from which device, and why.
     await b.getByRole('button', { name: 'Settings' }).click();
-    await b.getByRole('button', { name: 'Sync…' }).click();
+    await b.getByRole('tab', { name: 'Sync', exact: true }).click();
     const kept = b.locator('.sync-dialog .sync-kept li');
     await kept.first().waitFor({ timeout: 10_000 });
     const lines = await kept.allInnerTexts();

@@ -493,7 +493,7 @@ mod browser {
         crate::app::transfer::export(c, chat, None, crate::chat::ExportFormat::Jsonl);
     }
 
-    /// Reads the browser's storage estimate and whether the archive is kept under storage pressure.
+    /// Reads the browser's storage estimate: the space used, for the header.
     pub async fn refresh_usage(chat: ChatState) {
         use wasm_bindgen_futures::JsFuture;
         let Some(storage) = web_sys::window().map(|w| w.navigator().storage()) else { return };
@@ -504,18 +504,15 @@ mod browser {
             Ok(p) => JsFuture::from(p).await.ok(),
             Err(_) => None,
         };
-        let persisted = match storage.persisted() {
-            Ok(p) => JsFuture::from(p).await.ok().and_then(|v| v.as_bool()).unwrap_or(false),
-            Err(_) => false,
-        };
-        let kept = if persisted { "kept by the browser" } else { "may be evicted under storage pressure" };
+        // Whether the browser may clear it under storage pressure is said once, by the banner
+        // (`pressure.rs`), not here in the header.
         let text = match estimate {
             Some(e) => format!(
-                "{} of {} used · {kept}",
+                "{} of {} used",
                 crate::chat::human_bytes(get(&e, "usage")),
                 crate::chat::human_bytes(get(&e, "quota"))
             ),
-            None => kept.to_owned(),
+            None => String::new(),
         };
         chat.usage.set(text);
     }

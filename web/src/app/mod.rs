@@ -6,6 +6,7 @@ mod actions;
 mod attach;
 mod backup;
 mod route;
+mod pressure;
 mod semantic;
 mod state;
 mod storage;
@@ -18,7 +19,7 @@ pub use storage::{StorageBanners, StorageDialog};
 
 use crate::chat::{
     ApprovalDialog, ChatState, Conversation, DeleteDialog, DialogState, ModelPicker, Providers, SearchDialog,
-    SessionAction, SessionPanel, SettingsDialog, Shortcut, ShortcutsDialog, Sidebar, WorkspaceDialog,
+    SessionAction, SessionPanel, SettingsDialog, SettingsSection, Shortcut, ShortcutsDialog, Sidebar,
 };
 use crate::protocol::{Backend, ReadyInfo};
 use leptos::prelude::*;
@@ -136,9 +137,15 @@ pub fn App(
         actions::approve(client, call_id, approved);
     });
     let on_action = Callback::new(move |a: SessionAction| actions::session_action(client, chat, dialogs, a));
+    // A workspace's settings are a section of Settings: the sidebar's ⚙ (and a delegation refused for
+    // want of a directory) opens it there.
+    let load_workspace = Callback::new(move |w: String| actions::open_workspace(client, dialogs, w));
     let on_workspace = Callback::new(move |w: String| {
-        dialogs.settings_open.set(false);
-        actions::open_workspace(client, dialogs, w)
+        // Its name at once (so the section does not load the open session's workspace instead), its
+        // settings once read.
+        dialogs.workspace.set(Some(cowork_core::WorkspaceSettings { workspace: w.clone(), ..Default::default() }));
+        dialogs.open_settings(SettingsSection::Workspaces);
+        load_workspace.run(w)
     });
     provide_context(crate::chat::OpenWorkspace(on_workspace));
     provide_context(crate::chat::BranchActions {
@@ -167,6 +174,9 @@ pub fn App(
     Effect::new(move |_| crate::theme::apply(theme.get()));
     view! {
         <div class="app">
+            // The first stop of Tab: straight to the message box.
+            <a class="skip-link" href="#composer-input"
+                on:click=|ev: web_sys::MouseEvent| { ev.prevent_default(); focus_composer() }>"Skip to message box"</a>
             <header class="app-header">
                 <button class="header-button sessions-toggle" aria-label="Sessions"
                     aria-expanded=move || dialogs.sidebar_open.get().to_string()
@@ -187,7 +197,7 @@ pub fn App(
                 <button class="header-button" aria-pressed=move || dialogs.panel_open.get().to_string()
                     title="The session's state register and how the last request used the context window"
                     on:click=move |_| dialogs.panel_open.update(|o| *o = !*o)>"Session"</button>
-                <button class="header-button" on:click=move |_| { dialogs.connection.set(None); dialogs.settings_open.set(true) }>"Settings"</button>
+                <button class="header-button" on:click=move |_| dialogs.open_settings(SettingsSection::Providers)>"Settings"</button>
                 <button class="header-button theme-toggle" title=move || format!("{} (click for {})", theme.get().label(), theme.get().next().as_str())
                     aria-label=move || theme.get().label()
                     on:click=move |_| theme.update(|t| *t = t.next())>{move || theme.get().symbol()}</button>
@@ -211,12 +221,12 @@ pub fn App(
             </div>
             <ApprovalDialog on_answer=on_answer />
             <DeleteDialog on_action=on_action />
-            <SettingsDialog on_save=on_save on_workspace=on_workspace
+            <SettingsDialog on_save=on_save on_workspace=load_workspace
+                on_save_workspace=Callback::new(move |w| actions::save_workspace(client, dialogs, w))
+                on_sync=Callback::new(move |settings| sync::start(client, chat, settings))
                 on_test=Callback::new(move |s: crate::settings::ModelSettings| actions::test_connection(client, dialogs, s)) />
             <SearchDialog on_query=on_query on_open=on_hit />
             <ShortcutsDialog />
-            <sync::SyncDialog on_apply=Callback::new(move |settings| sync::start(client, chat, settings)) />
-            <WorkspaceDialog on_save=Callback::new(move |w| actions::save_workspace(client, dialogs, w)) />
             <StorageDialog storage=storage
                 on_export=Callback::new(move |_: ()| actions::export_all(client, chat))
                 on_export_chatgpt=Callback::new(move |_: ()| transfer::export(client, chat, None, crate::chat::ExportFormat::ChatGpt))

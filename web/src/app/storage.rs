@@ -4,7 +4,7 @@
 
 use super::backup::{BackupBanner, BackupSection, BackupState};
 use super::{Client, ImportStage, ImportState, StorageState};
-use crate::chat::{ChatState, DialogState};
+use crate::chat::{ChatState, DialogState, Modal};
 use crate::protocol::{thousands, Backend, ImportReport, ReadyInfo, SKIPPED_NAMED};
 use leptos::prelude::*;
 
@@ -104,10 +104,7 @@ pub fn StorageDialog(
     };
     view! {
         <Show when=move || dialogs.storage_open.get()>
-            <div class="overlay" on:click=move |_| close()>
-                <div class="dialog storage" role="dialog" aria-modal="true" aria-label="Storage"
-                    on:click=|ev: web_sys::MouseEvent| ev.stop_propagation()
-                    on:keydown=move |ev: web_sys::KeyboardEvent| if ev.key() == "Escape" { close() }>
+            <Modal on_close=Callback::new(move |_| close()) class="storage" label="Storage">
                     <h2>"Storage"</h2>
                     <p class="storage-place">{place}</p>
                     <p class="storage-usage-detail">{move || state.usage.get()}</p>
@@ -174,8 +171,7 @@ pub fn StorageDialog(
                     </section>
                     <super::semantic::SemanticSection />
                     <BackupSection />
-                </div>
-            </div>
+            </Modal>
         </Show>
     }
 }
@@ -224,7 +220,7 @@ fn load_stats(client: Client, into: RwSignal<String>) {
 #[component]
 pub fn StorageBanners() -> impl IntoView {
     let backup = expect_context::<BackupState>();
-    view! { <BackupBanner state=backup /> }
+    view! { <BackupBanner state=backup /> <super::pressure::PressureBanner /> }
 }
 
 #[cfg(test)]

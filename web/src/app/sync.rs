@@ -3,7 +3,7 @@
 //! or an export), the header's status, and starting sync in the worker whenever the app starts.
 
 use super::Client;
-use crate::chat::{ChatState, DialogState};
+use crate::chat::{ChatState, DialogState, SettingsSection};
 use crate::protocol::{SyncSettings, SyncState, TeamSpace};
 use leptos::prelude::*;
 
@@ -87,7 +87,7 @@ pub fn SyncStatus() -> impl IntoView {
     };
     view! {
         <Show when=move || chat.sync.get() != SyncState::Off>
-            <button class=class title=title aria-live="polite" on:click=move |_| dialogs.sync_open.set(true)>
+            <button class=class title=title aria-live="polite" on:click=move |_| dialogs.open_settings(SettingsSection::Sync)>
                 {move || chat.sync.get().label()}
                 // A first sync's progress: how far this device has read its space.
                 {move || chat.sync.get().progress().map(|(done, whole)| view! {
@@ -99,9 +99,10 @@ pub fn SyncStatus() -> impl IntoView {
     }
 }
 
-/// Settings → Sync: turn sync on with a server and a passphrase, or off.
+/// Settings → Sync: turn sync on with a server and a passphrase, or off (a section of the Settings
+/// dialog, read afresh each time it is shown).
 #[component]
-pub fn SyncDialog(
+pub fn SyncSection(
     /// Starts (`Some`) or stops (`None`) sync with these settings, already saved.
     on_apply: Callback<Option<SyncSettings>>,
 ) -> impl IntoView {
@@ -115,19 +116,8 @@ pub fn SyncDialog(
     // Team spaces: what is typed (an invite code or a new space's name) and the invite code shown.
     let team_input = RwSignal::new(String::new());
     let invite = RwSignal::new(None::<(String, String)>);
-    Effect::new(move |_| {
-        if dialogs.sync_open.get() {
-            draft.set(
-                load()
-                    .unwrap_or_else(|| SyncSettings { device_name: default_device_name(), ..SyncSettings::default() }),
-            );
-            error.set(None);
-            recovery.set(None);
-            creds_name.set(None);
-            invite.set(None);
-        }
-    });
-    let close = move || dialogs.sync_open.set(false);
+    draft.set(load().unwrap_or_else(|| SyncSettings { device_name: default_device_name(), ..SyncSettings::default() }));
+    let close = move || dialogs.settings_open.set(false);
     let field = move |label: &'static str,
                       name: &'static str,
                       kind: &'static str,
@@ -242,11 +232,8 @@ pub fn SyncDialog(
         view! { <p class="sync-state" role="status" class:error=matches!(state, SyncState::Failed { .. })>{text}</p> }
     };
     view! {
-        <Show when=move || dialogs.sync_open.get()>
-            <div class="overlay" on:click=move |_| close()>
-                <div class="dialog sync-dialog" role="dialog" aria-modal="true" aria-labelledby="sync-title"
-                    on:click=|ev: web_sys::MouseEvent| ev.stop_propagation()>
-                    <h2 id="sync-title">"Sync across devices"</h2>
+                <section class="sync-dialog" aria-labelledby="sync-title">
+                    <h3 id="sync-title">"Sync across devices"</h3>
                     <p class="hint">"Your archive goes to a NATS JetStream server (your own or a hosted one), \
                         encrypted here with a key from your sync passphrase: the server sees ids, sizes and times, \
                         never what you wrote. Use the same server, space and passphrase on each device."</p>
@@ -292,7 +279,7 @@ pub fn SyncDialog(
                             <code>{key}</code>
                         </div>
                     })}
-                    <h3>"Team spaces"</h3>
+                    <h4>"Team spaces"</h4>
                     <p class="hint">"A workspace set to a team space (its settings, in the sidebar) is shared with \
                         everyone who joined it, and only it: your other workspaces stay yours."</p>
                     <ul class="team-spaces">{teams}</ul>
@@ -325,9 +312,7 @@ pub fn SyncDialog(
                             <button class="primary turn-on-sync" on:click=turn_on>"Sync this archive"</button>
                         </div>
                     </div>
-                </div>
-            </div>
-        </Show>
+                </section>
     }
 }
 

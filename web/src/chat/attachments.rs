@@ -11,6 +11,7 @@
 
 use super::draft::{drop_pending, revoke, PendingFile};
 use super::icons::{icon, Icon};
+use super::modal::Modal;
 use super::state::{ChatState, DialogState};
 use cowork_core::attachment::{display_name, format_size, Attachment};
 use leptos::prelude::*;
@@ -234,17 +235,15 @@ pub fn Lightbox() -> impl IntoView {
     move || {
         dialogs.lightbox.get().map(|(url, name)| {
             view! {
-                <div class="overlay lightbox" on:click=move |_| close()>
-                    <div class="dialog lightbox-frame" role="dialog" aria-modal="true" aria-label=format!("Image: {name}")
-                        on:click=|ev: web_sys::MouseEvent| ev.stop_propagation()>
+                <Modal on_close=Callback::new(move |_| close()) overlay_class="lightbox" class="lightbox-frame"
+                    label=format!("Image: {name}")>
                         <img class="lightbox-image" src=url.clone() alt=name.clone() />
                         <div class="dialog-actions">
                             <span class="lightbox-name">{name.clone()}</span>
                             <a class="button lightbox-download" href=url download=name.clone()>"Download"</a>
                             <button class="lightbox-close" autofocus on:click=move |_| close()>"Close image"</button>
                         </div>
-                    </div>
-                </div>
+                </Modal>
             }
         })
     }

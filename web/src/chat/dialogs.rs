@@ -2,6 +2,7 @@
 //! confirmation before a session is deleted (Settings is `settings_dialog.rs`).
 
 use super::format::highlight_pieces;
+use super::modal::Modal;
 use super::sidebar::SessionAction;
 use super::state::{Approval, ChatState, DialogState};
 use cowork_core::SearchHit;
@@ -17,10 +18,7 @@ pub fn DeleteDialog(on_action: Callback<SessionAction>) -> impl IntoView {
             let id = s.id.clone();
             let title = if s.title.is_empty() { "Untitled session".to_owned() } else { s.title.clone() };
             view! {
-                <div class="overlay" on:click=move |_| cancel()>
-                    <div class="dialog confirm" role="alertdialog" aria-modal="true" aria-label="Delete session"
-                        on:click=|ev: web_sys::MouseEvent| ev.stop_propagation()
-                        on:keydown=move |ev: web_sys::KeyboardEvent| if ev.key() == "Escape" { cancel() }>
+                <Modal on_close=Callback::new(move |_| cancel()) class="confirm" alert=true label="Delete session">
                         <h2>{format!("Delete \u{201c}{title}\u{201d}?")}</h2>
                         <p>{format!(
                             "Its {} {} removed from this browser for good. Export it first if you may need it again; \
@@ -35,8 +33,7 @@ pub fn DeleteDialog(on_action: Callback<SessionAction>) -> impl IntoView {
                             }>"Delete"</button>
                             <button on:click=move |_| cancel() autofocus>"Cancel"</button>
                         </div>
-                    </div>
-                </div>
+                </Modal>
             }
         })
     }
@@ -59,7 +56,6 @@ pub fn SearchDialog(
     };
     let numbered_hits = move || dialogs.hits.get().into_iter().enumerate().collect::<Vec<_>>();
     let hit_key = |pair: &(usize, SearchHit)| (pair.0, pair.1.turn_id);
-    let stop_click = |ev: web_sys::MouseEvent| ev.stop_propagation();
     let query = RwSignal::new(String::new());
     // Each opening starts a new search.
     Effect::new(move |_| {
@@ -73,16 +69,19 @@ pub fn SearchDialog(
         query.set(event_target_value(&ev));
         on_query.run(query.get_untracked());
     };
+    // The arrows move the selection (the input keeps the focus and names the selected hit with
+    // `aria-activedescendant`); Enter opens it. Esc is the modal's.
     let on_key = move |ev: web_sys::KeyboardEvent| match ev.key().as_str() {
-        "Escape" => dialogs.search_open.set(false),
         "ArrowDown" => {
             ev.prevent_default();
             let last = dialogs.hits.get_untracked().len().saturating_sub(1);
             selected.update(|i| *i = (*i + 1).min(last));
+            show_selected(selected.get_untracked());
         }
         "ArrowUp" => {
             ev.prevent_default();
             selected.update(|i| *i = i.saturating_sub(1));
+            show_selected(selected.get_untracked());
         }
         "Enter" => {
             ev.prevent_default();
@@ -92,14 +91,14 @@ pub fn SearchDialog(
     };
     view! {
         <Show when=move || dialogs.search_open.get()>
-            <div class="overlay" on:click=move |_| dialogs.search_open.set(false)>
-                <div class="dialog search" role="dialog" aria-modal="true" aria-label="Search all sessions"
-                    on:click=stop_click
-                    on:keydown=on_key>
+            <Modal on_close=Callback::new(move |_| dialogs.search_open.set(false)) class="search" label="Search all sessions">
                     <input class="search-input" type="search" autofocus aria-label="Search all sessions"
+                        role="combobox" aria-controls="search-hits" aria-autocomplete="list"
+                        aria-expanded=move || (!dialogs.hits.with(Vec::is_empty)).to_string()
+                        aria-activedescendant=move || (!dialogs.hits.with(Vec::is_empty)).then(|| format!("search-hit-{}", selected.get()))
                         placeholder="Search every session: words, exact phrases in quotes, identifiers, paths"
                         prop:value=move || query.get()
-                        on:input=on_input />
+                        on:input=on_input on:keydown=on_key />
                     {move || dialogs.search_error.get().map(|e| view! {
                         <p class="search-error" role="alert">
                             {format!("The search failed: {e}")}
@@ -107,7 +106,7 @@ pub fn SearchDialog(
                         </p>
                     })}
                     // Focusable: on a small screen the hits scroll (axe: scrollable-region-focusable).
-                    <ul class="hits" tabindex="0" aria-label="Hits">
+                    <ul class="hits" id="search-hits" role="listbox" aria-label="Matches" tabindex="0">
                         <For
                             each=numbered_hits
                             key=hit_key
@@ -129,6 +128,7 @@ pub fn SearchDialog(
                                 let (sid, n) = (h.session_id.clone(), h.turn_number);
                                 view! {
                                     <li class="hit" class:selected=move || selected.get() == i
+                                        id=format!("search-hit-{i}") role="option" aria-selected=move || (selected.get() == i).to_string()
                                         on:click=move |_| on_open.run((sid.clone(), n))>
                                         <div class="hit-meta">
                                             {format!("{title} · turn {} · {}", h.turn_number, h.role)}
@@ -146,8 +146,7 @@ pub fn SearchDialog(
                             }
                         />
                     </ul>
-                </div>
-            </div>
+            </Modal>
         </Show>
     }
 }
@@ -171,9 +170,8 @@ pub fn ApprovalDialog(
             let (yes, no) = (call_id.clone(), call_id);
             let title = if name == "delegate_task" { "Delegate this task?".to_owned() } else { format!("Run {name}?") };
             view! {
-                <div class="overlay">
-                    <div class="dialog" role="dialog" aria-modal="true" aria-labelledby="approval-title"
-                        on:keydown=move |ev: web_sys::KeyboardEvent| if ev.key() == "Escape" { on_answer.run((no.clone(), false)) }>
+                <Modal on_close=Callback::new(move |_| on_answer.run((no.clone(), false))) labelled_by="approval-title"
+                    keep_on_outside_click=true>
                         <h2 id="approval-title">{title}</h2>
                         {match goal {
                             Some(goal) => view! { <p class="approval-goal"><strong>"Goal: "</strong>{goal}</p> }.into_any(),
@@ -184,9 +182,15 @@ pub fn ApprovalDialog(
                             <button class="secondary" on:click={let no = yes.clone(); move |_| on_answer.run((no.clone(), false))}>"Deny"</button>
                             <button class="primary" autofocus on:click=move |_| on_answer.run((yes.clone(), true))>"Approve"</button>
                         </div>
-                    </div>
-                </div>
+                </Modal>
             }
         })
+    }
+}
+
+/// Scrolls the selected hit into view (the list may be longer than the dialog).
+fn show_selected(i: usize) {
+    if let Some(el) = crate::dom::query(&format!("#search-hit-{i}")) {
+        el.scroll_into_view_with_bool(false);
     }
 }

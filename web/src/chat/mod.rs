@@ -1,8 +1,10 @@
 //! The chat screens: sidebar (sessions grouped by workspace, filter, per-session menu), conversation
 //! (tool cards, recall look-ups, delegated tasks as live checklists), composer, search (Ctrl/Cmd+K),
-//! session panel, approval, Settings, workspace settings and delete dialogs. They talk to the archive (and, through it, to
+//! session panel, approval, Settings (with the workspace and sync sections) and delete dialogs. They talk to the archive (and, through it, to
 //! the model) only via the storage worker's client, through the callbacks the app gives them.
 //!
+//! - `modal.rs`: the one modal every dialog is ([`Modal`]): focus in, Tab trapped, the page behind
+//!   inert, Esc and a click outside close, focus back to the opener.
 //! - `state.rs`: the state as data ([`ChatView`]), the reducer of the worker's events, and the
 //!   signals it is applied to ([`ChatState`], [`DialogState`]), provided as Leptos context.
 //! - `window.rs`: the bounded window of turns and its paging (pure).
@@ -27,6 +29,7 @@ mod draft;
 mod format;
 mod icons;
 mod message_actions;
+mod modal;
 mod panel;
 mod providers;
 mod settings_dialog;
@@ -53,9 +56,10 @@ pub use format::{
     human_bytes, relative_time, session_matches, when, workspace_order, workspaces, Fix, Meter, When, ANNOUNCED_CHARS,
     DISPLAY_CHARS,
 };
+pub use modal::Modal;
 pub use panel::SessionPanel;
 pub use providers::{follow_session, ModelList, ModelPicker, Providers};
-pub use settings_dialog::SettingsDialog;
+pub use settings_dialog::{SettingsDialog, SettingsSection};
 pub use shortcuts::{shortcut_for, Press, Shortcut, ShortcutsDialog, SHEET};
 pub use sidebar::{ExportFormat, SessionAction, Sidebar};
 pub use state::{reduce, Approval, Change, ChatState, ChatView, DialogState, LiveTask, Notice};
@@ -63,7 +67,7 @@ pub use stream::StreamText;
 pub use thinking::ThinkingLive;
 pub use turn_model::{turn_model, TurnModel};
 pub use window::{load_turns_op, merge_page, page_op, show_turn};
-pub use workspace::{OpenWorkspace, WorkspaceDialog};
+pub use workspace::{OpenWorkspace, WorkspaceSection};
 
 /// The most turns the conversation holds in the DOM at once, however long the session.
 pub const VISIBLE_TURNS: usize = 200;

@@ -65,15 +65,38 @@ pub fn SessionPanel() -> impl IntoView {
         }
         .into_any()
     };
-    view! {
-        <Show when=move || dialogs.panel_open.get()>
+    // Not a modal (the conversation stays usable beside it), but like one the focus moves in when it
+    // opens and back to its opener when it closes (Esc or ×).
+    let opened = move || {
+        let opener = send_wrapper::SendWrapper::new(crate::dom::active_element());
+        let close = NodeRef::<leptos::html::Button>::new();
+        Effect::new(move |_| {
+            if let Some(b) = close.get() {
+                let _ = b.focus();
+            }
+        });
+        on_cleanup(move || {
+            use wasm_bindgen::JsCast;
+            if let Some(el) = opener.take().and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok()) {
+                if el.is_connected() {
+                    let _ = el.focus();
+                }
+            }
+        });
+        view! {
             <aside class="session-panel" aria-label="Session state">
                 <header class="panel-head">
                     <h2>"Session"</h2>
-                    <button class="panel-close" aria-label="Close the session panel" on:click=move |_| dialogs.panel_open.set(false)>"×"</button>
+                    <button class="panel-close" node_ref=close aria-label="Close the session panel (Esc)"
+                        on:click=move |_| dialogs.panel_open.set(false)>"×"</button>
                 </header>
                 {body}
             </aside>
+        }
+    };
+    view! {
+        <Show when=move || dialogs.panel_open.get()>
+            {opened}
         </Show>
     }
 }

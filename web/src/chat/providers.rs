@@ -2,6 +2,7 @@
 //! Leptos context), how it follows the open session ([`follow_session`]), and the header's picker
 //! ([`ModelPicker`]) with the endpoint's model list, or free text and the reason when there is none.
 
+use super::modal::Modal;
 use super::state::ChatState;
 use crate::settings::{Choice, ListedModel, Profiles};
 use leptos::prelude::*;
@@ -219,8 +220,8 @@ pub fn ModelPicker(
                 {move || providers.missing.get().map(|m| view! { <span class="model-missing" title=m>"!"</span> })}
             </button>
             <Show when=move || open.get()>
-                <div class="model-menu" role="dialog" aria-label="Model for this session"
-                    on:keydown=move |ev: web_sys::KeyboardEvent| if ev.key() == "Escape" { open.set(false) }>
+                <Modal on_close=Callback::new(move |_| open.set(false)) overlay_class="popover" class="model-menu"
+                    label="Model for this session">
                     {move || providers.missing.get().map(|m| view! { <p class="model-missing-note" role="alert">{m}</p> })}
                     <label class="field">
                         <span>"Profile"</span>
@@ -238,7 +239,7 @@ pub fn ModelPicker(
                             on:click=move |_| on_list.run(choice.get_untracked().profile)>"Refresh list"</button>
                         <button class="primary" on:click=move |_| open.set(false)>"Done"</button>
                     </div>
-                </div>
+                </Modal>
             </Show>
         </div>
     }

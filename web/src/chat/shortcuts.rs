@@ -2,6 +2,7 @@
 //! opened with `?`. The sheet is built from the same table the keys are matched against, so it cannot
 //! list a shortcut that does not work.
 
+use super::modal::Modal;
 use super::state::DialogState;
 use leptos::prelude::*;
 
@@ -70,9 +71,7 @@ pub fn ShortcutsDialog() -> impl IntoView {
     let close = move || dialogs.shortcuts_open.set(false);
     view! {
         <Show when=move || dialogs.shortcuts_open.get()>
-            <div class="overlay" on:click=move |_| close()>
-                <div class="dialog shortcuts" role="dialog" aria-modal="true" aria-labelledby="shortcuts-title"
-                    on:click=|ev: web_sys::MouseEvent| ev.stop_propagation()>
+            <Modal on_close=Callback::new(move |_| close()) class="shortcuts" labelled_by="shortcuts-title">
                     <h2 id="shortcuts-title">"Keyboard shortcuts"</h2>
                     <dl class="shortcut-list">
                         {SHEET.iter().map(|(_, keys, what)| (*keys, *what)).chain(COMPOSER_KEYS.iter().copied()).map(|(keys, what)| view! {
@@ -82,8 +81,7 @@ pub fn ShortcutsDialog() -> impl IntoView {
                     <div class="dialog-actions">
                         <button class="primary" autofocus on:click=move |_| close()>"Close"</button>
                     </div>
-                </div>
-            </div>
+            </Modal>
         </Show>
     }
 }

@@ -114,14 +114,35 @@ pub fn Sidebar(
             <button class="new-session" on:click=move |_| on_new.run(())>"+ New session"</button>
             <label class="workspace-field">
                 <span>"Workspace for new sessions"</span>
-                <input list="workspaces" prop:value=move || state.workspace.get()
+                // A choice among the workspaces there are; a new one is made explicitly, by name, in
+                // Settings → Workspaces (typing here never creates one).
+                <select class="workspace-choice" prop:value=move || state.workspace.get()
                     on:change=move |ev| {
                         let w = event_target_value(&ev);
-                        state.workspace.set(if w.trim().is_empty() { DEFAULT_WORKSPACE.to_owned() } else { w.trim().to_owned() })
-                    } />
-                <datalist id="workspaces">
-                    {move || workspaces(&state.sessions.get()).into_iter().map(|w| view! { <option value=w></option> }).collect::<Vec<_>>()}
-                </datalist>
+                        if w.is_empty() {
+                            // The list keeps showing the workspace new sessions go to.
+                            if let Some(t) = ev.target() {
+                                let _ = js_sys::Reflect::set(&t, &"value".into(), &state.workspace.get_untracked().into());
+                            }
+                            dialogs.workspace.set(None);
+                            dialogs.open_settings(super::SettingsSection::Workspaces);
+                        } else {
+                            state.workspace.set(w);
+                        }
+                    }>
+                    {move || {
+                        let current = state.workspace.get();
+                        let mut all = workspaces(&state.sessions.get());
+                        all.extend([current.clone(), DEFAULT_WORKSPACE.to_owned()]);
+                        all.sort();
+                        all.dedup();
+                        all.into_iter().map(|w| {
+                            let chosen = w == current;
+                            view! { <option value=w.clone() selected=chosen>{w.clone()}</option> }
+                        }).collect::<Vec<_>>()
+                    }}
+                    <option value="">"New workspace…"</option>
+                </select>
             </label>
             <input class="session-filter" type="search" placeholder="Filter sessions" aria-label="Filter sessions"
                 prop:value=move || state.filter.get()
@@ -279,7 +300,13 @@ fn SessionRow(
     let fork_of = e.fork_of.clone();
     let is_fork = fork_of.is_some();
     let fork_note = fork_of.map(|t| if t.is_empty() { "Fork".to_owned() } else { format!("Fork of {t}") });
+    let menu_button = NodeRef::<leptos::html::Button>::new();
     let act = move |a: SessionAction| {
+        // Closing the menu gives the focus back to its button (and a dialog the action opens gives
+        // it back there too).
+        if let Some(b) = menu_button.get_untracked() {
+            let _ = b.focus();
+        }
         dialogs.menu.set(None);
         on_action.run(a)
     };
@@ -328,7 +355,7 @@ fn SessionRow(
                 <input class="rename" aria-label="Session name" value=title_for_input.clone() autofocus
                     on:keydown=rename_key on:blur=move |_| dialogs.renaming.set(None) />
             </Show>
-            <button class="session-menu-button" aria-label=format!("Actions for {label}") aria-haspopup="menu"
+            <button class="session-menu-button" node_ref=menu_button aria-label=format!("Actions for {label}") aria-haspopup="menu"
                 aria-expanded=move || menu_open().to_string()
                 on:click=move |_| {
                     let next = if menu_open() { None } else { Some(id.get_value()) };

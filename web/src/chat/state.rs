@@ -375,7 +375,7 @@ pub struct ChatState {
     pub settings: RwSignal<ModelSettings>,
     /// The turn to scroll to and mark (after opening a search hit).
     pub focus_turn: RwSignal<Option<i64>>,
-    /// "1.2 MB of 9.8 GB used · kept" — the browser's storage estimate and persistence.
+    /// "1.2 MB of 9.8 GB used": the browser's storage estimate.
     pub usage: RwSignal<String>,
     /// Bumped whenever the session list changed elsewhere (rename, fork, archive, delete, import).
     pub sessions_stale: RwSignal<u64>,
@@ -552,8 +552,8 @@ pub struct DialogState {
     pub workspace_error: RwSignal<Option<String>>,
     /// The keyboard shortcut sheet is open.
     pub shortcuts_open: RwSignal<bool>,
-    /// The Sync dialog is open.
-    pub sync_open: RwSignal<bool>,
+    /// The section Settings shows.
+    pub settings_section: RwSignal<super::settings_dialog::SettingsSection>,
     /// Why the last search failed (shown with Retry); `None` after one that worked.
     pub search_error: RwSignal<Option<String>>,
     /// An attachment's image shown full size: its blob URL and its name.
@@ -576,7 +576,7 @@ impl DialogState {
             workspace: RwSignal::new(None),
             workspace_error: RwSignal::new(None),
             shortcuts_open: RwSignal::new(false),
-            sync_open: RwSignal::new(false),
+            settings_section: RwSignal::new(Default::default()),
             search_error: RwSignal::new(None),
             lightbox: RwSignal::new(None),
             sidebar_open: RwSignal::new(false),
@@ -592,6 +592,13 @@ impl DialogState {
         expect_context::<DialogState>()
     }
 
+    /// Opens Settings at one of its sections.
+    pub fn open_settings(&self, section: super::settings_dialog::SettingsSection) {
+        self.connection.set(None);
+        self.settings_section.set(section);
+        self.settings_open.set(true);
+    }
+
     /// Esc: closes whatever dialog or menu is open.
     pub fn close_all(&self) {
         self.shortcuts_open.set(false);
@@ -602,6 +609,7 @@ impl DialogState {
         self.menu.set(None);
         self.confirm_delete.set(None);
         self.lightbox.set(None);
+        self.panel_open.set(false);
     }
 
     /// Whether a dialog or menu is open (Esc then closes it rather than stopping a reply).
@@ -614,6 +622,7 @@ impl DialogState {
             || self.menu.with_untracked(Option::is_some)
             || self.confirm_delete.with_untracked(Option::is_some)
             || self.lightbox.with_untracked(Option::is_some)
+            || self.panel_open.get_untracked()
     }
 }
 

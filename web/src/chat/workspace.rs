@@ -1,8 +1,9 @@
-//! The workspace settings dialog: where the workspace's project lives on the orchestrator's machine
+//! Settings → Workspaces: where the workspace's project lives on the orchestrator's machine
 //! (sent with every delegated task) and whether the orchestrator asks before each step. Opened from a
 //! workspace's heading in the sidebar, from Settings, and from a delegation refused for want of it.
 
-use super::state::DialogState;
+use super::format::workspaces;
+use super::state::{ChatState, DialogState};
 use cowork_core::{SyncScope, WorkspaceSettings};
 use leptos::prelude::*;
 
@@ -11,40 +12,74 @@ use leptos::prelude::*;
 #[derive(Clone, Copy)]
 pub struct OpenWorkspace(pub Callback<String>);
 
-/// The dialog, shown while [`DialogState::workspace`] holds the settings being edited.
+/// Settings → Workspaces: pick a workspace (or create one, by name) and edit its settings, loaded into
+/// [`DialogState::workspace`] from the archive.
 #[component]
-pub fn WorkspaceDialog(
-    /// Saves the edited settings (the dialog closes once they are archived).
+pub fn WorkspaceSection(
+    /// The open session's workspace (or new sessions'): shown first.
+    current: Signal<String>,
+    /// Loads a workspace's settings (by label).
+    on_load: Callback<String>,
+    /// Saves the edited settings (the form closes once they are archived).
     on_save: Callback<WorkspaceSettings>,
 ) -> impl IntoView {
-    let dialogs = DialogState::get();
+    let (state, dialogs) = (ChatState::get(), DialogState::get());
     let draft = RwSignal::new(WorkspaceSettings::default());
+    // What was saved last, said once the form has closed.
+    let saved = RwSignal::new(None::<String>);
+    let new_name = RwSignal::new(String::new());
+    if dialogs.workspace.with_untracked(Option::is_none) {
+        on_load.run(current.get_untracked());
+    }
     Effect::new(move |_| {
         if let Some(loaded) = dialogs.workspace.get() {
             draft.set(loaded);
         }
     });
-    let close = move || {
-        dialogs.workspace.set(None);
-        dialogs.workspace_error.set(None);
+    let names = move || {
+        let mut all = workspaces(&state.sessions.get());
+        all.extend([current.get(), state.workspace.get(), draft.with(|d| d.workspace.clone())]);
+        all.retain(|w| !w.is_empty());
+        all.sort();
+        all.dedup();
+        all
     };
-    let label = move || {
-        let w = draft.get().workspace;
-        if w.is_empty() {
-            "No workspace".to_owned()
-        } else {
-            w
+    let save = move |_| {
+        let d = draft.get_untracked();
+        saved.set(Some(d.workspace.clone()));
+        on_save.run(d);
+    };
+    // An explicit "New workspace": saved at once (so it is listed), and where new sessions go.
+    let create = move |_| {
+        let name = new_name.get_untracked().trim().to_owned();
+        if name.is_empty() {
+            dialogs.workspace_error.set(Some("Type the new workspace's name first.".to_owned()));
+            return;
         }
+        new_name.set(String::new());
+        state.workspace.set(name.clone());
+        saved.set(Some(name.clone()));
+        on_save.run(WorkspaceSettings { workspace: name, ..WorkspaceSettings::default() });
     };
     view! {
-        <Show when=move || dialogs.workspace.get().is_some()>
-            <div class="overlay">
-                <div class="dialog workspace-settings" role="dialog" aria-modal="true" aria-labelledby="workspace-title"
-                    on:keydown=move |ev: web_sys::KeyboardEvent| if ev.key() == "Escape" { close() }>
-                    <h2 id="workspace-title">"Workspace “" {label} "”"</h2>
+        <div class="workspace-settings">
+            <div class="profile-bar">
+                <label class="field">
+                    <span>"Workspace"</span>
+                    <select class="workspace-choice" prop:value=move || draft.with(|d| d.workspace.clone())
+                        on:change=move |ev| { saved.set(None); on_load.run(event_target_value(&ev)) }>
+                        {move || names().into_iter().map(|w| {
+                            let chosen = draft.with_untracked(|d| d.workspace == w);
+                            view! { <option value=w.clone() selected=chosen>{w.clone()}</option> }
+                        }).collect_view()}
+                    </select>
+                </label>
+            </div>
+            {move || match dialogs.workspace.get() {
+                Some(_) => view! {
                     <label class="field">
                         <span>"Orchestrator directory: the project's folder on the orchestrator's machine"</span>
-                        <input class="orchestrator-dir" type="text" placeholder="/home/you/src/project" autofocus
+                        <input class="orchestrator-dir" type="text" placeholder="/home/you/src/project"
                             prop:value=move || draft.get().orchestrator_dir
                             on:input=move |ev| draft.update(|d| d.orchestrator_dir = event_target_value(&ev)) />
                         <span class="field-hint">"Delegated tasks run there. Without it, this workspace's sessions cannot delegate."</span>
@@ -66,14 +101,34 @@ pub fn WorkspaceDialog(
                         </select>
                         <span class="field-hint">"A team space is joined in Settings → Sync first."</span>
                     </label>
-                    <p class="field-error" role="alert">{move || dialogs.workspace_error.get()}</p>
-                    <div class="dialog-actions">
-                        <button class="secondary" on:click=move |_| close()>"Cancel"</button>
-                        <button class="primary" on:click=move |_| on_save.run(draft.get_untracked())>"Save"</button>
+                    <div class="dialog-actions start">
+                        <button class="primary save-workspace" on:click=save>"Save workspace"</button>
                     </div>
-                </div>
+                }.into_any(),
+                None => view! {
+                    <p class="workspace-saved" role="status">
+                        {move || saved.get().map(|w| {
+                            let text = format!("Workspace \u{201c}{w}\u{201d} saved. ");
+                            view! {
+                                {text}
+                                <button class="link" on:click=move |_| on_load.run(w.clone())>"Edit it again"</button>
+                            }
+                        })}
+                    </p>
+                }.into_any(),
+            }}
+            <p class="field-error" role="alert">{move || dialogs.workspace_error.get()}</p>
+            <h3>"New workspace"</h3>
+            <div class="profile-bar">
+                <label class="field">
+                    <span>"Name"</span>
+                    <input class="new-workspace-name" type="text" autocomplete="off" prop:value=move || new_name.get()
+                        on:input=move |ev| new_name.set(event_target_value(&ev)) />
+                </label>
+                <button class="secondary new-workspace" on:click=create>"New workspace"</button>
             </div>
-        </Show>
+            <p class="field-hint">"New sessions go to it; its settings can be set once it is made."</p>
+        </div>
     }
 }
 
