@@ -57,6 +57,7 @@ pub fn jsonl(conv: &Conversation) -> String {
             parent_session_id: None,
             fork_turn: None,
             is_archived: false,
+            is_version: false,
         };
         let mut line = serde_json::to_value(&session).expect("a session is plain data");
         line["type"] = json!("session");
