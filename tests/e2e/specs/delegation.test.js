@@ -69,10 +69,14 @@ test('a workspace without an orchestrator directory sends nothing and offers the
 
   // The result offers the setting; the directory is saved in the archive and sent from then on.
   const dir = projectDir();
+  // It opens Settings at the workspace's section.
   await page.getByRole('button', { name: 'Set the orchestrator directory' }).click();
-  const dialog = page.getByRole('dialog', { name: 'Workspace “default”' });
+  const dialog = page.getByRole('dialog', { name: 'Settings' });
+  await dialog.getByRole('tab', { name: 'Workspaces', selected: true }).waitFor();
   await dialog.getByLabel(/Orchestrator directory/).fill(dir);
-  await dialog.getByRole('button', { name: 'Save' }).click();
+  await dialog.getByRole('button', { name: 'Save workspace' }).click();
+  await dialog.locator('.workspace-saved', { hasText: 'saved' }).waitFor();
+  await dialog.getByRole('button', { name: 'Cancel' }).click();
   await dialog.waitFor({ state: 'detached' });
 
   const goal = 'add refresh tokens in src/auth.py and tests/test_auth.py';

@@ -229,7 +229,7 @@ test('every dialog fits a phone (390 and 360 px wide) and scrolls inside; the li
       await page.locator(root).first().waitFor({ state: 'detached' });
     };
     await open('Search', () => page.getByRole('button', { name: 'Search', exact: true }).tap(), '.dialog.search');
-    await page.getByRole('searchbox', { name: 'Search all sessions' }).fill('picture');
+    await page.getByRole('combobox', { name: 'Search all sessions' }).fill('picture');
     await page.locator('.hit').first().waitFor();
     await fits(page, `Search with hits at ${width}px`, '.dialog.search');
     await close('.dialog.search');

@@ -108,7 +108,7 @@ test('a search hit opens at its turn with a URL of that turn, and a reload keeps
   await page.keyboard.press('Control+k');
   const dialog = page.getByRole('dialog', { name: /search/i });
   await dialog.waitFor();
-  await dialog.getByRole('searchbox').fill('zanzibar');
+  await dialog.getByRole('combobox').fill('zanzibar');
   const hit = dialog.locator('.hit').filter({ hasText: 'turn 3 · user' });
   await hit.waitFor({ timeout: 10_000 });
   await hit.click();

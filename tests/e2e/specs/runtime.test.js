@@ -26,7 +26,9 @@ async function exchange(page, text, replies) {
 
 /** The user turns of the session titled by `first`, in order, from an export. */
 function userTurns(lines, first) {
-  const session = lines.find((l) => l.type === 'session' && l.title === first);
+  // Found by its first message (its title leaves out the message's control words, [[fault:slow]]).
+  const opening = lines.find((l) => l.type === 'turn' && l.turn_number === 1 && l.content === first);
+  const session = opening && lines.find((l) => l.type === 'session' && l.id === opening.session_id);
   assert.ok(session, `the export has the session "${first}"`);
   const turns = lines.filter((l) => l.type === 'turn' && l.session_id === session.id);
   return { turns, users: turns.filter((t) => t.role === 'user').map((t) => t.content) };

@@ -92,7 +92,7 @@ test('three edits and two regenerations are one sidebar entry of 6 versions; a f
 
   // Search: a hit in a later version names it; a turn every version shares is one hit.
   await page.keyboard.press('Control+k');
-  const box = page.getByRole('searchbox', { name: 'Search all sessions' });
+  const box = page.getByRole('combobox', { name: 'Search all sessions' });
   await box.fill('walrus');
   await page.locator('.hit', { hasText: 'walrus' }).first().waitFor({ timeout: 5_000 });
   const walrus = await page.locator('.hit .hit-meta').allInnerTexts();

@@ -70,9 +70,14 @@ impl BlobUrls {
         let urls =
             BlobUrls { urls: StoredValue::new_local(Default::default()), client: use_context::<crate::app::Client>() };
         provide_context(urls);
-        Effect::new(move |_| {
-            state.current.track();
-            urls.revoke_all();
+        // Only when another session opens: the same one opened again (a reload's URL and the app both
+        // opening it) keeps the URLs its images already show.
+        Effect::new(move |before: Option<Option<String>>| {
+            let now = state.current.get();
+            if before.is_some_and(|b| b != now) {
+                urls.revoke_all();
+            }
+            now
         });
         on_cleanup(move || urls.revoke_all());
         urls
