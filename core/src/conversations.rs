@@ -73,7 +73,8 @@ pub fn version_of(sessions: &[Session], id: &str) -> Option<VersionOf> {
     by_id.get(id)?;
     let root = root_in(&by_id, id);
     let mut members: Vec<&Session> = sessions.iter().filter(|s| root_in(&by_id, &s.id) == root).collect();
-    members.sort_by(|a, b| (a.id != root, a.created_at, &a.id).cmp(&(b.id != root, b.created_at, &b.id)));
+    // The root first, then in the order they were made.
+    in_order(&mut members, |s| (if s.id == root { i64::MIN } else { s.created_at }, &s.id));
     let number = members.iter().position(|s| s.id == id)? + 1;
     Some(VersionOf { title: by_id[root].title.clone(), number, count: members.len() })
 }
@@ -90,7 +91,7 @@ pub fn conversations(sessions: &[Session]) -> Vec<Conversation> {
     let mut out: Vec<Conversation> = groups
         .into_iter()
         .map(|(root, mut versions)| {
-            versions.sort_by(|a, b| b.last_active_at.cmp(&a.last_active_at).then_with(|| a.id.cmp(&b.id)));
+            in_order(&mut versions, |s| (latest_first(s.last_active_at), &s.id));
             let root = by_id[root];
             let forked_from = root
                 .parent_session_id
@@ -100,8 +101,23 @@ pub fn conversations(sessions: &[Session]) -> Vec<Conversation> {
             Conversation { root: root.clone(), versions, forked_from }
         })
         .collect();
-    out.sort_by(|a, b| b.last_active_at().cmp(&a.last_active_at()).then_with(|| a.root.id.cmp(&b.root.id)));
+    in_order(&mut out, |c| (latest_first(c.last_active_at()), &c.root.id));
     out
+}
+
+/// A time as a key that sorts the latest first.
+fn latest_first(ms: i64) -> i64 {
+    i64::MAX - ms.max(0)
+}
+
+/// Sorts `items` by `key` (unique: ties are broken by an id). Every sort here goes through one sort of
+/// `(key, index)` pairs, so the app's wasm holds one copy of the sorting code, not one per type.
+fn in_order<T>(items: &mut Vec<T>, key: impl Fn(&T) -> (i64, &str)) {
+    let mut keys: Vec<(i64, String, usize)> =
+        items.iter().enumerate().map(|(i, t)| (key(t).0, key(t).1.to_owned(), i)).collect();
+    keys.sort_unstable();
+    let mut slots: Vec<Option<T>> = std::mem::take(items).into_iter().map(Some).collect();
+    items.extend(keys.into_iter().filter_map(|(_, _, i)| slots[i].take()));
 }
 
 #[cfg(test)]

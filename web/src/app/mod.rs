@@ -5,8 +5,8 @@
 mod actions;
 mod attach;
 mod backup;
-mod route;
 mod pressure;
+mod route;
 mod semantic;
 mod state;
 mod storage;
