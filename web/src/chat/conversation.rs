@@ -161,13 +161,13 @@ fn TurnView(turn: Turn, on_action: Callback<SessionAction>) -> impl IntoView {
         .then(|| view! { <span class="badge refused" title="The model declined to answer">"refused"</span> });
     // Who speaks, at a glance: the user's turns are tinted bubbles on the right (their name is for
     // screen readers), the assistant's have its mark and name above text that runs the full width.
-    let who = match turn.role {
-        Role::User => view! { <span class="who visually-hidden">"You"</span> }.into_any(),
-        Role::Assistant => {
-            view! { <span class="who"><span class="avatar">{icon(Icon::Assistant)}</span>"Assistant"</span> }.into_any()
-        }
-        _ => view! { <span class="who">{role}</span> }.into_any(),
+    let (who_class, who_name) = match turn.role {
+        Role::User => ("who visually-hidden", "You"),
+        Role::Assistant => ("who", "Assistant"),
+        _ => ("who", role),
     };
+    let avatar = (turn.role == Role::Assistant).then(|| view! { <span class="avatar">{icon(Icon::Assistant)}</span> });
+    let who = view! { <span class=who_class>{avatar}{who_name}</span> };
     view! {
         <article class="turn" class:focused=move || state.focus_turn.get() == Some(n) data-role=role data-turn=n>
             <header class="turn-head">
@@ -200,13 +200,19 @@ fn ReplyBadge(n: i64) -> impl IntoView {
         let thinking = state.thinking.with(|t| t.as_ref().is_some_and(|(m, _)| *m == n));
         here && (last || thinking || streaming.is(n))
     });
-    move || {
-        match writing.get() {
-        true => view! { <span class="badge writing" title="This reply is still being written">"writing…"</span> }.into_any(),
-        false => view! { <span class="badge interrupted" title="This reply ended before it was complete">"interrupted"</span> }
-            .into_any(),
-    }
-    }
+    // One element whose words change (not two views: each view type costs the app's wasm its code).
+    let (class, title, words) = (
+        move || if writing.get() { "badge writing" } else { "badge interrupted" },
+        move || {
+            if writing.get() {
+                "This reply is still being written"
+            } else {
+                "This reply ended before it was complete"
+            }
+        },
+        move || if writing.get() { "writing…" } else { "interrupted" },
+    );
+    view! { <span class=class title=title>{words}</span> }
 }
 
 /// The conversation pane and the composer.
