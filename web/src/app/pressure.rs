@@ -55,22 +55,25 @@ pub fn PressureBanner() -> impl IntoView {
     };
     move || {
         let shown = !dismissed.get() && chat.sessions.with(|s| !s.is_empty());
-        match kept.get() {
-            Persistence::AtRisk if shown => Some(view! {
+        let text = match kept.get() {
+            Persistence::AtRisk => "This browser may clear your archive when the disk runs low. ",
+            Persistence::Declined => {
+                "The browser declined (it decides by how much you use this site). Export or back up now and then (Storage). "
+            }
+            _ => return None,
+        };
+        let at_risk = kept.get() == Persistence::AtRisk;
+        shown.then(|| {
+            view! {
                 <div class="banner info pressure-banner" role="status">
-                    <span>"This browser may clear your archive when the disk runs low. "</span>
-                    <button class="link keep-storage" on:click=ask>"Keep it in this browser"</button>
+                    <span>{text}</span>
+                    {at_risk.then(|| view! {
+                        <button class="link keep-storage" on:click=ask>"Keep it in this browser"</button>
+                    })}
                     <button class="link" on:click=dismiss>"Dismiss"</button>
                 </div>
-            }.into_any()),
-            Persistence::Declined if shown => Some(view! {
-                <div class="banner info pressure-banner" role="status">
-                    <span>"The browser declined (it decides by how much you use this site). Export or back up now and then (Storage). "</span>
-                    <button class="link" on:click=dismiss>"Dismiss"</button>
-                </div>
-            }.into_any()),
-            _ => None,
-        }
+            }
+        })
     }
 }
 
