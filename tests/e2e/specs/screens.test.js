@@ -145,10 +145,14 @@ for (const [label, width, height] of [['desktop', 1280, 800], ['phone', 390, 844
     await page.getByRole('button', { name: 'Settings', exact: true }).click();
     await page.getByRole('dialog', { name: 'Settings', exact: true }).waitFor();
     await shot(page, `${label}-settings`);
-    await page.getByRole('button', { name: 'Sync…' }).click();
-    await page.locator('.sync-dialog').waitFor();
-    await shot(page, `${label}-sync`);
-    await page.locator('.sync-dialog').getByRole('button', { name: 'Close', exact: true }).click();
+    // Every section of Settings (Sync among them) is a screen of its own.
+    const settings = page.getByRole('dialog', { name: 'Settings', exact: true });
+    for (const section of ['Providers', 'Workspaces', 'Data', 'Sync']) {
+      await settings.getByRole('tab', { name: section, exact: true }).click();
+      await settings.getByRole('tab', { name: section, exact: true, selected: true }).waitFor();
+      await shot(page, `${label}-settings-${section.toLowerCase()}`);
+    }
+    await page.keyboard.press('Escape');
     await page.locator('.overlay').waitFor({ state: 'detached' });
 
     await page.locator('.storage-usage').click();
