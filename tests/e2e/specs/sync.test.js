@@ -376,7 +376,9 @@ test('a team workspace: its invite code lets a second person in, who gets that w
     await a.getByRole('button', { name: 'Configure workspace acme' }).click();
     const ws = a.locator('.workspace-settings');
     await ws.locator('select.workspace-sync').selectOption({ label: 'Team space acme' });
-    await ws.getByRole('button', { name: 'Save' }).click();
+    await ws.getByRole('button', { name: 'Save workspace' }).click();
+    await a.locator('.workspace-saved', { hasText: 'saved' }).waitFor();
+    await a.keyboard.press('Escape');
     await ws.waitFor({ state: 'detached' });
     await waitSynced(a);
 
@@ -398,7 +400,8 @@ test('a team workspace: its invite code lets a second person in, who gets that w
     await b.locator('.session', { hasText: draft }).click({ timeout: 30_000 });
     await b.getByRole('button', { name: 'Configure workspace acme' }).click();
     assert.equal(await b.locator('select.workspace-sync option:checked').innerText(), 'Team space acme');
-    await b.locator('.workspace-settings').getByRole('button', { name: 'Cancel' }).click();
+    await b.keyboard.press('Escape');
+    await b.locator('.workspace-settings').waitFor({ state: 'detached' });
     const reply = 'acme team: bob adds the budget';
     await exchange(b, reply);
     await a.locator('.session', { hasText: draft }).click();
