@@ -450,15 +450,18 @@ mod glue {
 
     /// Backs up if a snapshot is due (checked every minute, and a few seconds after each change).
     fn check(c: Client, state: BackupState) {
-        let record = state.record.get_untracked();
-        if record.folder.is_none() || state.needs_permission.get_untracked() {
+        // A timer may fire after the app it served was unmounted (an embedding page's, a test's):
+        // then there is nothing to back up.
+        let Some(record) = state.record.try_get_untracked() else { return };
+        if record.folder.is_none() || state.needs_permission.try_get_untracked().unwrap_or(true) {
             return;
         }
         let Some(client) = client(c) else { return };
         spawn_local(async move {
             let Ok(stats) = client.call(ops::Stats).await else { return };
             let fingerprint = backup::fingerprint(stats.sessions, stats.turns, stats.tasks);
-            if backup::due(&record, &fingerprint, state.changed.get_untracked(), now_ms()) {
+            let changed = state.changed.try_get_untracked().unwrap_or(false);
+            if backup::due(&record, &fingerprint, changed, now_ms()) {
                 back_up(c, state, None, false).await;
             }
         });
