@@ -114,10 +114,17 @@ test('a phone: drawer, model name, one-line composer, attach, switch model, edit
   assert.ok(oneLine.h <= 48 && oneLine.fits, `one line, placeholder included: ${JSON.stringify(oneLine)}`);
   const within = await page.locator('.composer-box').evaluate((b) => ['Attach files', 'Send'].map((n) => !!b.querySelector(`[aria-label="${n}"]`)));
   assert.deepEqual(within, [true, true], 'Attach files and Send are icon buttons inside the box');
+  // The box is measured in the frame after its text changes: wait (2 s at most) for it to grow.
+  const grown = (above) => box.evaluate((t, h) => new Promise((ok) => {
+    const start = performance.now();
+    const look = () => (t.clientHeight > h || performance.now() - start > 2000 ? ok(t.clientHeight) : requestAnimationFrame(look));
+    look();
+  }), above);
   await box.fill('one\ntwo\nthree');
-  const three = await box.evaluate((t) => t.clientHeight);
+  const three = await grown(oneLine.h + 30);
   assert.ok(three > oneLine.h + 30, `three lines make it taller (${oneLine.h} → ${three})`);
   await box.fill(Array.from({ length: 60 }, (_, i) => `line ${i}`).join('\n'));
+  await grown(three);
   const capped = await box.evaluate((t) => ({ h: t.clientHeight, scrolls: t.scrollHeight > t.clientHeight }));
   assert.ok(capped.h <= 0.45 * PHONE.height && capped.scrolls, `capped, then it scrolls: ${JSON.stringify(capped)}`);
   await box.fill('');
@@ -234,10 +241,11 @@ test('every dialog fits a phone (390 and 360 px wide) and scrolls inside; the li
     await fits(page, `Search with hits at ${width}px`, '.dialog.search');
     await close('.dialog.search');
     await open('Settings', () => page.getByRole('button', { name: 'Settings', exact: true }).tap(), '.overlay .dialog');
-    await page.getByRole('button', { name: 'Sync…' }).tap();
+    // Sync is a section of Settings.
+    await page.getByRole('tab', { name: 'Sync', exact: true }).tap();
     await page.locator('.sync-dialog').waitFor();
-    await fits(page, `Sync at ${width}px`, '.sync-dialog');
-    await page.locator('.sync-dialog').getByRole('button', { name: 'Close', exact: true }).tap();
+    await fits(page, `Settings → Sync at ${width}px`, '.overlay .dialog');
+    await page.keyboard.press('Escape');
     await page.locator('.overlay').first().waitFor({ state: 'detached' });
     await open('Storage', () => page.locator('.storage-usage').tap(), '.dialog.storage');
     await close('.dialog.storage');
