@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { crc32, deflateSync } from 'node:zlib';
 import { before, after } from 'node:test';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -185,4 +186,31 @@ export async function importFile(page, file, sessions, { timeout = 60_000 } = {}
   await page.getByRole('button', { name: 'Import', exact: true }).click();
   await page.locator('.import-result', { hasText: `Imported ${count}` }).waitFor({ timeout });
   await page.getByRole('button', { name: 'Close' }).click();
+}
+
+/** A real PNG of `w`×`h` pixels (RGB, a gradient seeded by `seed`). */
+export function png(w, h, seed = 0) {
+  const chunk = (type, data) => {
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(body) >>> 0);
+    return Buffer.concat([len, body, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(w, 0);
+  ihdr.writeUInt32BE(h, 4);
+  ihdr.set([8, 2, 0, 0, 0], 8);
+  const rows = [];
+  for (let y = 0; y < h; y++) {
+    rows.push(0);
+    for (let x = 0; x < w; x++) rows.push((x * 4 + seed) & 255, (y * 5) & 255, (x + y + seed * 7) & 255);
+  }
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(Buffer.from(rows))),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }

@@ -5,8 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { deflateSync, crc32 } from 'node:zlib';
-import { startServer, launchBrowser, openPage, ready, replyDone, send, projectDir, setOrchestratorDir } from '../harness.js';
+import { startServer, launchBrowser, openPage, ready, replyDone, send, projectDir, setOrchestratorDir, png } from '../harness.js';
 
 // axe is injected as a script: the page's Content-Security-Policy (rightly) refuses it, so this
 // browser context bypasses it.
@@ -24,28 +23,6 @@ const SIZES = [{ width: 1280, height: 800 }, { width: 390, height: 844 }];
 const THEMES = ['light', 'dark'];
 const phone = (page) => page.viewportSize().width < 700;
 
-/** A PNG of `w`×`h` pixels, a gradient (the PNG layout of the spec, written here). */
-function png(w, h) {
-  const chunk = (type, data) => {
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(data.length);
-    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(body) >>> 0);
-    return Buffer.concat([len, body, crc]);
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(w, 0);
-  ihdr.writeUInt32BE(h, 4);
-  ihdr.set([8, 2, 0, 0, 0], 8);
-  const rows = [];
-  for (let y = 0; y < h; y++) {
-    rows.push(0);
-    for (let x = 0; x < w; x++) rows.push((x * 4) & 255, (y * 5) & 255, (x + y) & 255);
-  }
-  const sig = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-  return Buffer.concat([sig, chunk('IHDR', ihdr), chunk('IDAT', deflateSync(Buffer.from(rows))), chunk('IEND', Buffer.alloc(0))]);
-}
 
 /** The dialog (or alert dialog) named `name` that is open now. */
 const dialog = (page, name) => page.getByRole('dialog', { name }).or(page.getByRole('alertdialog', { name }));

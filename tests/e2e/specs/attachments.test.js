@@ -13,39 +13,12 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { deflateSync, crc32 } from 'node:zlib';
-import { useServerAndBrowser, launchBrowser, openPage, ready, replyDone, send, exportArchive, importFile } from '../harness.js';
+import { useServerAndBrowser, launchBrowser, openPage, ready, replyDone, send, exportArchive, importFile, png } from '../harness.js';
 
 const app = useServerAndBrowser();
 const dir = mkdtempSync(join(tmpdir(), 'cowork-attachments-'));
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
 
-/** A real PNG of `w`×`h` pixels (RGB, a gradient seeded by `seed`). */
-function png(w, h, seed = 0) {
-  const chunk = (type, data) => {
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(data.length);
-    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(body) >>> 0);
-    return Buffer.concat([len, body, crc]);
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(w, 0);
-  ihdr.writeUInt32BE(h, 4);
-  ihdr.set([8, 2, 0, 0, 0], 8);
-  const rows = [];
-  for (let y = 0; y < h; y++) {
-    rows.push(0);
-    for (let x = 0; x < w; x++) rows.push((x * 4 + seed) & 255, (y * 5) & 255, (x + y + seed * 7) & 255);
-  }
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', ihdr),
-    chunk('IDAT', deflateSync(Buffer.from(rows))),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
-}
 
 const sha256 = (bytes) => createHash('sha256').update(bytes).digest('hex');
 const file = (name, type, bytes) => ({ name, type, b64: Buffer.from(bytes).toString('base64') });

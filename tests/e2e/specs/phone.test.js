@@ -4,8 +4,7 @@
 // The lightbox fills the screen: a 960 px image at its size on a desktop, scaled to a phone's width.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { deflateSync, crc32 } from 'node:zlib';
-import { startServer, launchBrowser, openPage, ready, replyDone, setOrchestratorDir, projectDir } from '../harness.js';
+import { startServer, launchBrowser, openPage, ready, replyDone, setOrchestratorDir, projectDir, png } from '../harness.js';
 
 const PHONE = { width: 390, height: 844 };
 const app = {};
@@ -18,27 +17,6 @@ after(async () => {
   await app.server?.stop();
 });
 
-/** A PNG of `w`×`h` pixels of one colour (its chunks written here: signature, IHDR, IDAT, IEND). */
-function png(w, h) {
-  const chunk = (type, data) => {
-    const head = Buffer.alloc(4);
-    head.writeUInt32BE(data.length);
-    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(body) >>> 0);
-    return Buffer.concat([head, body, crc]);
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(w, 0);
-  ihdr.writeUInt32BE(h, 4);
-  ihdr.set([8, 2, 0, 0, 0], 8); // 8-bit RGB
-  const row = Buffer.concat([Buffer.from([0]), Buffer.alloc(w * 3, 0x5a)]);
-  const rows = Buffer.concat(Array.from({ length: h }, () => row));
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', ihdr), chunk('IDAT', deflateSync(rows)), chunk('IEND', Buffer.alloc(0)),
-  ]);
-}
 
 /**
  * Every visible interactive target inside `root` (a selector; the whole page by default) that is

@@ -7,8 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { deflateSync, crc32 } from 'node:zlib';
-import { useServerAndBrowser, openPage, ready, replyDone, send, setOrchestratorDir, projectDir } from '../harness.js';
+import { useServerAndBrowser, openPage, ready, replyDone, send, setOrchestratorDir, projectDir, png } from '../harness.js';
 
 const OUT = join(dirname(fileURLToPath(import.meta.url)), '..', 'screenshots');
 
@@ -17,30 +16,6 @@ before(() => {
   mkdirSync(OUT, { recursive: true });
 });
 
-/** A PNG of `w`×`h` pixels in horizontal bands (its chunks written here: signature, IHDR, IDAT, IEND). */
-function png(w, h) {
-  const chunk = (type, data) => {
-    const head = Buffer.alloc(4);
-    head.writeUInt32BE(data.length);
-    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(body) >>> 0);
-    return Buffer.concat([head, body, crc]);
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(w, 0);
-  ihdr.writeUInt32BE(h, 4);
-  ihdr.set([8, 2, 0, 0, 0], 8); // 8-bit RGB
-  const rows = [];
-  for (let y = 0; y < h; y++) {
-    const band = Math.floor((y / h) * 4);
-    rows.push(Buffer.from([0]), Buffer.alloc(w * 3, [0x3b, 0x5b, 0x9d, 0xdb][band]));
-  }
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', ihdr), chunk('IDAT', deflateSync(Buffer.concat(rows))), chunk('IEND', Buffer.alloc(0)),
-  ]);
-}
 
 /** Checks nothing sticks out sideways, then shoots the screen in the light and in the dark theme. */
 async function shot(page, name) {
