@@ -93,11 +93,13 @@ test('a phone: drawer, model name, one-line composer, attach, switch model, edit
   const within = await page.locator('.composer-box').evaluate((b) => ['Attach files', 'Send'].map((n) => !!b.querySelector(`[aria-label="${n}"]`)));
   assert.deepEqual(within, [true, true], 'Attach files and Send are icon buttons inside the box');
   // The box is measured in the frame after its text changes: wait (2 s at most) for it to grow.
-  const grown = (above) => box.evaluate((t, h) => new Promise((ok) => {
+  const settled = (done, h) => box.evaluate((t, [grow, h]) => new Promise((ok) => {
     const start = performance.now();
-    const look = () => (t.clientHeight > h || performance.now() - start > 2000 ? ok(t.clientHeight) : requestAnimationFrame(look));
+    const look = () => ((grow ? t.clientHeight > h : t.clientHeight <= h) || performance.now() - start > 2000
+      ? ok(t.clientHeight) : requestAnimationFrame(look));
     look();
-  }), above);
+  }), [done, h]);
+  const grown = (above) => settled(true, above);
   await box.fill('one\ntwo\nthree');
   const three = await grown(oneLine.h + 30);
   assert.ok(three > oneLine.h + 30, `three lines make it taller (${oneLine.h} → ${three})`);
@@ -106,7 +108,7 @@ test('a phone: drawer, model name, one-line composer, attach, switch model, edit
   const capped = await box.evaluate((t) => ({ h: t.clientHeight, scrolls: t.scrollHeight > t.clientHeight }));
   assert.ok(capped.h <= 0.45 * PHONE.height && capped.scrolls, `capped, then it scrolls: ${JSON.stringify(capped)}`);
   await box.fill('');
-  assert.equal(await box.evaluate((t) => t.clientHeight), oneLine.h, 'emptied, one line again');
+  assert.equal(await settled(false, oneLine.h), oneLine.h, 'emptied, one line again');
 
   // Send, with a file attached by the Attach button.
   const [chooser] = await Promise.all([page.waitForEvent('filechooser'), page.getByRole('button', { name: 'Attach files' }).tap()]);
