@@ -474,7 +474,7 @@ fn parse_lines(text: &str) -> Result<Vec<(usize, Line)>> {
         if ended {
             return Err(Error::Import { line: n, message: "content after the end line".into() });
         }
-        let line: Line = serde_json::from_str(raw)
+        let line = Line::parse(raw)
             .map_err(|e| Error::Import { line: n, message: format!("not a valid archive line: {e}") })?;
         match (&line, out.is_empty()) {
             (Line::Header { format, version }, true) => {

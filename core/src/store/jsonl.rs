@@ -34,9 +34,10 @@ pub const FORMAT_VERSION: i64 = 3;
 pub(super) const OLDEST_FORMAT_VERSION: i64 = 1;
 pub(super) const FORMAT_NAME: &str = "cowork-archive";
 
-/// One line of the JSONL format (the wire type; converted by hand from the domain types).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+/// One line of the JSONL format (the wire type; converted by hand from the domain types). Written
+/// with its `type` first; read by [`Line::parse`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
 pub(super) enum Line {
     Header {
         format: String,
@@ -103,6 +104,62 @@ impl From<Turn> for TurnLine {
         }
     }
 }
+
+/// The fields of a `header` line.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HeaderFields {
+    format: String,
+    version: i64,
+}
+
+/// The fields of an `end` line.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EndFields {
+    sessions: usize,
+    turns: usize,
+}
+
+impl Line {
+    /// Reads one line: its `type` names the kind, and the other fields are that kind's, unknown ones
+    /// refused. Read through a JSON value rather than serde's internally tagged enum, which buffers
+    /// each line and costs the storage worker's wasm tens of kilobytes for the same result.
+    pub(super) fn parse(raw: &str) -> serde_json::Result<Line> {
+        use serde::de::Error as _;
+        use serde_json::{from_value, Value};
+        let mut fields: serde_json::Map<String, Value> = serde_json::from_str(raw)?;
+        let kind = match fields.remove("type") {
+            Some(Value::String(kind)) => kind,
+            Some(_) => return Err(serde_json::Error::custom("`type` is not a string")),
+            None => return Err(serde_json::Error::missing_field("type")),
+        };
+        let value = Value::Object(fields);
+        Ok(match kind.as_str() {
+            "header" => {
+                let HeaderFields { format, version } = from_value(value)?;
+                Line::Header { format, version }
+            }
+            "workspace" => Line::Workspace(from_value(value)?),
+            "session" => Line::Session(from_value(value)?),
+            "blob" => Line::Blob(from_value(value)?),
+            "turn" => Line::Turn(from_value(value)?),
+            "tool_execution" => Line::ToolExecution(from_value(value)?),
+            "task" => Line::Task(from_value(value)?),
+            "task_event" => Line::TaskEvent(from_value(value)?),
+            "manifest" => Line::Manifest(from_value(value)?),
+            "end" => {
+                let EndFields { sessions, turns } = from_value(value)?;
+                Line::End { sessions, turns }
+            }
+            other => return Err(serde_json::Error::unknown_variant(other, LINE_KINDS)),
+        })
+    }
+}
+
+/// The line kinds, as `type` names them.
+const LINE_KINDS: &[&str] =
+    &["header", "workspace", "session", "blob", "turn", "tool_execution", "task", "task_event", "manifest", "end"];
 
 pub(super) fn line_json(line: &Line) -> String {
     // Serialising plain data with string keys cannot fail.
