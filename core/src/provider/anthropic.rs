@@ -17,7 +17,7 @@
 //!   blocks, unchanged (signatures included), as extended thinking with tools requires.
 //! - Empty or blank text blocks are left out; the list starts with a user message (a placeholder is added
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::stream::{Block, CallState, StreamDecoder, StreamEvent};
@@ -287,7 +287,7 @@ impl StreamDecoder {
         if let (Some(object), Some(name)) = (value.as_object_mut(), &ev.event) {
             object.entry("type").or_insert_with(|| Value::String(name.clone()));
         }
-        let event: AnEvent = match serde_json::from_value(value) {
+        let event = match AnEvent::read(&value) {
             Ok(event) => event,
             Err(e) => return self.malformed(&ev.data, &e),
         };
@@ -302,9 +302,9 @@ impl StreamDecoder {
                     .to_string();
                 self.fail_and_stop(FailureKind::Malformed, &ev.data, message);
             }
-            AnEvent::MessageStart { message } => {
+            AnEvent::MessageStart { usage } => {
                 self.message_open = true;
-                if let Some(usage) = message.usage {
+                if let Some(usage) = usage {
                     self.anthropic_usage(&usage);
                     out.push(self.usage_event());
                 }
@@ -354,19 +354,19 @@ impl StreamDecoder {
                     _ => {}
                 }
             }
-            AnEvent::MessageDelta { delta, usage } => {
+            AnEvent::MessageDelta { stop_reason, usage } => {
                 if let Some(usage) = usage {
                     self.anthropic_usage(&usage);
                     out.push(self.usage_event());
                 }
-                if let Some(reason) = delta.and_then(|d| d.stop_reason).filter(|r| !r.is_empty()) {
+                if let Some(reason) = stop_reason.filter(|r| !r.is_empty()) {
                     self.finish_reason = Some(reason.clone());
                     out.push(StreamEvent::Finished { reason });
                 }
             }
             AnEvent::MessageStop => self.done = true,
-            AnEvent::Error { error } => {
-                let detail = match (error.kind.as_deref(), error.message.as_deref()) {
+            AnEvent::Error { kind, message } => {
+                let detail = match (kind.as_deref(), message.as_deref()) {
                     (Some(kind), Some(message)) => format!("{message} ({kind})"),
                     (None, Some(message)) => message.to_string(),
                     (Some(kind), None) => kind.to_string(),
@@ -374,7 +374,7 @@ impl StreamDecoder {
                 };
                 self.provider_error(&ev.data, detail, out);
             }
-            AnEvent::ContentBlockStop | AnEvent::Ping | AnEvent::Other => {}
+            AnEvent::Other => {}
         }
     }
 
@@ -406,11 +406,14 @@ fn append_field(block: &mut Value, key: &str, text: &str) {
     }
 }
 
-#[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+// The stream's events, read by hand from their JSON value (`AnEvent::read`): serde's internally tagged
+// enums would buffer each event three times over and cost the storage worker's wasm about 30 KB. As
+// serde would, a missing `type` or a missing or mistyped required field is an error, an unknown `type`
+// is `Other`, and an optional field that is absent or null is `None`.
+
 enum AnEvent {
     MessageStart {
-        message: AnMessageStart,
+        usage: Option<AnUsage>,
     },
     ContentBlockStart {
         index: u64,
@@ -420,95 +423,154 @@ enum AnEvent {
         index: u64,
         delta: AnDelta,
     },
-    ContentBlockStop,
     MessageDelta {
-        #[serde(default)]
-        delta: Option<AnMessageDelta>,
-        #[serde(default)]
+        stop_reason: Option<String>,
         usage: Option<AnUsage>,
     },
     MessageStop,
-    Ping,
     Error {
-        error: AnError,
+        kind: Option<String>,
+        message: Option<String>,
     },
-    #[serde(other)]
+    /// `content_block_stop`, `ping`, and kinds this version does not know.
     Other,
 }
 
-#[derive(Deserialize)]
-struct AnMessageStart {
-    #[serde(default)]
-    usage: Option<AnUsage>,
-}
-
-#[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
 enum AnBlockStart {
-    Text {
-        #[serde(default)]
-        text: String,
-    },
-    ToolUse {
-        id: String,
-        name: String,
-        #[serde(default)]
-        input: Value,
-    },
-    Thinking {
-        #[serde(default)]
-        thinking: String,
-        #[serde(default)]
-        signature: Option<String>,
-    },
-    RedactedThinking {
-        data: String,
-    },
-    #[serde(other)]
+    Text { text: String },
+    ToolUse { id: String, name: String, input: Value },
+    Thinking { thinking: String, signature: Option<String> },
+    RedactedThinking { data: String },
     Other,
 }
 
-#[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
 enum AnDelta {
-    TextDelta {
-        text: String,
-    },
-    InputJsonDelta {
-        partial_json: String,
-    },
-    ThinkingDelta {
-        thinking: String,
-    },
-    SignatureDelta {
-        signature: String,
-    },
-    #[serde(other)]
+    TextDelta { text: String },
+    InputJsonDelta { partial_json: String },
+    ThinkingDelta { thinking: String },
+    SignatureDelta { signature: String },
     Other,
 }
 
-#[derive(Deserialize)]
-struct AnMessageDelta {
-    #[serde(default)]
-    stop_reason: Option<String>,
-}
-
-#[derive(Deserialize)]
 struct AnUsage {
-    #[serde(default)]
     input_tokens: Option<i64>,
-    #[serde(default)]
     output_tokens: Option<i64>,
-    #[serde(default)]
     cache_creation_input_tokens: Option<i64>,
-    #[serde(default)]
     cache_read_input_tokens: Option<i64>,
 }
 
-#[derive(Deserialize)]
-struct AnError {
-    #[serde(default, rename = "type")]
-    kind: Option<String>,
-    #[serde(default)]
-    message: Option<String>,
+/// A JSON object's fields, read the way the event types declare them.
+struct Fields<'a>(&'a Value);
+
+impl Fields<'_> {
+    /// The field, `None` when absent or null.
+    fn get(&self, key: &str) -> Option<&Value> {
+        self.0.get(key).filter(|v| !v.is_null())
+    }
+
+    fn object(&self, key: &str) -> Result<Fields<'_>, String> {
+        match self.get(key) {
+            Some(v) if v.is_object() => Ok(Fields(v)),
+            Some(_) => Err(format!("`{key}` is not an object")),
+            None => Err(format!("missing field `{key}`")),
+        }
+    }
+
+    fn string(&self, key: &str) -> Result<String, String> {
+        self.optional_string(key)?.ok_or_else(|| format!("missing field `{key}`"))
+    }
+
+    fn optional_string(&self, key: &str) -> Result<Option<String>, String> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(format!("`{key}` is not a string")),
+        }
+    }
+
+    fn index(&self) -> Result<u64, String> {
+        match self.get("index") {
+            None => Err("missing field `index`".to_owned()),
+            Some(v) => v.as_u64().ok_or_else(|| "`index` is not an integer".to_owned()),
+        }
+    }
+
+    fn usage(&self) -> Result<Option<AnUsage>, String> {
+        let Some(usage) = self.get("usage") else { return Ok(None) };
+        let u = Fields(usage);
+        let number = |key: &str| match u.get(key) {
+            None => Ok(None),
+            Some(v) => v.as_i64().map(Some).ok_or_else(|| format!("`usage.{key}` is not an integer")),
+        };
+        Ok(Some(AnUsage {
+            input_tokens: number("input_tokens")?,
+            output_tokens: number("output_tokens")?,
+            cache_creation_input_tokens: number("cache_creation_input_tokens")?,
+            cache_read_input_tokens: number("cache_read_input_tokens")?,
+        }))
+    }
+
+    fn kind(&self) -> Result<&str, String> {
+        self.get("type").and_then(Value::as_str).ok_or_else(|| "missing field `type`".to_owned())
+    }
+}
+
+impl AnEvent {
+    fn read(event: &Value) -> Result<AnEvent, String> {
+        let f = Fields(event);
+        Ok(match f.kind()? {
+            "message_start" => AnEvent::MessageStart { usage: f.object("message")?.usage()? },
+            "content_block_start" => AnEvent::ContentBlockStart {
+                index: f.index()?,
+                content_block: AnBlockStart::read(f.object("content_block")?)?,
+            },
+            "content_block_delta" => {
+                AnEvent::ContentBlockDelta { index: f.index()?, delta: AnDelta::read(f.object("delta")?)? }
+            }
+            "message_delta" => AnEvent::MessageDelta {
+                stop_reason: match f.get("delta") {
+                    Some(_) => f.object("delta")?.optional_string("stop_reason")?,
+                    None => None,
+                },
+                usage: f.usage()?,
+            },
+            "message_stop" => AnEvent::MessageStop,
+            "error" => {
+                let error = f.object("error")?;
+                AnEvent::Error { kind: error.optional_string("type")?, message: error.optional_string("message")? }
+            }
+            _ => AnEvent::Other,
+        })
+    }
+}
+
+impl AnBlockStart {
+    fn read(f: Fields<'_>) -> Result<AnBlockStart, String> {
+        Ok(match f.kind()? {
+            "text" => AnBlockStart::Text { text: f.optional_string("text")?.unwrap_or_default() },
+            "tool_use" => AnBlockStart::ToolUse {
+                id: f.string("id")?,
+                name: f.string("name")?,
+                input: f.get("input").cloned().unwrap_or(Value::Null),
+            },
+            "thinking" => AnBlockStart::Thinking {
+                thinking: f.optional_string("thinking")?.unwrap_or_default(),
+                signature: f.optional_string("signature")?,
+            },
+            "redacted_thinking" => AnBlockStart::RedactedThinking { data: f.string("data")? },
+            _ => AnBlockStart::Other,
+        })
+    }
+}
+
+impl AnDelta {
+    fn read(f: Fields<'_>) -> Result<AnDelta, String> {
+        Ok(match f.kind()? {
+            "text_delta" => AnDelta::TextDelta { text: f.string("text")? },
+            "input_json_delta" => AnDelta::InputJsonDelta { partial_json: f.string("partial_json")? },
+            "thinking_delta" => AnDelta::ThinkingDelta { thinking: f.string("thinking")? },
+            "signature_delta" => AnDelta::SignatureDelta { signature: f.string("signature")? },
+            _ => AnDelta::Other,
+        })
+    }
 }
