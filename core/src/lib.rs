@@ -42,6 +42,7 @@ pub mod conversations;
 
 // The archive.
 pub mod attachment;
+pub mod export;
 pub mod import;
 #[cfg(feature = "store")]
 pub mod store;

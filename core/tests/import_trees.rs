@@ -382,3 +382,31 @@ fn exports_of_a_session_with_a_fork_and_tool_calls() {
         ]"##]]
     .assert_eq(&store.export_chatgpt(None).unwrap());
 }
+
+/// The storage worker makes these exports in the importer's module: it hands over each export's
+/// sessions and turns as JSON. What comes out there is the file the archive makes itself, for a
+/// tree with forks, tool calls and model names (nothing is lost on the way).
+#[test]
+fn exports_made_from_their_sources_as_json_are_the_archives_own() {
+    use cowork_core::export::ExportSource;
+    let mut store = Store::open_in_memory().unwrap();
+    store.import_foreign(&[ImportFile::new("snap.jsonl", TRANSCRIPT.as_bytes())], &mut |_| {}).unwrap();
+    let (root, _) = sessions_with_a_fork(&mut store);
+    let snap = session_id(Format::ClaudeCode, "snap", None);
+    let fork = all_sessions(&store).into_iter().find(|s| s.parent_session_id.as_deref() == Some(&snap)).unwrap();
+    let through_json = |source: ExportSource| {
+        serde_json::from_str::<ExportSource>(&serde_json::to_string(&source).unwrap()).unwrap().render()
+    };
+    let all = store.chatgpt_source(None).unwrap();
+    assert_eq!(all.roots.len(), 2, "two trees");
+    assert_eq!(through_json(ExportSource::ChatGpt(all)), store.export_chatgpt(None).unwrap());
+    let one = store.chatgpt_source(Some(std::slice::from_ref(&fork.id))).unwrap();
+    assert_eq!(one.roots.len(), 1, "a fork's id names its tree");
+    assert!(one.sessions.iter().all(|s| s.session.id != root), "and nothing of the other tree");
+    assert_eq!(
+        through_json(ExportSource::ChatGpt(one)),
+        store.export_chatgpt(Some(std::slice::from_ref(&fork.id))).unwrap()
+    );
+    let markdown = store.markdown_source(&fork.id).unwrap();
+    assert_eq!(through_json(ExportSource::Markdown(Box::new(markdown))), store.export_markdown(&fork.id).unwrap());
+}

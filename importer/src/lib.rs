@@ -1,7 +1,9 @@
 //! Other tools' exports (ChatGPT, Claude.ai, Claude Code, Codex, OpenAI messages) read in the browser
-//! by core's importers, as a wasm module of their own: the storage worker loads it (`importScripts`,
-//! `scripts/importer.sh` builds it into `dist/import/`) the first time an import needs it, so the
-//! parsers are not part of the worker every start loads (the cold-start budget, BENCHMARKS.md).
+//! by core's importers, and the exports in other tools' formats (ChatGPT, Markdown) written by core's
+//! `export`, as a wasm module of their own: the storage worker loads it (`importScripts`,
+//! `scripts/importer.sh` builds it into `dist/import/`) the first time an import or such an export
+//! needs it, so they are not part of the worker every start loads (the cold-start budget,
+//! BENCHMARKS.md).
 //!
 //! [`read`] detects each file's format, then hands every conversation on as JSON as soon as it is
 //! read (memory holds the files and one conversation), and answers with a [`ReadSummary`] — or
@@ -32,6 +34,16 @@ pub fn read(files: &[(String, Vec<u8>)], each: &mut dyn FnMut(String) -> bool) -
     }
 }
 
+/// The file an export in another tool's format makes, from its [`ExportSource`] as JSON (the storage
+/// worker gathers it from the archive); an error names what could not be read.
+///
+/// [`ExportSource`]: cowork_core::export::ExportSource
+pub fn export(source: &str) -> Result<String, String> {
+    serde_json::from_str::<cowork_core::export::ExportSource>(source)
+        .map(|source| source.render())
+        .map_err(|e| format!("the export's sessions cannot be read: {e}"))
+}
+
 fn to_json(value: &impl serde::Serialize) -> String {
     serde_json::to_string(value).unwrap_or_else(|e| format!("{{\"line\":null,\"message\":\"{e}\"}}"))
 }
@@ -54,6 +66,12 @@ mod browser {
             each.call1(&JsValue::NULL, &JsValue::from_str(&json)).is_ok_and(|answer| answer.as_bool() != Some(false))
         };
         super::read(&files, &mut call).map_err(|failure| JsValue::from_str(&failure))
+    }
+
+    /// `export(source)`: the exported file's text from the export's source as JSON; throws a message.
+    #[wasm_bindgen]
+    pub fn export(source: String) -> Result<String, JsValue> {
+        super::export(&source).map_err(|message| JsValue::from_str(&message))
     }
 }
 

@@ -21,8 +21,10 @@ use serde::{Deserialize, Serialize};
 pub fn is_cowork_archive(bytes: &[u8]) -> bool {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF".as_slice()).unwrap_or(bytes);
     let first = bytes.split(|b| *b == b'\n').find(|l| !l.trim_ascii().is_empty()).unwrap_or_default();
+    // Read as text (`from_str`): the worker's other JSON is text, so no second copy of the parser.
+    let first = std::str::from_utf8(first).unwrap_or_default();
     matches!(
-        serde_json::from_slice::<serde_json::Value>(first),
+        serde_json::from_str::<serde_json::Value>(first),
         Ok(serde_json::Value::Object(o)) if o.get("type").and_then(|t| t.as_str()) == Some("header")
             && o.get("format").and_then(|f| f.as_str()) == Some(FORMAT_NAME)
     )

@@ -13,7 +13,7 @@
 //! `capture` whether writes are captured for it; `rows` holds the content tables' columns, their
 //! `INSERT`s and row mappings; `export` and `import` the file formats (`jsonl` the archive format's
 //! lines); `foreign` imports other tools' exports (read by [`crate::import`]) and `export_chatgpt`
-//! writes ChatGPT's format; `schema` the migrations.
+//! gathers what [`crate::export`] makes ChatGPT's format from; `schema` the migrations.
 
 mod attachments;
 mod branches;

@@ -194,6 +194,51 @@ test('one file of each format imports through the Storage panel, into its worksp
   await page.close();
 });
 
+test('exports in other formats: ChatGPT JSON that imports back, and Markdown, made by the importer loaded on first use', async () => {
+  // A browser of its own, so no earlier test's worker has the importer already.
+  const browser = await launchBrowser();
+  try {
+    const loads = [];
+    browser.context.on('request', (r) => {
+      if (/\/import\/importer/.test(r.url()) && !r.serviceWorker()) loads.push(r.url());
+    });
+    const page = await openPage(browser.context, app.server.url);
+    await ready(page);
+    await send(page, 'the weir by the old mill holds the otters');
+    await replyDone(page);
+    assert.deepEqual(loads, [], 'not loaded by a chat');
+    const download = async (click) => {
+      const { readFile } = await import('node:fs/promises');
+      const [file] = await Promise.all([page.waitForEvent('download'), click()]);
+      return { name: file.suggestedFilename(), text: await readFile(await file.path(), 'utf8') };
+    };
+
+    // ChatGPT's format, from the Storage panel.
+    await page.locator('.storage-usage').click();
+    const chatgpt = await download(() => page.getByRole('button', { name: 'Export all (ChatGPT JSON)' }).click());
+    assert.ok(loads.some((u) => u.endsWith('importer_bg.wasm')), `the first such export loads the importer: ${loads}`);
+    const conversations = JSON.parse(chatgpt.text);
+    assert.equal(conversations.length, 1, chatgpt.text.slice(0, 400));
+    const texts = Object.values(conversations[0].mapping).map((n) => n.message?.content?.parts?.join('') ?? '');
+    assert.ok(texts.includes('the weir by the old mill holds the otters'), 'the user turn, verbatim');
+    // It reads back: the preview of the file just exported finds the conversation and its messages.
+    const file = join(dir, 'exported-conversations.json');
+    writeFileSync(file, chatgpt.text);
+    assert.match(await preview(page, file), /^exported-conversations\.json \(ChatGPT\): 1 conversation, 2 messages/);
+    await page.keyboard.press('Escape');
+
+    // Markdown, from the session's menu.
+    await page.locator('.session-row').first().getByRole('button', { name: /^Actions for/ }).click();
+    const markdown = await download(() => page.getByRole('menuitem', { name: 'Export as Markdown' }).click());
+    assert.match(markdown.name, /\.md$/);
+    assert.match(markdown.text, /^# .*\n/);
+    assert.match(markdown.text, /## Turn \d+ · user\n\nthe weir by the old mill holds the otters\n/);
+    assert.match(markdown.text, /## Turn 2 · assistant/);
+  } finally {
+    await browser.close();
+  }
+});
+
 test('a re-import adds nothing, and a truncated file is refused naming where, adding nothing', async () => {
   const page = await openPage(app.browser.context, app.server.url);
   await ready(page);

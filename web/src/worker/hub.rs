@@ -505,10 +505,14 @@ impl Hub {
             });
         }
         while let Some((origin, req)) = requests.next().await {
-            // Other tools' exports are read by the importer, loaded on an import's first use.
-            if matches!(req.op, Op::PreviewImport(_) | Op::ImportFiles(_))
-                && req.op.files().is_some_and(super::importer::needed)
-            {
+            // Other tools' exports are read, and exports in their formats made, by the importer,
+            // loaded on first use.
+            let importer = match &req.op {
+                Op::PreviewImport(_) | Op::ImportFiles(_) => req.op.files().is_some_and(super::importer::needed),
+                Op::ExportChatGpt(_) | Op::ExportMarkdown(_) => true,
+                _ => false,
+            };
+            if importer {
                 if let Err(problem) = super::importer::load().await {
                     self.respond(&origin, WorkerMessage::Response { id: req.id, result: Err(problem) });
                     continue;

@@ -1,10 +1,12 @@
-//! The importer: core's readers of other tools' exports as a wasm module of their own
-//! (`importer/`, built into `import/` by `scripts/importer.sh`), loaded with `importScripts` the first
-//! time an import needs it and kept for the worker's life — so the parsers are not part of what every
-//! start loads. [`load`] brings it in; [`read`] hands each conversation it reads to the store as soon
-//! as it is read.
+//! The importer: core's readers of other tools' exports, and its writers of exports in other tools'
+//! formats, as a wasm module of their own (`importer/`, built into `import/` by
+//! `scripts/importer.sh`), loaded with `importScripts` the first time an import or such an export
+//! needs it and kept for the worker's life — so they are not part of what every start loads. [`load`]
+//! brings it in; [`read`] hands each conversation it reads to the store as soon as it is read;
+//! [`export`] makes a ChatGPT or Markdown file from what the archive gathered.
 
 use crate::protocol::{ErrorKind, FilePayload, Problem};
+use cowork_core::export::ExportSource;
 use cowork_core::import::{Conversation, ReadFailure, ReadSummary};
 use cowork_core::{Error, Result};
 use js_sys::{Array, Function, Object, Reflect, Uint8Array};
@@ -37,8 +39,9 @@ pub async fn load() -> std::result::Result<(), Problem> {
         Problem::new(
             ErrorKind::Network,
             format!(
-                "the importer could not be {step} ({}): {}; nothing was imported. Reload the page and try \
-                 again (the first import needs the connection once; later ones work offline)",
+                "the importer could not be {step} ({}): {}; nothing was imported or exported. Reload the \
+                 page and try again (the first import, or export in another tool's format, needs the \
+                 connection once; later ones work offline)",
                 SCRIPT,
                 why.unwrap_or_else(|| "no reason given".into())
             ),
@@ -60,6 +63,22 @@ pub async fn load() -> std::result::Result<(), Problem> {
     wasm_bindgen_futures::JsFuture::from(js_sys::Promise::resolve(&started)).await.map_err(|e| failed("started", e))?;
     LOADED.set(true);
     Ok(())
+}
+
+/// The file an export in another tool's format makes from `source` (the importer [`load`]ed first).
+pub fn export(source: &ExportSource) -> Result<String> {
+    let not_loaded = || Error::Invalid("the exporter is not loaded; try the export again".into());
+    let importer = Reflect::get(&js_sys::global(), &GLOBAL.into()).map_err(|_| not_loaded())?;
+    let export: Function =
+        Reflect::get(&importer, &"export".into()).ok().and_then(|f| f.dyn_into().ok()).ok_or_else(not_loaded)?;
+    let source = serde_json::to_string(source).map_err(|e| Error::Invalid(format!("handing the export over: {e}")))?;
+    match export.call1(&JsValue::NULL, &source.into()) {
+        Ok(text) => Ok(text.as_string().unwrap_or_default()),
+        Err(thrown) => Err(Error::Invalid(format!(
+            "the export failed: {}",
+            thrown.as_string().unwrap_or_else(|| format!("{thrown:?}"))
+        ))),
+    }
 }
 
 /// Reads `files` with the importer ([`load`] first), handing every conversation to `each` as soon as it

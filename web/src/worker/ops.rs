@@ -11,6 +11,7 @@ use cowork_core::agent::{
     continue_session, save_user_message, send_user_message, AgentEvent, AgentSettings, Outcome, Transport, UserMessage,
 };
 use cowork_core::context::ContextSettings;
+use cowork_core::export::ExportSource;
 use cowork_core::prompt::PromptOptions;
 use cowork_core::state::ExtractionRules;
 use cowork_core::store::{NewSession, SessionFilter, SharedStore, Store};
@@ -134,8 +135,17 @@ pub fn handle(store: &mut Store, emit: &dyn Fn(Event), op: Op) -> Result<Reply, 
         Op::Branches(c) => c.answer(store.branch_points(&c.session_id)),
         Op::PreviewImport(c) => return c.answer(super::import::preview(store, &c.files)),
         Op::ImportFiles(c) => return c.answer(super::import::import(store, &c.files, emit)),
-        Op::ExportChatGpt(c) => c.answer(store.export_chatgpt(c.session_id.clone().map(|s| vec![s]).as_deref())),
-        Op::ExportMarkdown(c) => c.answer(store.export_markdown(&c.session_id)),
+        // Made by the importer's module (the hub loaded it): not part of every start.
+        Op::ExportChatGpt(c) => c.answer(
+            store
+                .chatgpt_source(c.session_id.clone().map(|s| vec![s]).as_deref())
+                .and_then(|source| super::importer::export(&ExportSource::ChatGpt(source))),
+        ),
+        Op::ExportMarkdown(c) => c.answer(
+            store
+                .markdown_source(&c.session_id)
+                .and_then(|source| super::importer::export(&ExportSource::Markdown(Box::new(source)))),
+        ),
         op => {
             let lane = op.lane();
             return Err(Problem::new(
