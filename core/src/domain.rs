@@ -356,8 +356,9 @@ pub fn now_ms() -> i64 {
     }
 }
 
-/// Where a search looks.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// Where a search looks. As JSON `{"kind": "session", "session_id": …}`, `{"kind": "workspace",
+/// "workspace": …}` or `{"kind": "all"}` (read by hand, as one plain struct).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum SearchScope {
     /// One session (including turns it inherits from a fork parent).
@@ -372,6 +373,34 @@ pub enum SearchScope {
     },
     /// The whole archive.
     All,
+}
+
+/// A [`SearchScope`]'s fields, all of them: read as one plain struct, then checked, since serde's
+/// internally tagged enums buffer every value and cost each wasm module kilobytes of code.
+#[derive(Deserialize)]
+struct ScopeFields {
+    kind: String,
+    #[serde(default)]
+    session_id: Option<String>,
+    #[serde(default)]
+    workspace: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for SearchScope {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let f = ScopeFields::deserialize(deserializer)?;
+        match f.kind.as_str() {
+            "session" => Ok(SearchScope::Session {
+                session_id: f.session_id.ok_or_else(|| D::Error::missing_field("session_id"))?,
+            }),
+            "workspace" => Ok(SearchScope::Workspace {
+                workspace: f.workspace.ok_or_else(|| D::Error::missing_field("workspace"))?,
+            }),
+            "all" => Ok(SearchScope::All),
+            other => Err(D::Error::unknown_variant(other, &["session", "workspace", "all"])),
+        }
+    }
 }
 
 /// A search request. Any `text` at all is safe: it is turned into a valid full-text expression.

@@ -68,9 +68,10 @@ mod browser {
         super::read(&files, &mut call).map_err(|failure| JsValue::from_str(&failure))
     }
 
-    /// `export(source)`: the exported file's text from the export's source as JSON; throws a message.
+    /// `render(source)`: the exported file's text from the export's source as JSON; throws a message.
+    /// (Not `export`, a word JavaScript keeps for itself.)
     #[wasm_bindgen]
-    pub fn export(source: String) -> Result<String, JsValue> {
+    pub fn render(source: String) -> Result<String, JsValue> {
         super::export(&source).map_err(|message| JsValue::from_str(&message))
     }
 }

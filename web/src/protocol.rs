@@ -105,8 +105,10 @@ impl SendOutcome {
     }
 }
 
-/// Where the archive lives, as the worker reports it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// Where the archive lives, as the worker reports it: `{"kind": "opfs", "file": …}` or `{"kind":
+/// "memory", "reason": …}` (read by hand, as one plain struct: serde's internally tagged enums buffer
+/// every value and cost the wasm kilobytes).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Backend {
     /// The OPFS database: data survives closing the tab.
@@ -119,6 +121,26 @@ pub enum Backend {
         /// Why OPFS was not used, for the user.
         reason: String,
     },
+}
+
+impl<'de> Deserialize<'de> for Backend {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error as _;
+        #[derive(Deserialize)]
+        struct Fields {
+            kind: String,
+            #[serde(default)]
+            file: Option<String>,
+            #[serde(default)]
+            reason: Option<String>,
+        }
+        let f = Fields::deserialize(deserializer)?;
+        match f.kind.as_str() {
+            "opfs" => Ok(Backend::Opfs { file: f.file.ok_or_else(|| D::Error::missing_field("file"))? }),
+            "memory" => Ok(Backend::Memory { reason: f.reason.ok_or_else(|| D::Error::missing_field("reason"))? }),
+            other => Err(D::Error::unknown_variant(other, &["opfs", "memory"])),
+        }
+    }
 }
 
 impl Backend {

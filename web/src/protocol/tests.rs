@@ -167,3 +167,34 @@ fn unknown_messages_are_rejected_not_misread() {
     assert!(serde_json::from_str::<WorkerMessage>(r#"{"type":"bogus"}"#).is_err());
     assert!(serde_json::from_str::<Request>(r#"{"id":1,"op":"drop_everything"}"#).is_err());
 }
+
+#[test]
+fn search_scopes_read_as_their_kind_says_and_refuse_what_is_missing() {
+    use cowork_core::SearchScope;
+    for scope in [
+        SearchScope::Session { session_id: "s1".into() },
+        SearchScope::Workspace { workspace: "web".into() },
+        SearchScope::All,
+    ] {
+        let json = serde_json::to_string(&scope).unwrap();
+        assert_eq!(serde_json::from_str::<SearchScope>(&json).unwrap(), scope, "{json}");
+    }
+    assert_eq!(
+        serde_json::from_str::<SearchScope>(r#"{"kind":"workspace","workspace":"api"}"#).unwrap(),
+        SearchScope::Workspace { workspace: "api".into() }
+    );
+    let refused = |json: &str| serde_json::from_str::<SearchScope>(json).unwrap_err().to_string();
+    assert!(refused(r#"{"kind":"session"}"#).contains("missing field `session_id`"));
+    assert!(refused(r#"{"kind":"galaxy"}"#).contains("unknown variant `galaxy`"));
+    assert!(refused(r#"{"session_id":"s1"}"#).contains("missing field `kind`"));
+}
+
+#[test]
+fn the_backend_reads_as_its_kind_says() {
+    for backend in [Backend::Opfs { file: "cowork.db".into() }, Backend::Memory { reason: "no OPFS".into() }] {
+        let json = serde_json::to_string(&backend).unwrap();
+        assert_eq!(serde_json::from_str::<Backend>(&json).unwrap(), backend, "{json}");
+    }
+    assert!(serde_json::from_str::<Backend>(r#"{"kind":"opfs"}"#).unwrap_err().to_string().contains("`file`"));
+    assert!(serde_json::from_str::<Backend>(r#"{"kind":"tape"}"#).is_err());
+}

@@ -69,10 +69,10 @@ pub async fn load() -> std::result::Result<(), Problem> {
 pub fn export(source: &ExportSource) -> Result<String> {
     let not_loaded = || Error::Invalid("the exporter is not loaded; try the export again".into());
     let importer = Reflect::get(&js_sys::global(), &GLOBAL.into()).map_err(|_| not_loaded())?;
-    let export: Function =
-        Reflect::get(&importer, &"export".into()).ok().and_then(|f| f.dyn_into().ok()).ok_or_else(not_loaded)?;
+    let render: Function =
+        Reflect::get(&importer, &"render".into()).ok().and_then(|f| f.dyn_into().ok()).ok_or_else(not_loaded)?;
     let source = serde_json::to_string(source).map_err(|e| Error::Invalid(format!("handing the export over: {e}")))?;
-    match export.call1(&JsValue::NULL, &source.into()) {
+    match render.call1(&JsValue::NULL, &source.into()) {
         Ok(text) => Ok(text.as_string().unwrap_or_default()),
         Err(thrown) => Err(Error::Invalid(format!(
             "the export failed: {}",
