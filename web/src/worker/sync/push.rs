@@ -27,7 +27,10 @@ pub(super) async fn wait(sync: &SyncRunner, spaces: &[Opened], ms: u32) {
         let _ = scope.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms as i32);
         *sync.wake.borrow_mut() = Some(resolve);
     }));
-    for follower in spaces.iter().filter_map(|s| s.follower.as_ref()) {
+    // A follower that broke already is not waited for: the next round fetches at the cadence (one
+    // that cannot follow at all would otherwise end every wait at once).
+    let following = |f: &&JsValue| js_sys::Reflect::get(f, &"broken".into()).is_ok_and(|b| b.is_null());
+    for follower in spaces.iter().filter_map(|s| s.follower.as_ref()).filter(following) {
         if let Some(arrival) = method(follower, "wait", &[ms.into()]) {
             waits.push(&arrival);
         }
