@@ -10,7 +10,12 @@ import { classify } from './errors.mjs';
 
 const PULL = 256; // messages asked for at a time (asked again as they are read)
 const HOLD = 1024; // decoded messages held for the archive at most
-const EXPIRES = 30_000; // how long one open pull waits on the server
+const EXPIRES = 10_000; // how long one open pull waits on the server …
+const HEARTBEAT = 2_000; // … sending a heartbeat this often: two missed, and the delivery has stalled
+// What the client reports when the delivery stalls (a cluster's new consumer that does not answer its
+// first pull yet, a consumer gone, heartbeats missed): it would wait for heartbeats to resume it; the
+// caller fetches instead, at once, and follows again.
+const STALLED = new Set(['no_responders', 'heartbeats_missed', 'consumer_not_found', 'consumer_deleted', 'stream_not_found']);
 
 /** A space followed from a stream sequence: made by `space.follow(afterSeq)`. */
 export class Follower {
@@ -45,8 +50,13 @@ export class Follower {
     const ended = () => this.#stopped || this.#broken;
     this.#consumer = await connection.js.consumers.get(stream, { opt_start_seq: this.#after + 1 });
     if (ended()) return this.#finish();
-    this.#messages = await this.#consumer.consume({ max_messages: PULL, expires: EXPIRES });
+    this.#messages = await this.#consumer.consume({ max_messages: PULL, expires: EXPIRES, idle_heartbeat: HEARTBEAT });
     if (ended()) return this.#finish();
+    (async () => {
+      for await (const s of this.#messages.status()) {
+        if (STALLED.has(s.type)) this.#break('error', `the server's delivery stalled (${s.type.replaceAll('_', ' ')})`);
+      }
+    })().catch(() => {});
     const partial = new Map();
     for await (const m of this.#messages) {
       if (ended()) break;
