@@ -11,6 +11,8 @@
 //   space.fetch(afterSeq, max) → { messages: [{ seq, id, body, sealed } | { seq, id, sealed, error }], lastSeq, streamLast }
 //   space.unseal(id, sealed) → body (a message kept aside by the archive, opened again)
 //   space.watch(afterSeq, onBatch, { onError }) → stop()
+//   space.follow(afterSeq) → Follower: take(max) → { after, messages, lastSeq, streamLast } | null (broken),
+//     wait(ms) → promise, broken → null | { kind: "gap" | "reconnect" | "error", message }, stop() (follow.mjs)
 //   connection.status, connection.onStatus(listener) → unsubscribe; space.close(); connection.close()
 // Every failure is a SyncError whose `kind` is "unreachable" | "auth" | "permission" | "passphrase" |
 // "server" | "invalid" and whose message says what to do. A message that cannot be opened (altered,
@@ -54,6 +56,7 @@ import {
 } from './seal.mjs';
 
 import { SyncError, checkSeq, classify, invalid, noResponders } from './errors.mjs';
+import { Follower } from './follow.mjs';
 
 export { newRecoveryKey } from './seal.mjs';
 export { SyncError };
@@ -487,6 +490,23 @@ class Space {
     };
     this.#watchers.add(stop);
     return stop;
+  }
+
+  /**
+   * Follows the space after `afterSeq` by push (see follow.mjs): each new message is held, decoded,
+   * within milliseconds of the server storing it, for `take`; after a gap, a reconnection or an error
+   * the follower is `broken` and the caller reads from its cursor with `fetch`. Stopped by `close`.
+   */
+  follow(afterSeq) {
+    this.#open();
+    checkSeq(afterSeq);
+    const ctx = { ...this.ctx, action: `follow space "${this.space}"` };
+    const decode = (m, partial) => this.#decode(m.subject, m.headers, m.data, m.seq, partial);
+    const follower = new Follower(this.#connection, this.stream, afterSeq, decode, ctx);
+    const stop = () => follower.stop();
+    this.#watchers.add(stop);
+    follower.done.finally(() => this.#watchers.delete(stop));
+    return follower;
   }
 
   /**

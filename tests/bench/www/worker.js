@@ -75,7 +75,7 @@ async function syncModule() {
 const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
 
 /** The storage worker's round cadence (web/src/worker/sync.rs): 20 ms after a busy round, then 100,
- *  150, … up to 300 ms while idle. */
+ *  150, … up to 300 ms while idle — at most: a follower holding something, or a write, ends the wait. */
 function cadence() {
   let idle = 0;
   return (worked) => {
@@ -102,6 +102,44 @@ async function applyBatch(bench, space, after) {
   if (!messages.length) return [0, 0];
   return [messages.length, bench.apply_sync(JSON.stringify(messages.map(({ seq, body }) => ({ seq, body }))))];
 }
+
+/** The storage worker's read by push (web/src/worker/sync/push.rs): what the follower holds when its
+ *  batch continues where `bench` has read (core's sync::pushed: `after` at or before that, what a fetch
+ *  read already skipped), else a fetch from there, following once a fetch reads to the stream's end;
+ *  applied as applyBatch does. `read`: { seq, follower }. Resolves to [messages, ms]. */
+async function receiveBatch(bench, space, read) {
+  const position = Math.max(bench.sync_cursor(), read.seq);
+  const taken = read.follower?.take(500);
+  let messages;
+  if (taken && taken.after <= position) {
+    messages = taken.messages.filter((m) => m.seq > position);
+    read.seq = Math.max(read.seq, taken.lastSeq);
+  } else {
+    read.follower?.stop();
+    read.follower = null;
+    const fetched = await space.fetch(position, 500);
+    messages = fetched.messages;
+    read.seq = Math.max(read.seq, fetched.lastSeq ?? 0);
+    if (fetched.lastSeq >= fetched.streamLast) read.follower = space.follow(fetched.lastSeq);
+  }
+  if (!messages.length) return [0, 0];
+  return [messages.length, bench.apply_sync(JSON.stringify(messages.map(({ seq, body }) => ({ seq, body }))))];
+}
+
+/** The wait between two of the worker's rounds (sync/push.rs `wait`): `ms` at most, less when the
+ *  follower holds something or `wake` (a write on this device, as the hub wakes sync) is called. */
+function roundWait(ms, follower, waker) {
+  if (waker.woken) {
+    waker.woken = false;
+    return Promise.resolve();
+  }
+  const woken = new Promise((ok) => {
+    const timer = setTimeout(ok, ms);
+    waker.resolve = () => { clearTimeout(timer); ok(); };
+  });
+  return Promise.race([woken, follower?.wait(ms)].filter(Boolean)).finally(() => { waker.resolve = null; });
+}
+const wake = (waker) => (waker.resolve ? waker.resolve() : (waker.woken = true));
 
 // `url`: one server's, or a list (a cluster's nodes); `replicas`: the stream's copies when created.
 const openSpace = async (S, { url, space, passphrase, replicas = 1 }, name, create = false) => {
@@ -317,8 +355,11 @@ const PHASES = {
   },
 
   /** Device to device: A appends a turn now and then; both run the storage worker's rounds (publish,
-   *  fetch, apply, at its cadence); the time from A's append to B having the turn, `reps` times. */
-  async sync_latency({ reps = 50, a: aName = 'archive.db', b: bName = 'sync-b.db', ...o }) {
+   *  read, apply, at its cadence); the time from A's append to B having the turn, `reps` times. With
+   *  `push` (the worker now) a round reads by push and a write or an arrival ends the wait between
+   *  rounds; without, every round fetches and waits out the cadence (the worker before issue #34,
+   *  and its fallback after a gap). */
+  async sync_latency({ reps = 50, a: aName = 'archive.db', b: bName = 'sync-b.db', push = true, ...o }) {
     const S = await syncModule();
     const a = new w.Bench(aName, SEED + 2);
     a.adopt_sessions();
@@ -329,26 +370,28 @@ const PHASES = {
     // A round the server failed (a cluster's consumer not ready yet, say) is tried again after the idle
     // wait, as the storage worker does; how many there were is part of the result.
     const failures = [];
-    const device = async (bench, space, arrivals) => {
+    const device = async (bench, space, arrivals, waker = {}) => {
       const next = cadence();
-      const after = { seq: 0 };
+      const read = { seq: 0, follower: null };
       while (running) {
         let [sent, got] = [0, 0];
         try {
           sent = await publishBatch(bench, space);
-          [got] = await applyBatch(bench, space, after);
+          [got] = push ? await receiveBatch(bench, space, read) : await applyBatch(bench, space, read);
         } catch (err) {
           if (err?.kind !== 'server' && err?.kind !== 'unreachable') throw err;
           failures.push(err.message);
         }
         if (got && arrivals) Object.assign(arrivals, { count: arrivals.count + got, at: performance.now() });
-        await sleep(next(sent + got > 0));
+        await (push ? roundWait(next(sent + got > 0), read.follower, waker) : sleep(next(sent + got > 0)));
       }
+      await read.follower?.stop();
     };
     // B catches up first (the turns the latency phase of an earlier run left), then A starts writing.
     const catchUp = { seq: 0 };
     while ((await applyBatch(b, B.space, catchUp))[0]) {}
-    const loops = [device(a, A.space), device(b, B.space, received)];
+    const writes = {}; // A's writes wake its rounds, as the hub wakes the worker's sync after a write
+    const loops = [device(a, A.space, null, writes), device(b, B.space, received)];
     const ms = [];
     try {
       for (let i = 0; i < reps; i++) {
@@ -357,6 +400,7 @@ const PHASES = {
         a.prepare_turn();
         a.append_prepared();
         const t = performance.now();
+        if (push) wake(writes);
         while (received.count < want) {
           if (performance.now() - t > 10_000) throw new Error('a turn did not arrive within 10 s');
           await sleep(1);
@@ -370,7 +414,7 @@ const PHASES = {
     for (const d of [A, B]) { await d.space.close(); await d.connection.close(); }
     a.close();
     b.close();
-    return { ms, failures: failures.length, failure: failures[0] ?? null };
+    return { ms, push, failures: failures.length, failure: failures[0] ?? null };
   },
 
   async cleanup() {

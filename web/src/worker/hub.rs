@@ -545,14 +545,23 @@ impl Hub {
     fn serve_now(self: &Rc<Self>, origin: &Origin, req: Request) {
         let id = req.id;
         let sink = self.sink(origin, id);
+        let mut wrote = false;
         let result = match self.archive.try_borrow_mut() {
             Ok(mut archive) => match archive.as_mut() {
-                Some((store, _)) => handle(store, &*sink, req.op),
+                Some((store, _)) => {
+                    let before = store.writes();
+                    let result = handle(store, &*sink, req.op);
+                    wrote = store.writes() != before;
+                    result
+                }
                 None => Err(Problem::new(ErrorKind::Storage, CLOSED)),
             },
             Err(_) => Err(Problem::new(ErrorKind::Storage, "the archive is busy")),
         };
         self.respond(origin, WorkerMessage::Response { id, result });
+        if wrote {
+            self.sync.wake(); // what the write left in the outbox goes out now, not at the next round
+        }
     }
 
     /// Serves a request for a reply, to its end.
@@ -567,8 +576,9 @@ impl Hub {
         let result = super::ops::reply(&steps, &self.transport, &self.tools, &*sink, req.op).await;
         self.replying.set(false);
         *self.writing.borrow_mut() = None;
-        // Cut short because this page is closing: another tab's request stays unanswered, so that tab
-        // sends it again to the next owner, which continues the reply; this tab's own is told why.
+        self.sync.wake(); // the reply's turns go out now
+                          // Cut short because this page is closing: another tab's request stays unanswered, so that tab
+                          // sends it again to the next owner, which continues the reply; this tab's own is told why.
         let result = match result {
             _ if self.releasing.get() && origin != Origin::Local => None,
             Ok(Sent { session_id, outcome: SendOutcome::Interrupted { .. } }) if self.releasing.get() => {

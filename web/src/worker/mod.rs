@@ -16,7 +16,8 @@
 //! - `import.rs`: imports of any supported file (preview, progress) and the Markdown and ChatGPT exports.
 //! - `importer.rs`: the readers of other tools' exports, a wasm of their own loaded on first use.
 //! - `tools.rs`: the page's tools and the user's approvals, asked of the tab that sent the request.
-//! - `sync.rs`: the owner's sync with the user's NATS space (outbox out, stream in).
+//! - `sync.rs`: the owner's sync with the user's NATS space (outbox out, stream in); `sync/push.rs`:
+//!   following each space by push, and the wait between rounds.
 //! - `semantic.rs`: recall by meaning: the model's worker, background indexing, query embeddings.
 
 mod hub;

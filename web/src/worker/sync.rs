@@ -8,6 +8,13 @@
 //! (`Store::apply_sync_received`, the cursor in the same transaction), and tells every tab what
 //! changed and where sync stands.
 //!
+//! Live by push: once a fetch has read a space to its end, the space is followed (`space.follow`:
+//! an ordered consumer whose messages the server sends as they are stored) and a round waits for
+//! what it holds, or for a write here (`SyncRunner::wake`), not for a poll. A pushed batch that does
+//! not continue where this device has read (`sync::pushed`), or a follower broken by a gap, a
+//! reconnection or an error, sends the round back to fetching from there: nothing skipped, and the
+//! archive applies nothing at or below its cursor twice.
+//!
 //! Nothing stops it for good but what the user must change (credentials, passphrase, permission):
 //! a server that is away is tried again for as long as it takes; an archive that fails for a moment
 //! (storage full, busy) is tried again a bounded number of times, later each time, skipping
@@ -29,6 +36,9 @@ use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
+
+mod push;
+use push::{receive, wait};
 
 /// The global the sync bundle defines: the worker is a classic script (Trunk's `no-modules` build,
 /// which cannot carry an `import()` snippet), so the bundle is a classic script too, loaded with
@@ -59,12 +69,23 @@ pub struct SyncRunner {
     pub last: RefCell<Option<(SyncSettings, String)>>,
     /// Whether the browser's `offline` event is listened to (once per worker).
     listening: Cell<bool>,
+    /// Ends the wait between rounds (see `wait`), or, while a round runs, `woken` says to skip it.
+    wake: RefCell<Option<js_sys::Function>>,
+    woken: Cell<bool>,
 }
 
 impl SyncRunner {
     /// Where sync stands.
     pub fn state(&self) -> SyncState {
         self.state.borrow().clone()
+    }
+
+    /// Something was written here: the next round starts now, so its changes go out at once.
+    pub fn wake(&self) {
+        match self.wake.borrow_mut().take() {
+            Some(resolve) => drop(resolve.call0(&JsValue::NULL)),
+            None => self.woken.set(true),
+        }
     }
 }
 
@@ -334,8 +355,9 @@ async fn run_sync(sync: Rc<SyncRunner>, link: Link, settings: SyncSettings, modu
                 break;
             }
         }
-        // Busy rounds follow each other; an idle one waits a little longer each time (≤ 300 ms).
-        super::hub::sleep_ms(if idle == 0 { 20 } else { (50 * idle + 50).min(300) }).await;
+        // Busy rounds follow each other; an idle one waits a little longer each time (≤ 300 ms),
+        // unless a follower holds something or a write here wakes sync first.
+        wait(&sync, &spaces, if idle == 0 { 20 } else { (50 * idle + 50).min(300) }).await;
     }
     if let Some(unsubscribe) = unsubscribe.and_then(|f| f.dyn_into::<js_sys::Function>().ok()) {
         let _ = unsubscribe.call0(&JsValue::NULL);
@@ -378,16 +400,18 @@ async fn open(module: &JsValue, settings: &SyncSettings, device: &str) -> Result
             }
             Err(f) => return Err(f),
         };
-        spaces.push(Opened { space, handle, read: Read::default() });
+        spaces.push(Opened { space, handle, read: Read::default(), follower: None });
     }
     Ok((connection, spaces))
 }
 
-/// One open space: the archive's name for it, the module's handle, and how far it was read.
+/// One open space: the archive's name for it, the module's handle, how far it was read, and its
+/// follower once it has been read to its end.
 struct Opened {
     space: Space,
     handle: JsValue,
     read: Read,
+    follower: Option<JsValue>,
 }
 
 /// How far the transport has read a space: the sequence read up to (set-up messages and chunks
@@ -470,7 +494,7 @@ async fn retry_kept(link: &Link, opened: &Opened) {
 
 /// One round in one space: publish what waits, apply what arrived. Whether anything was done.
 async fn round(link: &Link, opened: &mut Opened) -> Result<bool, Failure> {
-    let Opened { space, handle, read } = opened;
+    let Opened { space, handle, read, follower } = opened;
     let space = &*space;
     let mut worked = false;
     let store_error = Failure::archive;
@@ -499,7 +523,7 @@ async fn round(link: &Link, opened: &mut Opened) -> Result<bool, Failure> {
         return Ok(worked);
     }
     let after = cursor.max(read.last_seq);
-    let fetched = call(handle, "fetch", &[JsValue::from_f64(after as f64), JsValue::from_f64(BATCH as f64)]).await?;
+    let (fetched, from) = receive(handle, follower, after).await?;
     let number = |k: &str| js_sys::Reflect::get(&fetched, &k.into()).ok().and_then(|v| v.as_f64()).map(|v| v as i64);
     let read_to = number("lastSeq").unwrap_or(after);
     read.stream_last = number("streamLast").unwrap_or(read_to);
@@ -509,7 +533,7 @@ async fn round(link: &Link, opened: &mut Opened) -> Result<bool, Failure> {
     // could not open, one of a kind from a newer version): the rest of the stream applies.
     let text = |m: &JsValue, k: &str| js_sys::Reflect::get(m, &k.into()).ok().and_then(|v| v.as_string());
     let mut batch = Vec::with_capacity(messages.length() as usize);
-    for m in messages.iter() {
+    for m in messages.iter().skip(from) {
         let seq = js_sys::Reflect::get(&m, &"seq".into()).ok().and_then(|v| v.as_f64()).unwrap_or(0.0) as i64;
         let received = match (text(&m, "body"), text(&m, "error")) {
             (Some(body), _) => read_message(&body),
@@ -524,7 +548,7 @@ async fn round(link: &Link, opened: &mut Opened) -> Result<bool, Failure> {
     }
     // What the stream holds of the batch's `i`th message, still sealed: kept for one not applied.
     let mut sealed = |i: usize| {
-        let m = messages.get(i as u32);
+        let m = messages.get((from + i) as u32);
         js_sys::Reflect::get(&m, &"sealed".into())
             .ok()
             .and_then(|v| v.dyn_into::<js_sys::Uint8Array>().ok())
@@ -532,7 +556,8 @@ async fn round(link: &Link, opened: &mut Opened) -> Result<bool, Failure> {
             .unwrap_or_default()
     };
     if batch.is_empty() {
-        read.last_seq = read_to; // only set-up messages or the first chunks of one: nothing to apply
+        // Only set-up messages or the first chunks of one, or what a fetch read already: nothing to apply.
+        read.last_seq = read.last_seq.max(read_to);
         return Ok(worked);
     }
     let writing = link.writing.borrow().clone();

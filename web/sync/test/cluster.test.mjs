@@ -70,4 +70,42 @@ describe('a three-node cluster', { timeout: 120_000 }, () => {
     assert.notEqual(now.leader, info.leader, 'another node leads the stream');
     t.diagnostic(`killed ${info.leader} after 100 of ${all.length}; ${failures.length} failures, all published ${Date.now() - killedAt} ms after the kill`);
   });
+
+  test('followed by push through the cluster, as the worker does: each change arrives once, in order, by push or, after a stall, by a fetch', async (t) => {
+    const writer = await connect({ servers: cluster.wsUrls, ...ALICE, name: 'writer' });
+    const reader = await connect({ servers: [...cluster.wsUrls].reverse(), ...ALICE, name: 'reader' });
+    try {
+      const onWriter = await openSpace(writer, { space: 'alice', passphrase: PASSPHRASE, create: true });
+      const onReader = await openSpace(reader, { space: 'alice', passphrase: PASSPHRASE });
+      let read = (await onReader.fetch(0, 100_000)).lastSeq;
+      let follower = onReader.follow(read);
+      const got = [];
+      const stalls = [];
+      for (let i = 0; i < 20; i++) {
+        assert.equal(await onWriter.publish(changes('writer', i, i + 1)), 1);
+        const end = Date.now() + 10_000;
+        while (got.length < i + 1) {
+          assert.ok(Date.now() < end, `change ${i} did not arrive within 10 s (${stalls.join('; ')})`);
+          await follower.wait(300);
+          const taken = follower.take();
+          if (taken && taken.after === read) {
+            got.push(...taken.messages);
+            read = taken.lastSeq;
+            continue;
+          }
+          stalls.push(follower.broken?.message ?? 'a take that did not continue the read');
+          await follower.stop();
+          const fetched = await onReader.fetch(read, 1000);
+          got.push(...fetched.messages);
+          read = fetched.lastSeq;
+          follower = onReader.follow(read);
+        }
+      }
+      await follower.stop();
+      assert.deepEqual(got.map((m) => m.id), changes('writer', 0, 20).map((m) => m.id), 'each once, in order');
+      t.diagnostic(`${stalls.length} fallbacks to fetching: ${stalls.join('; ')}`);
+    } finally {
+      await Promise.allSettled([writer.close(), reader.close()]);
+    }
+  });
 });

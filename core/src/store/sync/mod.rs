@@ -20,6 +20,7 @@ mod apply;
 mod message;
 mod outgoing;
 mod place;
+mod pushed;
 mod quarantine;
 mod rebase;
 mod records;
@@ -31,6 +32,7 @@ pub use message::{
     read_message, AttachmentRecord, ManifestSync, QuarantineReason, Received, SessionField, SessionRecord, SyncChange,
     SyncMessage, TaskSync, ToolExecutionRecord, TurnRecord, TurnUpdate, Unreadable,
 };
+pub use pushed::{pushed, Pushed};
 pub use quarantine::{Kept, Quarantined, READER};
 pub(super) use titles::rename_here;
 
@@ -88,6 +90,12 @@ impl Store {
     /// This archive's device, or `None` when sync is not enabled.
     pub fn sync_device(&self) -> Result<Option<SyncDevice>> {
         device(&self.conn)
+    }
+
+    /// How many rows this archive has written since it was opened (any write, the outbox's included):
+    /// a request that moved it may have left changes to publish, so the worker's sync wakes at once.
+    pub fn writes(&self) -> u64 {
+        self.conn.total_changes()
     }
 
     /// What waits to be published and confirmed (in every space), and the personal space's cursor.
