@@ -5,7 +5,8 @@
 # LoCoMo data, the retrieval-recall rows: bench-results/locomo.json). Takes a few minutes. `scripts/bench.sh --quick` checks the harness
 # on a small archive (its figures mean nothing); `--stream-only` runs only the streaming rows (a 12 KB
 # Markdown reply streamed into the app, tests/bench/stream.mjs) and counts the cold-start bytes;
-# `--sync-only` runs only device-to-device latency, through one server and through a three-node cluster.
+# `--sync-only` runs only device-to-device latency, through one server and through a three-node cluster;
+# `--first-sync-only` only the 100k-turn first sync (seeded without the searches, sent, received whole).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=scripts/setup.sh
@@ -31,7 +32,7 @@ NATS_WS_URLS="$(COWORK_NATS_SPACES="" COWORK_NATS_LIFETIME=1800 scripts/nats-clu
 say "running the benchmark in headless Chromium"
 node tests/bench/run.mjs --pkg "$PKG" --dist "$ROOT/dist" --server "$ROOT/target/debug/cowork-dev-server" \
   --out "$ROOT/bench-results/bench-results.json" --nats "$NATS_WS_URL" --nats-cluster "$NATS_WS_URLS" "$@"
-if [[ " $* " == *" --sync-only "* ]]; then exit 0; fi
+if [[ " $* " == *" --sync-only "* || " $* " == *" --first-sync-only "* ]]; then exit 0; fi
 
 # Recall by meaning's model worker, as the app built it (dist/semantic/), in headless Chromium: its load
 # from the network and from OPFS, and embedding throughput in turns/s (tests/e2e/semantic-bench.js).

@@ -8,7 +8,7 @@
 //   openSpace(connection, { space, passphrase, create, replicas }) → Space
 //   newRecoveryKey() → "XXXX-XXXX-…" (160 random bits, accepted by openSpace as the passphrase)
 //   space.publish([{ id, subject, body }]) → number acknowledged, in order
-//   space.fetch(afterSeq, max) → { messages: [{ seq, id, body, sealed } | { seq, id, sealed, error }], lastSeq, streamLast }
+//   space.fetch(afterSeq, max, maxBytes) → { messages: [{ seq, id, body, sealed } | { seq, id, sealed, error }], lastSeq, streamLast }
 //   space.unseal(id, sealed) → body (a message kept aside by the archive, opened again)
 //   space.watch(afterSeq, onBatch, { onError }) → stop()
 //   space.follow(afterSeq) → Follower: take(max) → { after, messages, lastSeq, streamLast } | null (broken),
@@ -70,7 +70,7 @@ const MAX_ITERATIONS = 10_000_000; // a bound on the work a forged _meta message
 const HEADER_ROOM = 512; // bytes of headers kept free in every message (ids are ≤ 256 bytes)
 const WINDOW_MESSAGES = 64; // publishes in flight at once …
 const WINDOW_BYTES = 4 << 20; // … and their bytes
-const FETCH_BATCH = 64;
+const FETCH_BATCH = 256; // messages a pull asks for (decrypted together)
 const WATCH_BATCH = 256;
 const API_TIMEOUT = 10_000;
 
@@ -389,18 +389,20 @@ class Space {
    * The space's messages after stream sequence `afterSeq`, in stream order, decrypted: at most `max`,
    * and `lastSeq`, the sequence read up to (pass it as the next `afterSeq`), and `streamLast`, the
    * stream's last sequence when the read began (how far there is to go). Returns at once when there is
-   * nothing new.
+   * nothing new. A read also ends with the message that brings its bytes to `maxBytes`, so a large
+   * `max` for a catch-up does not hold a stream of large attachments in memory at once.
    */
-  async fetch(afterSeq = 0, max = 1000) {
+  async fetch(afterSeq = 0, max = 1000, maxBytes = Infinity) {
     this.#open();
     checkSeq(afterSeq);
     if (!Number.isInteger(max) || max < 1) throw invalid('fetch needs a positive maximum count.');
+    if (!(maxBytes > 0)) throw invalid('fetch needs a positive maximum of bytes.');
     const ctx = { ...this.ctx, action: `read space "${this.space}"` };
     // In a cluster a new consumer may not answer its first pull yet ("no responders"): read again, a
     // little later, a few times, before saying the server failed.
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.#read(afterSeq, max);
+        return await this.#read(afterSeq, max, maxBytes);
       } catch (err) {
         if (attempt < 4 && noResponders(err)) {
           await new Promise((ok) => setTimeout(ok, 50 * attempt));
@@ -412,7 +414,7 @@ class Space {
   }
 
   // One read for `fetch`, through a consumer of its own.
-  async #read(afterSeq, max) {
+  async #read(afterSeq, max, maxBytes) {
     let consumer = null;
     try {
       const jsm = await this.#connection.manager();
@@ -422,17 +424,26 @@ class Space {
       if (last <= afterSeq) return { messages, lastSeq: afterSeq, streamLast: last };
       consumer = await this.#connection.js.consumers.get(this.stream, { opt_start_seq: afterSeq + 1 });
       const partial = new Map();
-      reading: while (messages.length < max && cursor < last) {
-        const batch = await consumer.fetch({ max_messages: Math.min(FETCH_BATCH, last - cursor), expires: 2000 });
-        let got = 0;
+      let bytes = 0;
+      for (let done = false; !done && messages.length < max && cursor < last; ) {
+        // A stream message gives at most one whole change, so a pull of what is left of `max` never
+        // gives more than `max`.
+        const want = Math.min(FETCH_BATCH, max - messages.length, last - cursor);
+        const batch = await consumer.fetch({ max_messages: want, expires: 2000 });
+        // Every message of the pull is decrypted at once (WebCrypto works off this thread) and kept in
+        // stream order; `#decode` files a chunk away before it first waits, so chunks still meet.
+        const decoding = [];
         for await (const m of batch) {
-          got++;
           cursor = m.seq;
-          const message = await this.#decode(m.subject, m.headers, m.data, m.seq, partial);
-          if (message) messages.push(message);
-          if (messages.length >= max || m.info.pending === 0) break reading;
+          bytes += m.data.length;
+          decoding.push(this.#decode(m.subject, m.headers, m.data, m.seq, partial));
+          if (m.info.pending === 0 || bytes >= maxBytes) {
+            done = true; // read to the end, or enough for one read (the next starts after this one)
+            break;
+          }
         }
-        if (got === 0) break; // the rest was removed from the stream while we read
+        for (const message of await Promise.all(decoding)) if (message) messages.push(message);
+        if (decoding.length === 0) done = true; // the rest was removed from the stream while we read
       }
       return { messages, lastSeq: cursor, streamLast: last };
     } finally {

@@ -94,10 +94,11 @@ async function publishBatch(bench, space) {
   return acked;
 }
 
-/** Fetches up to 500 messages after `bench`'s cursor and applies them; resolves to [messages, ms]. */
-async function applyBatch(bench, space, after) {
+/** Fetches up to `batch` messages (and 16 MB) after `bench`'s cursor and applies them, as the storage
+ *  worker's rounds do (web/src/worker/sync.rs, `FETCH`); resolves to [messages, ms]. */
+async function applyBatch(bench, space, after, batch = 2000) {
   const cursor = Math.max(bench.sync_cursor(), after.seq);
-  const { messages, lastSeq } = await space.fetch(cursor, 500);
+  const { messages, lastSeq } = await space.fetch(cursor, batch, 16 << 20);
   after.seq = Math.max(after.seq, lastSeq ?? 0);
   if (!messages.length) return [0, 0];
   return [messages.length, bench.apply_sync(JSON.stringify(messages.map(({ seq, body }) => ({ seq, body }))))];
@@ -308,9 +309,41 @@ const PHASES = {
     return { queue_ms, open_ms, upload_ms, messages, turns };
   },
 
+  /** The search phase's archive (`sessions` × `perSession` turns) without its searches: for a run of
+   *  the first-sync rows alone (`run.mjs --first-sync-only`). */
+  async seed_archive({ sessions = 10, perSession = 10000 }) {
+    w.remove_archive('archive.db');
+    const bench = new w.Bench('archive.db', SEED);
+    for (let s = 0; s < sessions; s++) bench.seed_session(perSession);
+    const turns = bench.turn_total();
+    bench.close();
+    return { turns };
+  },
+
+  /** The first sync's floor in this browser: decrypting `messages` AES-GCM messages of about the
+   *  size the first sync reads (WebCrypto, as the transport does), 256 at once as a pull of the
+   *  transport's is, and one after another as it was before. */
+  async sync_decrypt_floor({ messages = 100000, size = 700 }) {
+    const key = await crypto.subtle.generateKey({ name: 'AES-GCM', length: 256 }, false, ['encrypt', 'decrypt']);
+    const plain = new Uint8Array(size).fill(97);
+    const sealed = [];
+    for (let i = 0; i < 256; i++) {
+      const iv = crypto.getRandomValues(new Uint8Array(12));
+      sealed.push({ iv, data: new Uint8Array(await crypto.subtle.encrypt({ name: 'AES-GCM', iv }, key, plain)) });
+    }
+    const open = (m) => crypto.subtle.decrypt({ name: 'AES-GCM', iv: m.iv }, key, m.data);
+    let t = performance.now();
+    for (let done = 0; done < messages; done += 256) await Promise.all(sealed.map(open));
+    const together_ms = performance.now() - t;
+    t = performance.now();
+    for (let done = 0; done < messages / 10; done++) await open(sealed[done % 256]);
+    const one_by_one_ms = (performance.now() - t) * 10;
+    return { messages, size, together_ms, one_by_one_ms };
+  },
+
   /** Device B, empty, in a fresh worker (so the wasm memory is its own): opens the space with the
-   *  passphrase and applies it whole, 500 messages a transaction, as the storage worker does. */
-  async sync_first(o) {
+   *  passphrase and applies it whole, `batch` messages a transaction (2,000, as the storage worker does). */
+  async sync_first({ batch = 2000, ...o }) {
     const S = await syncModule();
     w.remove_archive('sync-b.db');
     const b = new w.Bench('sync-b.db', SEED + 1);
@@ -322,11 +355,11 @@ const PHASES = {
     let applied = 0, apply_ms = 0, empty = 0;
     const after = { seq: 0 };
     while (empty < 2) {
-      const [n, ms] = await applyBatch(b, space, after);
+      const [n, ms] = await applyBatch(b, space, after, batch);
       [applied, apply_ms, empty] = [applied + n, apply_ms + ms, n ? 0 : empty + 1];
     }
     const first_sync_ms = performance.now() - t;
-    const result = { open_ms, first_sync_ms, apply_ms, applied, turns: b.turn_total(), memory_at_start, memory: w.wasm_memory_bytes() };
+    const result = { batch, open_ms, first_sync_ms, apply_ms, applied, turns: b.turn_total(), memory_at_start, memory: w.wasm_memory_bytes() };
     b.close();
     await space.close();
     await connection.close();

@@ -61,6 +61,20 @@ describe('a personal space', { timeout: 60_000 }, () => {
     assert.ok(Date.now() - started < 1000, `an empty fetch took ${Date.now() - started} ms`);
   });
 
+  test('a read ends once `maxBytes` are in, and the next goes on from there: every message once', async () => {
+    const all = (await space.fetch(0, 1000)).messages;
+    const got = [];
+    let after = 0;
+    for (let reads = 0; reads < 500; reads++) {
+      const page = await space.fetch(after, 1000, 300);
+      if (!page.messages.length) break;
+      assert.ok(page.messages.length <= 4, `a read of 300 bytes brought ${page.messages.length} messages`);
+      got.push(...page.messages.map((m) => m.id));
+      after = page.lastSeq;
+    }
+    assert.deepEqual(got, all.map((m) => m.id));
+  });
+
   test('a second device with the same passphrase reads everything', async () => {
     const phone = await connect({ url: server.wsUrl, ...CAROL, name: 'phone' });
     try {

@@ -14,6 +14,7 @@
 //! ordered yet keeps our value (ours will come later and win). Our own messages coming back only
 //! confirm them, and carry out our deletes where the stream ordered them.
 
+use super::index_later::{IndexLater, Triggers};
 use super::message::{
     QuarantineReason, Received, SessionField, SessionRecord, SyncChange, SyncMessage, TurnRecord, TurnUpdate,
     Unreadable,
@@ -141,6 +142,12 @@ enum Mode {
 }
 
 /// The transaction of [`Store::apply_sync_received`] and [`Store::retry_quarantined`].
+///
+/// A batch is first applied in one go. Only when a change in it is refused is that transaction rolled
+/// back and the batch applied again with each message in a savepoint of its own, so that the refused
+/// one is set aside alone: applying is deterministic, so both ways give the same archive. (A savepoint
+/// makes FTS5 write what it has indexed so far as a segment of its own, and then merge those tiny
+/// segments: one per message took most of a first sync's time.)
 fn apply(
     conn: &mut Connection,
     space: &Space,
@@ -150,13 +157,39 @@ fn apply(
     now: i64,
 ) -> Result<Applied> {
     let me = device(conn)?.ok_or_else(|| Error::Invalid("sync is not enabled on this archive".into()))?;
+    let batch = Batch { space, items: batch, mode, now };
+    match attempt(conn, &me, &batch, sealed, false)? {
+        Some(applied) => Ok(applied),
+        None => Ok(attempt(conn, &me, &batch, sealed, true)?.expect("a careful attempt sets refused changes aside")),
+    }
+}
+
+/// What [`apply`] applies.
+struct Batch<'a> {
+    space: &'a Space,
+    items: &'a [(i64, Incoming<'a>)],
+    mode: Mode,
+    now: i64,
+}
+
+/// One transaction of [`apply`]: `careful`, each message in a savepoint of its own and a refused
+/// change quarantined; otherwise the whole batch at once, and `None` (nothing written) as soon as a
+/// change is refused.
+fn attempt(
+    conn: &mut Connection,
+    me: &super::SyncDevice,
+    batch: &Batch,
+    sealed: &mut dyn FnMut(usize) -> Vec<u8>,
+    careful: bool,
+) -> Result<Option<Applied>> {
+    let Batch { space, items: batch, mode, now } = *batch;
     let tx =
         conn.transaction_with_behavior(TransactionBehavior::Immediate).context("starting to apply synced changes")?;
     let mut cursor = super::mark(&tx, space, "cursor")?;
     let fresh: Vec<(usize, &(i64, Incoming))> =
         batch.iter().enumerate().filter(|(_, (seq, _))| mode == Mode::Retry || *seq > cursor).collect();
     if fresh.is_empty() {
-        return Ok(Applied::default());
+        return Ok(Some(Applied::default()));
     }
     set_capture(&tx, false)?;
     // Our pending changes are lifted out only when others' changes (or our own deletes, carried out
@@ -171,11 +204,15 @@ fn apply(
     let anchors = if lift { Some(super::records::anchor(&tx, space)?) } else { None };
     let mut lifted = if lift { Some(rebase::lift(&tx, space)?) } else { None };
     let mut applied = Applied::default();
+    // Runs of added turns are indexed for search at their end (`index_later`).
+    let triggers = Triggers(&tx);
+    let mut later = IndexLater::default();
     for (i, (seq, item)) in fresh {
         let msg = match item {
             Incoming::Change(msg) if msg.device_id == me.id && mode == Mode::Stream => {
+                later.finish(&tx)?;
                 if let Some(l) = lifted.as_mut() {
-                    rebase::replay(&tx, space, &me, l, msg.seq)?;
+                    rebase::replay(&tx, space, me, l, msg.seq)?;
                 }
                 tx.execute("DELETE FROM sync_outbox WHERE seq <= ?1 AND space = ?2", params![msg.seq, space.key()])
                     .context("confirming our own changes")?;
@@ -204,11 +241,22 @@ fn apply(
                 continue;
             }
         };
-        // Each message in a savepoint of its own: one whose change is refused is rolled back alone.
-        tx.execute_batch("SAVEPOINT sync_message").context("applying a synced change")?;
-        match apply_change(&tx, space, msg) {
+        if matches!(msg.change, SyncChange::TurnAdded(_)) {
+            later.start(&tx)?;
+        } else {
+            later.finish(&tx)?;
+        }
+        let mark = later.len();
+        // Carefully, each message in a savepoint of its own: one whose change is refused is rolled
+        // back alone.
+        if careful {
+            tx.execute_batch("SAVEPOINT sync_message").context("applying a synced change")?;
+        }
+        match apply_change(&tx, space, msg, &mut later) {
             Ok(()) => {
-                tx.execute_batch("RELEASE sync_message").context("applying a synced change")?;
+                if careful {
+                    tx.execute_batch("RELEASE sync_message").context("applying a synced change")?;
+                }
                 if mode == Mode::Retry {
                     quarantine::release(&tx, space, *seq)?;
                 }
@@ -220,9 +268,12 @@ fn apply(
                 }
             }
             Err(e) if quarantine::transient(&e) => return Err(e),
+            // Rolled back whole (the transaction is dropped), to be applied again carefully.
+            Err(_) if !careful => return Ok(None),
             Err(e) => {
                 tx.execute_batch("ROLLBACK TO sync_message; RELEASE sync_message")
                     .context("setting aside a synced change")?;
+                later.forget_after(mark);
                 let reason = QuarantineReason::Refused(e.to_string());
                 let keep = quarantine::Keep {
                     space,
@@ -240,8 +291,10 @@ fn apply(
         }
         cursor = cursor.max(*seq);
     }
+    later.finish(&tx)?;
+    drop(triggers);
     if let Some(mut l) = lifted {
-        rebase::replay(&tx, space, &me, &mut l, i64::MAX)?;
+        rebase::replay(&tx, space, me, &mut l, i64::MAX)?;
         rebase::finish(&tx, l)?;
     }
     if let Some(anchors) = anchors {
@@ -258,15 +311,15 @@ fn apply(
         .context("saving the sync cursor")?;
     }
     tx.commit().context("committing synced changes")?;
-    Ok(applied)
+    Ok(Some(applied))
 }
 
-fn apply_change(conn: &Connection, space: &Space, msg: &SyncMessage) -> Result<()> {
+fn apply_change<'a>(conn: &Connection, space: &Space, msg: &'a SyncMessage, later: &mut IndexLater<'a>) -> Result<()> {
     match &msg.change {
         SyncChange::SessionCreated(rec) => create_session(conn, rec),
         SyncChange::SessionField { session_id, field } => set_field(conn, space, session_id, field),
         SyncChange::SessionDeleted { session_id } => delete_session(conn, session_id),
-        SyncChange::TurnAdded(rec) => add_turn(conn, msg, rec),
+        SyncChange::TurnAdded(rec) => add_turn(conn, msg, rec, later),
         SyncChange::TurnUpdated(u) => update_turn(conn, space, u),
         SyncChange::Workspace(ws) => {
             if !pending(conn, space, "workspace", &ws.workspace, "")? {
@@ -334,7 +387,7 @@ fn delete_session(conn: &Connection, session_id: &str) -> Result<()> {
 
 // --- turns ------------------------------------------------------------------------------------------
 
-fn add_turn(conn: &Connection, msg: &SyncMessage, rec: &TurnRecord) -> Result<()> {
+fn add_turn<'a>(conn: &Connection, msg: &SyncMessage, rec: &'a TurnRecord, later: &mut IndexLater<'a>) -> Result<()> {
     if row_of(conn, &rec.gid)?.is_some() {
         return Ok(());
     }
@@ -349,10 +402,16 @@ fn add_turn(conn: &Connection, msg: &SyncMessage, rec: &TurnRecord) -> Result<()
         device_name: &msg.device_name,
     };
     let (target, after) = place(conn, &arrival)?;
-    insert(conn, &target, after + 1, rec)
+    insert(conn, &target, after + 1, rec, later)
 }
 
-fn insert(conn: &Connection, session_id: &str, number: i64, rec: &TurnRecord) -> Result<()> {
+fn insert<'a>(
+    conn: &Connection,
+    session_id: &str,
+    number: i64,
+    rec: &'a TurnRecord,
+    later: &mut IndexLater<'a>,
+) -> Result<()> {
     let row = TurnRow {
         session_id,
         turn_number: number,
@@ -369,17 +428,18 @@ fn insert(conn: &Connection, session_id: &str, number: i64, rec: &TurnRecord) ->
         gid: Some(&rec.gid),
     };
     let id = rows::insert_turn(conn, &row).context(format!("adding a synced turn to session {session_id}"))?;
+    if later.running() {
+        later.add(id, &rec.content, &rec.search_extra);
+    }
     if session_id != rec.session_id {
         conn.execute("UPDATE turns SET sync_session = ?2 WHERE id = ?1", params![id, rec.session_id])
             .context("recording where a synced turn was meant to go")?;
     }
     bump(conn, session_id, number, rec.created_at)?;
     if rec.role == crate::Role::User {
-        conn.execute(
-            "UPDATE sessions SET title = ?2 WHERE id = ?1 AND title = ''",
-            params![session_id, clip_title(&crate::title_from_message(&rec.content))],
-        )
-        .context("titling a synced session")?;
+        conn.prepare_cached("UPDATE sessions SET title = ?2 WHERE id = ?1 AND title = ''")
+            .and_then(|mut s| s.execute(params![session_id, clip_title(&crate::title_from_message(&rec.content))]))
+            .context("titling a synced session")?;
     }
     for (position, a) in rec.attachments.iter().enumerate() {
         let bytes = base64::engine::general_purpose::STANDARD

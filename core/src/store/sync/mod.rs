@@ -17,6 +17,7 @@
 //! only.
 
 mod apply;
+mod index_later;
 mod message;
 mod outgoing;
 mod place;

@@ -196,10 +196,10 @@ pub(super) fn recount(conn: &Connection, session_id: &str) -> Result<()> {
 
 /// A session's counters after turn `number`, written at `at`, joined it.
 pub(super) fn bump(conn: &Connection, session_id: &str, number: i64, at: i64) -> Result<()> {
-    conn.execute(
+    conn.prepare_cached(
         "UPDATE sessions SET turn_count = max(turn_count, ?2), last_active_at = max(last_active_at, ?3) WHERE id = ?1",
-        params![session_id, number, at],
     )
+    .and_then(|mut s| s.execute(params![session_id, number, at]))
     .context("counting a synced turn")
     .map(|_| ())
 }

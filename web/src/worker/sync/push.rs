@@ -4,7 +4,7 @@
 //! (`sync::pushed`) and fetches otherwise, and the wait between rounds ends as soon as a follower
 //! holds something or a write here wakes sync (`SyncRunner::wake`).
 
-use super::{call, Failure, Opened, SyncRunner, BATCH};
+use super::{call, Failure, Opened, SyncRunner, BATCH, FETCH};
 use cowork_core::store::sync::{pushed, Pushed};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -64,7 +64,8 @@ pub(super) async fn receive(
     if let Some(broken) = follower.take() {
         let _ = method(&broken, "stop", &[]); // not awaited: its consumer goes away on its own time
     }
-    let fetched = call(handle, "fetch", &[JsValue::from_f64(after as f64), JsValue::from_f64(BATCH as f64)]).await?;
+    let (count, bytes) = (JsValue::from_f64(FETCH.0 as f64), JsValue::from_f64(FETCH.1 as f64));
+    let fetched = call(handle, "fetch", &[JsValue::from_f64(after as f64), count, bytes]).await?;
     if let (Some(read_to), Some(last)) = (number(&fetched, "lastSeq"), number(&fetched, "streamLast")) {
         if read_to >= last {
             *follower = method(handle, "follow", &[JsValue::from_f64(read_to as f64)]);
