@@ -57,7 +57,8 @@ test('3 MB of pasted text lands whole in the composer and is sent verbatim', asy
   await box.press('Enter');
   const expected = `Received ${[...text].length} characters, FNV-1a 64 ${fnv1a64(text)}.`;
   const reply = page.locator('.turn[data-role="assistant"]', { hasText: 'Received' });
-  await reply.waitFor({ timeout: 60_000 });
+  await reply.or(page.locator('.notice')).first().waitFor({ timeout: 120_000 });
+  assert.equal(await page.locator('.notice').count(), 0, `no notice: ${await page.locator('.notice').allInnerTexts()}`);
   await replyDone(page);
   assert.equal((await reply.locator('.turn-text').innerText()).trim(), expected, 'the model got the text verbatim');
   assert.equal(await box.inputValue(), '', 'the box is emptied after the send');
