@@ -431,8 +431,11 @@ impl Placer {
         };
         let (full, _) = render(false);
         let full_cost = estimate_messages(&full, self.ratio);
-        let (messages, trimmed, cost) = if protected && full_cost <= self.remaining {
+        let (messages, trimmed, cost) = if (protected || !unit.can_shorten()) && full_cost <= self.remaining {
+            // Whole: inside the protection window, or a unit that shortening would leave as it is.
             (full, Vec::new(), full_cost)
+        } else if !unit.can_shorten() {
+            return None;
         } else {
             let (short, trimmed) = render(true);
             let cost = estimate_messages(&short, self.ratio);

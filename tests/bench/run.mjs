@@ -5,6 +5,13 @@
 //                            [--rounds N] [--only fresh,full] [--trace DIR]
 //                            [--nats WS_URL] [--nats-cluster WS_URL,WS_URL,WS_URL] [--sync-only]
 //                            [--first-sync-only] [--first-sync-batch N]
+//                            [--phases append,attach,context,paste] [--no-paste]
+//
+// `--phases` runs only the phases named, for working on one figure: `append` (durable append beside its
+// floors), `attach` (a turn with a 1 MB attachment, with its breakdown), `context` (context assembly on
+// a fresh archive of one 10k-turn session instead of the search phase's 100k archive), `paste` (3 MB of
+// text pasted into the app's composer, beside a plain textarea; paste.mjs). Nothing else runs. A run
+// without `--phases` runs the paste rows after the store's (5 rounds; 1 with --quick) unless `--no-paste`.
 //
 // `--nats` runs the sync phases against that server; `--nats-cluster` adds device-to-device latency
 // through a cluster (its nodes' URLs; the space's stream on three of them) in the same run, beside the
@@ -32,6 +39,7 @@ import { dirname, extname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { streamBench } from './stream.mjs';
+import { pasteBench } from './paste.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
@@ -53,6 +61,8 @@ const STREAM_ONLY = Boolean(args['stream-only']);
 const SYNC_ONLY = Boolean(args['sync-only']);
 const FIRST_SYNC_ONLY = Boolean(args['first-sync-only']);
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+// `--phases append,attach,context,paste`: only these (no 100k archive, no sync, streaming or cold start).
+const PHASES = typeof args.phases === 'string' ? new Set(args.phases.split(',')) : null;
 
 const watchdog = setTimeout(() => {
   console.error('bench: still running after 20 minutes; giving up');
@@ -176,6 +186,17 @@ async function browserPhases() {
       const sync = await latencies(run, null);
       await run('cleanup', {});
       return { version, userAgent: await page.evaluate(() => navigator.userAgent), sync };
+    }
+    if (PHASES) {
+      // Only the phases named (see the header): the store's rows without building the 100k archive.
+      const out = { version, userAgent: await page.evaluate(() => navigator.userAgent) };
+      if (PHASES.has('append')) out.append = await run('append', QUICK ? { iterations: 20, sizes: [200, 1000] } : { iterations: 200, sizes: [1000, 10000] });
+      if (PHASES.has('attach')) out.attach = await run('attach', QUICK ? { turns: 100 } : {});
+      if (PHASES.has('context')) {
+        out.context = await run('context', { windows: [32768, 200000], ...(QUICK ? { perSession: 1000, contextReps: 3 } : {}) });
+      }
+      await run('cleanup', {});
+      return out;
     }
     const append = await run('append', QUICK ? { iterations: 20, sizes: [200, 1000] } : { iterations: 200, sizes: [1000, 10000] });
     const attach = await run('attach', QUICK ? { turns: 100 } : {}); // 40 appends of 1 MB either way
@@ -313,7 +334,8 @@ function buildRows(b, cold, stream) {
   const add = (group, name, value, peer, goal) => rows.push({ group, name, value, peer, ...goal });
   const within = (measured, limit, text) => ({ goal: text, ratio: measured / limit, met: measured <= limit });
   const atLeast = (measured, limit, text) => ({ goal: text, ratio: measured / limit, met: measured >= limit });
-  if (b?.append) storeRows(b, add, within, atLeast);
+  if (b?.append || b?.attach || b?.search || b?.context) storeRows(b, add, within, atLeast);
+  if (b?.paste) pasteRows(b.paste, add, within);
   if (stream) streamRows(stream, add, within);
   if (cold) {
     add('cold start', 'app + worker + wasm, gzip', mb(cold.bytes.code_gzip), `raw ${mb(cold.bytes.code_raw)}`,
@@ -406,36 +428,72 @@ function syncLatencyRows({ latency: l, cluster: c }, add) {
 }
 
 function storeRows(b, add, within, atLeast) {
+  if (b.append) appendRows(b.append, add, within, atLeast);
+  if (b.attach) {
+    const a = b.attach;
+    const mb = (a.bytes / (1024 * 1024)).toFixed(0);
+    const s = p50(a.store), f = p50(a.floor);
+    add('append', `append a turn with a ${mb} MB attachment p50 / p99`, `${ms(s)} / ${ms(p99(a.store))}`,
+      `raw OPFS write+flush of the same bytes ${ms(f)} / ${ms(p99(a.floor))}`, within(s / f, 5, 'p50 ≤ 5× floor'));
+    if (a.call?.length) {
+      // Where the time goes: each part timed alone (Bench::attach_parts), on a new content each time.
+      add('append', '  the same call timed from JS (+ the bytes copied into wasm memory)', `${ms(p50(a.call))} / ${ms(p99(a.call))}`, '',
+        { goal: '(breakdown)', ratio: null, met: null });
+      add('append', '  part: SHA-256 + classify, alone', `${ms(p50(a.hash))} / ${ms(p99(a.hash))}`, '', { goal: '(breakdown)', ratio: null, met: null });
+      add('append', '  part: blob insert (into the page cache), alone', `${ms(p50(a.insert))} / ${ms(p99(a.insert))}`, '',
+        { goal: '(breakdown)', ratio: null, met: null });
+      add('append', '  part: its commit (WAL frames + flush), alone', `${ms(p50(a.commit))} / ${ms(p99(a.commit))}`, '',
+        { goal: '(breakdown)', ratio: null, met: null });
+      add('append', '  floor written as the WAL writes it: 2 writes per 4 KiB page, one flush', `${ms(p50(a.paged))} / ${ms(p99(a.paged))}`, '',
+        { goal: '(breakdown)', ratio: p50(a.paged) / f, met: null, note: '× floor' });
+    }
+  }
+  if (b.search) searchRows(b, add, within, atLeast);
+  const context = b.search?.context ?? b.context;
+  for (const [window, c] of Object.entries(context ?? {})) {
+    const where = b.search ? '' : ' (alone in its archive)';
+    add('context', `context assembly, 10k-turn session${where}, ${Number(window).toLocaleString('en')}-token window p50 / p99`,
+      `${ms(p50(c.ms))} / ${ms(p99(c.ms))}`, `${c.turns_read} turns read, ${c.messages} messages`, within(p50(c.ms), 5, 'p50 ≤ 5 ms'));
+  }
+}
 
-  const sizes = Object.keys(b.append.sizes).map(Number).sort((x, y) => x - y);
+function appendRows(append, add, within, atLeast) {
+  const sizes = Object.keys(append.sizes).map(Number).sort((x, y) => x - y);
   const [small, large] = [sizes[0], sizes[sizes.length - 1]];
   for (const size of sizes) {
-    const a = b.append.sizes[size];
+    const a = append.sizes[size];
     const s = p50(a.store);
     add('append', `durable append p50 / p99 at ${size} turns`, `${ms(s)} / ${ms(p99(a.store))}`, '', { goal: '', ratio: null, met: null });
+    // The floor a SQLite commit cannot go under on the pool: a journal write + flush, then a database
+    // write + flush, whole pages (worker.js openFloor). The single write + flush stays as a line.
+    add('append', `  commit floor: journal page write+flush, then database page write+flush (${size})`,
+      `${ms(p50(a.commit_floor))} / ${ms(p99(a.commit_floor))}`, '', within(s / p50(a.commit_floor), 1.5, 'append p50 ≤ 1.5× commit floor'));
     add('append', `  raw floor: OPFS write+flush (${size})`, `${ms(p50(a.floor))} / ${ms(p99(a.floor))}`, '',
-      within(s / p50(a.floor), 1.5, 'append p50 ≤ 1.5× floor'));
+      { goal: '(shown)', ratio: s / p50(a.floor), met: null, note: '× floor' });
     add('append', `  IndexedDB put, strict (${size})`, `${ms(p50(a.idb_strict))} / ${ms(p99(a.idb_strict))}`, '',
       within(s / p50(a.idb_strict), 2, 'append p50 ≤ 2× strict put'));
     add('append', `  whole-conversation IDB put (${size})`, `${ms(p50(a.idb_whole))} / ${ms(p99(a.idb_whole))}`, '',
       size === large ? atLeast(p50(a.idb_whole) / s, 10, '≥ 10× faster than it') : { goal: '(shown)', ratio: p50(a.idb_whole) / s, met: null, note: 'faster by' });
   }
-  const synced = b.append.sizes[large].synced;
+  const synced = append.sizes[large].synced;
   if (synced?.length) {
-    const ratio = p50(synced) / p50(b.append.sizes[large].store);
+    const ratio = p50(synced) / p50(append.sizes[large].store);
     add('append', `  with sync on (outbox in the same transaction), p50 / p99 at ${large}`, `${ms(p50(synced))} / ${ms(p99(synced))}`,
       `sync on ÷ off ${times(ratio)}`, within(ratio, 1.1, 'sync on ≤ 1.1× off'));
   }
-  const flat = p50(b.append.sizes[large].store) / p50(b.append.sizes[small].store);
+  const flat = p50(append.sizes[large].store) / p50(append.sizes[small].store);
   add('append', `append flat: p50 at ${large} / p50 at ${small}`, times(flat), '', within(flat, 1.25, 'flat (≤ 1.25×)'));
+}
 
-  if (b.attach) {
-    const mb = (b.attach.bytes / (1024 * 1024)).toFixed(0);
-    const s = p50(b.attach.store), f = p50(b.attach.floor);
-    add('append', `append a turn with a ${mb} MB attachment p50 / p99`, `${ms(s)} / ${ms(p99(b.attach.store))}`,
-      `raw OPFS write+flush of the same bytes ${ms(f)} / ${ms(p99(b.attach.floor))}`, { goal: '(shown)', ratio: s / f, met: null, note: '× floor' });
-  }
+/** The paste rows (paste.mjs): the app's composer beside a plain textarea, medians of the rounds. */
+function pasteRows(p, add, within) {
+  const app = p.app.map((r) => r.painted_ms), floor = p.floor.map((r) => r.painted_ms);
+  const mb = (p.chars / 1e6).toFixed(0);
+  add('paste', `paste ${mb} MB of text into the composer, until painted, median of ${app.length}`, ms(p50(app)),
+    `a plain textarea ${ms(p50(floor))}; input handled ${ms(p50(p.app.map((r) => r.handled_ms)))}`, within(p50(app), 500, '≤ 0.5 s'));
+}
 
+function searchRows(b, add, within, atLeast) {
   for (const label of Object.keys(b.search.at)) {
     const at = b.search.at[label];
     for (const [kind, r] of Object.entries(at.kinds)) {
@@ -451,10 +509,6 @@ function storeRows(b, add, within, atLeast) {
     within(r.first_resume_ms, 100, '≤ 100 ms'));
   add('resume', `  reopen + resume p50 / warm resume p50`, `${ms(p50(r.reopen_and_resume_ms))} / ${ms(p50(r.ms))}`, '',
     within(p50(r.reopen_and_resume_ms), 100, '≤ 100 ms'));
-  for (const [window, c] of Object.entries(b.search.context)) {
-    add('context', `context assembly, 10k-turn session, ${Number(window).toLocaleString('en')}-token window p50 / p99`,
-      `${ms(p50(c.ms))} / ${ms(p99(c.ms))}`, `${c.turns_read} turns read, ${c.messages} messages`, within(p50(c.ms), 5, 'p50 ≤ 5 ms'));
-  }
 }
 
 function printTable(rows) {
@@ -493,11 +547,29 @@ async function streamPhases() {
   }
 }
 
+/** The paste benchmark (paste.mjs) against the dev server, its floor page served by the bench's server. */
+async function pastePhases() {
+  const server = await serve();
+  const dev = startDevServer();
+  try {
+    const floorUrl = `http://127.0.0.1:${server.address().port}/paste-floor.html`;
+    return await pasteBench({ launch, floorUrl, devUrl: await dev.url, reps: QUICK ? 1 : 5 });
+  } finally {
+    await dev.stop();
+    await new Promise((ok) => server.close(ok));
+  }
+}
+
 const started = Date.now();
-const browser = STREAM_ONLY ? null : await browserPhases();
-const stream = args['no-stream'] || SYNC_ONLY || FIRST_SYNC_ONLY ? null : await streamPhases();
+const storePhases = !PHASES || ['append', 'attach', 'context'].some((p) => PHASES.has(p));
+let browser = STREAM_ONLY || !storePhases ? null : await browserPhases();
+if ((PHASES ? PHASES.has('paste') : !STREAM_ONLY && !SYNC_ONLY && !FIRST_SYNC_ONLY) && !args['no-paste']) {
+  console.error('bench: paste …');
+  browser = { ...browser, paste: await pastePhases() };
+}
+const stream = args['no-stream'] || SYNC_ONLY || FIRST_SYNC_ONLY || PHASES ? null : await streamPhases();
 let cold = null;
-if (!args['no-cold']) {
+if (!args['no-cold'] && !PHASES) {
   console.error('bench: cold start …');
   cold = { bytes: wireBytes(), render: STREAM_ONLY || SYNC_ONLY || FIRST_SYNC_ONLY ? null : await firstRender(QUICK ? 1 : 5) };
 }

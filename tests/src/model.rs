@@ -29,7 +29,8 @@
 //! `[[reasoning]]` (the reply streams `delta.reasoning_content` first, "Let me think about …", then
 //! its text), `[[refusal]]` (the reply streams `delta.refusal`, "I can't help with that.", and no
 //! content) and `[[bench:markdown]]` (the benchmark's 12 KB Markdown reply in 1,500 deltas, 4 ms
-//! apart: [`crate::bench_reply`]), `[[code:LANG]]` (the rest of the message, as written, sent back as a
+//! apart: [`crate::bench_reply`]), `[[digest]]` (the characters after it counted and checksummed,
+//! [`digest_of`]: a large message checked without being echoed), `[[code:LANG]]` (the rest of the message, as written, sent back as a
 //! fenced code block in LANG between two sentences: `[[code:python]] def f(): …`). `[[tool-rounds]]` makes it a DeepSeek-style thinking model that
 //! calls tools for three rounds and refuses a request that drops their reasoning (`thinking.rs`,
 //! which also holds the Anthropic-style model at `/anthropic/v1/messages`).
@@ -134,6 +135,9 @@ fn plan_answer(messages: &[Value], tools: &[String]) -> Plan {
     if last["role"] == "user" && text.contains(REFUSAL) {
         return Plan::Refusal("I can't help with that.".into());
     }
+    if let Some((_, rest)) = text.split_once(DIGEST).filter(|_| last["role"] == "user") {
+        return Plan::Text(digest_of(rest));
+    }
     if let Some((language, code)) = code_switch(&text).filter(|_| last["role"] == "user") {
         return Plan::Text(format!(
             "Here it is as {language}:\n\n```{language}\n{code}\n```\n\nThat is the whole block."
@@ -226,6 +230,17 @@ fn code_switch(text: &str) -> Option<(String, String)> {
 const REASONING: &str = "[[reasoning]]";
 /// The switch asking for a refusal.
 const REFUSAL: &str = "[[refusal]]";
+
+/// The switch asking what arrived after it, as a count and a checksum (a large paste, sent whole).
+const DIGEST: &str = "[[digest]]";
+
+/// "Received N characters, FNV-1a 64 X": the characters of `text` and the FNV-1a (64-bit) of its
+/// UTF-8 bytes, in lower-case hex, so a test can check that a message arrived verbatim without
+/// having it echoed back.
+pub fn digest_of(text: &str) -> String {
+    let fnv = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    format!("Received {} characters, FNV-1a 64 {fnv:016x}.", text.chars().count())
+}
 
 /// How the echo starts (the model's name goes in after "Demo model").
 const ECHO_START: &str = "Demo model here";
@@ -495,6 +510,15 @@ mod tests {
 
     fn tools() -> Vec<String> {
         ALL.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_digest_counts_and_checksums_what_follows_the_switch() {
+        let call = |text: &str| plan(&[user(text)], &tools());
+        // FNV-1a 64 of "a" is af63dc4c8601ec8c (the published test vector); "é" counts as one character.
+        assert_eq!(call("[[digest]]a"), Plan::Text("Received 1 characters, FNV-1a 64 af63dc4c8601ec8c.".into()));
+        assert_eq!(call("[[digest]]"), Plan::Text("Received 0 characters, FNV-1a 64 cbf29ce484222325.".into()));
+        assert!(matches!(call("[[digest]]é"), Plan::Text(t) if t.starts_with("Received 1 characters")));
     }
 
     #[test]

@@ -17,6 +17,9 @@ use std::time::Duration;
 use tower_http::services::ServeDir;
 use tower_http::set_header::SetResponseHeaderLayer;
 
+/// The largest request the demo model takes (its context, with a large paste in it).
+pub const MAX_MODEL_REQUEST_BYTES: usize = 64 * 1024 * 1024;
+
 /// How to run the server.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -41,7 +44,9 @@ pub fn router(cfg: &Config) -> Router {
         .route("/anthropic/v1/messages", post(crate::model::thinking::anthropic_messages))
         .route("/v1/models", get(crate::model::list_models))
         .route("/unlisted/v1/chat/completions", post(crate::model::chat_completions))
-        .with_state(std::sync::Arc::new(crate::model::ModelState::default()));
+        .with_state(std::sync::Arc::new(crate::model::ModelState::default()))
+        // A request carries the whole context: a 3 MB paste is more than axum's default 2 MB. Bounded.
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_MODEL_REQUEST_BYTES));
     let tasks = crate::orchestrator::router(std::sync::Arc::new(crate::orchestrator::Orchestrator::default()));
     let cors = tower_http::cors::CorsLayer::new()
         .allow_origin(tower_http::cors::AllowOrigin::predicate(|origin, _| is_loopback_origin(origin.as_bytes())))

@@ -42,6 +42,20 @@ impl Unit {
         }
     }
 
+    /// Whether rendering it shortened ([`render_unit`] with `shorten`) can differ from rendering it
+    /// whole: a content over [`TRIM_THRESHOLD_CHARS`], or images of a single turn (placeholders). When it
+    /// cannot, placing the unit renders and counts it once.
+    pub(super) fn can_shorten(&self) -> bool {
+        let long = |t: &Turn| t.content.len() > TRIM_THRESHOLD_CHARS;
+        match self {
+            Unit::Single(t) => long(t) || t.attachments.iter().any(|a| a.is_image()),
+            Unit::Orphan(t) => long(t),
+            Unit::Group { assistant, results, orphans } => {
+                std::iter::once(assistant).chain(results).chain(orphans).any(long)
+            }
+        }
+    }
+
     pub(super) fn last_turn(&self) -> i64 {
         self.turn_numbers().into_iter().max().unwrap_or(0)
     }

@@ -56,7 +56,7 @@ pub(super) fn session_from_row(r: &Row) -> rusqlite::Result<Session> {
         turn_count: r.get(7)?,
         prompt_tokens: r.get(8)?,
         completion_tokens: r.get(9)?,
-        state: parse_json(r.get(10)?),
+        state: parse_json(text_ref(r, 10)?),
         parent_session_id: r.get(11)?,
         fork_turn: r.get(12)?,
         is_archived: r.get(13)?,
@@ -183,20 +183,20 @@ pub(super) fn copy_tool_executions(conn: &Connection, to: &str, from: &str, lo: 
 }
 
 pub(super) fn turn_from_row(r: &Row) -> rusqlite::Result<Turn> {
-    let status: String = r.get(9)?;
+    let status = text_ref(r, 9)?.unwrap_or_default();
     Ok(Turn {
         id: r.get(0)?,
         session_id: r.get(1)?,
         turn_number: r.get(2)?,
         role: parse_role(r, 3)?,
         content: r.get(4)?,
-        tool_calls: parse_tool_calls(r.get(5)?),
+        tool_calls: parse_tool_calls(text_ref(r, 5)?),
         tool_call_id: r.get(6)?,
         tool_name: r.get(7)?,
         token_count: r.get(8)?,
-        status: TurnStatus::parse(&status).unwrap_or(TurnStatus::Error),
+        status: TurnStatus::parse(status).unwrap_or(TurnStatus::Error),
         created_at: r.get(10)?,
-        metadata: parse_json(r.get(11)?),
+        metadata: parse_json(text_ref(r, 11)?),
         attachments: Vec::new(),
     })
 }
@@ -469,7 +469,7 @@ pub(super) fn manifest_from_row(r: &Row) -> rusqlite::Result<ContextManifest> {
         state_version: r.get(3)?,
         estimated_tokens: r.get(4)?,
         budget_tokens: r.get(5)?,
-        usage: parse_json(r.get(6)?),
+        usage: parse_json(text_ref(r, 6)?),
         created_at: r.get(7)?,
     })
 }
@@ -505,9 +505,9 @@ pub(super) fn tool_calls_json(calls: &[ToolCall]) -> Option<String> {
     Some(serde_json::Value::Array(v).to_string())
 }
 
-fn parse_tool_calls(json: Option<String>) -> Vec<ToolCall> {
+fn parse_tool_calls(json: Option<&str>) -> Vec<ToolCall> {
     let Some(json) = json else { return Vec::new() };
-    let Ok(serde_json::Value::Array(items)) = serde_json::from_str::<serde_json::Value>(&json) else {
+    let Ok(serde_json::Value::Array(items)) = serde_json::from_str::<serde_json::Value>(json) else {
         return Vec::new();
     };
     items
@@ -520,16 +520,29 @@ fn parse_tool_calls(json: Option<String>) -> Vec<ToolCall> {
         .collect()
 }
 
+/// Column `i` as text borrowed from the row (`None` for NULL): read without a copy, for what is
+/// parsed rather than kept.
+fn text_ref<'r>(r: &'r Row, i: usize) -> rusqlite::Result<Option<&'r str>> {
+    r.get_ref(i)?
+        .as_str_or_null()
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e)))
+}
+
 /// Free-form JSON as stored: `NULL` for JSON null.
 pub(super) fn metadata_json(v: &serde_json::Value) -> Option<String> {
     (!v.is_null()).then(|| v.to_string())
 }
 
-fn parse_json(s: Option<String>) -> serde_json::Value {
-    s.and_then(|s| serde_json::from_str(&s).ok()).unwrap_or(serde_json::Value::Null)
+fn parse_json(s: Option<&str>) -> serde_json::Value {
+    match s {
+        // Most turns carry no metadata, or an empty object: no parser for those.
+        None | Some("null") => serde_json::Value::Null,
+        Some("{}") => serde_json::Value::Object(serde_json::Map::new()),
+        Some(s) => serde_json::from_str(s).unwrap_or(serde_json::Value::Null),
+    }
 }
 
 pub(super) fn parse_role(r: &Row, i: usize) -> rusqlite::Result<Role> {
-    let s: String = r.get(i)?;
-    Role::parse(&s).ok_or_else(|| rusqlite::Error::InvalidColumnType(i, s, rusqlite::types::Type::Text))
+    let s = text_ref(r, i)?.unwrap_or_default();
+    Role::parse(s).ok_or_else(|| rusqlite::Error::InvalidColumnType(i, s.to_owned(), rusqlite::types::Type::Text))
 }

@@ -272,6 +272,28 @@ impl Bench {
         Ok(ms)
     }
 
+    /// The parts of [`Bench::append_with_attachment`], each timed alone on a new content `bytes` (a
+    /// breakdown, not a second measurement of the row): `[hash + classify, blob insert, commit]` in
+    /// milliseconds. The blob goes in by plain SQL in its own transaction (no turn), so the commit is
+    /// the WAL frames of the blob's pages and the flush.
+    pub fn attach_parts(&mut self, bytes: &[u8]) -> Result<Vec<f64>, JsValue> {
+        let sql = |e: rusqlite::Error| JsValue::from_str(&e.to_string());
+        let file = cowork_core::NewAttachment::new("data.bin", "application/octet-stream", bytes.to_vec());
+        let t = now();
+        let examined = file.examine();
+        let hash_ms = now() - t;
+        let conn = self.store()?.connection();
+        conn.execute_batch("BEGIN IMMEDIATE").map_err(sql)?;
+        let t = now();
+        conn.prepare_cached("INSERT INTO blobs (sha256, size, data) VALUES (?1, ?2, ?3)")
+            .and_then(|mut s| s.execute(rusqlite::params![examined.sha256, bytes.len() as i64, bytes]))
+            .map_err(sql)?;
+        let insert_ms = now() - t;
+        let t = now();
+        conn.execute_batch("COMMIT").map_err(sql)?;
+        Ok(vec![hash_ms, insert_ms, now() - t])
+    }
+
     /// The app's search: `[ms, hits]`.
     pub fn search(&self, text: &str) -> Result<Vec<f64>, JsValue> {
         let store = self.store()?;

@@ -18,12 +18,20 @@ self.onmessage = async (e) => {
 
 // --- peers --------------------------------------------------------------------------------------------
 
-/** The raw floor: an OPFS sync-access-handle write + flush of the same bytes, appended to one file. */
+/** The raw floors, on OPFS sync access handles: `write`, one write + flush of the same bytes, appended
+ *  to one file (`bench-floor.bin`); `commit`, the least a SQLite commit does on the pool: the bytes
+ *  rounded up to whole 4 KiB pages written to a journal file + flush, then to the database file (the
+ *  same handle as `write`) + flush. */
 async function openFloor() {
   const root = await navigator.storage.getDirectory();
-  await root.removeEntry('bench-floor.bin').catch(() => {});
-  const handle = await (await root.getFileHandle('bench-floor.bin', { create: true })).createSyncAccessHandle();
-  let at = 0;
+  const open = async (name) => {
+    await root.removeEntry(name).catch(() => {});
+    return (await root.getFileHandle(name, { create: true })).createSyncAccessHandle();
+  };
+  const handle = await open('bench-floor.bin');
+  const journal = await open('bench-floor-journal.bin');
+  let [at, journalAt] = [0, 0];
+  const PAGE = 4096;
   return {
     write(bytes) {
       const t = performance.now();
@@ -33,7 +41,36 @@ async function openFloor() {
       at += bytes.byteLength;
       return ms;
     },
-    close: () => handle.close(),
+    commit(bytes) {
+      const pages = new Uint8Array(Math.ceil(bytes.byteLength / PAGE) * PAGE);
+      pages.set(bytes);
+      const t = performance.now();
+      journal.write(pages, { at: journalAt });
+      journal.flush();
+      handle.write(pages, { at });
+      handle.flush();
+      const ms = performance.now() - t;
+      journalAt += pages.byteLength;
+      at += pages.byteLength;
+      return ms;
+    },
+    /** The same bytes written as SQLite's WAL writes a transaction's pages: per 4 KiB page, its 24-byte
+     *  frame header and the page, two writes; then one flush. */
+    paged(bytes) {
+      const header = new Uint8Array(24);
+      const t = performance.now();
+      for (let i = 0; i < bytes.byteLength; i += PAGE) {
+        handle.write(header, { at });
+        handle.write(bytes.subarray(i, i + PAGE), { at: at + 24 });
+        at += 24 + PAGE;
+      }
+      handle.flush();
+      return performance.now() - t;
+    },
+    close: () => {
+      handle.close();
+      journal.close();
+    },
   };
 }
 
@@ -173,13 +210,14 @@ const PHASES = {
       seeded = size;
       // The chat-app peer keeps the same conversation as one array and puts it whole per message.
       const conversation = { id: 'c', title: 'bench', messages: JSON.parse(w.records(size, SEED + 1)) };
-      const r = { store: [], synced: [], floor: [], idb_strict: [], idb_whole: [] };
+      const r = { store: [], synced: [], floor: [], commit_floor: [], idb_strict: [], idb_whole: [] };
       for (let i = 0; i < iterations; i++) {
         const record = bench.prepare_turn();
         r.store.push(bench.append_prepared());
         synced.prepare_turn();
         r.synced.push(synced.append_prepared());
         r.floor.push(floor.write(encoder.encode(record)));
+        r.commit_floor.push(floor.commit(encoder.encode(record)));
         r.idb_strict.push(await idbPut(db, 'turns', JSON.parse(record), 'strict'));
         conversation.messages.push(JSON.parse(record));
         r.idb_whole.push(await idbPut(db, 'conversations', conversation, 'default'));
@@ -197,7 +235,9 @@ const PHASES = {
     return out;
   },
 
-  /** A turn with a 1 MB attachment appended durably, beside the raw OPFS write + flush of the same bytes. */
+  /** A turn with a 1 MB attachment appended durably, beside the raw OPFS write + flush of the same bytes;
+   *  `call`: the same appends timed from here (the bytes' copy into wasm memory included); then the
+   *  breakdown (`Bench::attach_parts`: hashing, the blob insert, the commit, each on a new content). */
   async attach({ iterations = 40, bytes = 1024 * 1024, turns = 1000 }) {
     w.remove_archive('attach.db');
     const bench = new w.Bench('attach.db', SEED);
@@ -205,17 +245,49 @@ const PHASES = {
     const floor = await openFloor();
     const data = new Uint8Array(bytes);
     for (let i = 0; i < bytes; i += 65536) crypto.getRandomValues(data.subarray(i, Math.min(bytes, i + 65536)));
-    const r = { store: [], floor: [], bytes };
+    const r = { store: [], call: [], floor: [], paged: [], bytes, hash: [], insert: [], commit: [] };
     for (let i = 0; i < iterations; i++) {
       new DataView(data.buffer).setUint32(0, i); // a new content each time (no deduplication)
+      const t = performance.now();
       r.store.push(bench.append_with_attachment(data));
+      r.call.push(performance.now() - t);
       r.floor.push(floor.write(data));
+      r.paged.push(floor.paged(data));
+    }
+    for (let i = 0; i < iterations; i++) {
+      new DataView(data.buffer).setUint32(0, iterations + i);
+      const [hash, insert, commit] = bench.attach_parts(data);
+      r.hash.push(hash);
+      r.insert.push(insert);
+      r.commit.push(commit);
     }
     floor.close();
     bench.close();
     w.remove_archive('attach.db');
     log('attachment appends done');
     return r;
+  },
+
+  /** Context assembly alone (for `run.mjs --phases context`): a fresh archive of one 10k-turn session,
+   *  the same assemblies as the search phase's. */
+  async context({ perSession = 10000, contextReps = 40, windows }) {
+    w.remove_archive('context.db');
+    const bench = new w.Bench('context.db', SEED);
+    bench.seed_session(perSession);
+    const out = {};
+    for (const window of windows) {
+      const ms = [];
+      let info;
+      for (let r = 0; r < contextReps; r++) {
+        const [t, read, messages, tokens] = bench.context(0, window);
+        ms.push(t);
+        info = { turns_read: read, messages, estimated_tokens: tokens };
+      }
+      out[window] = { ms, ...info };
+    }
+    bench.close();
+    w.remove_archive('context.db');
+    return out;
   },
 
   /** Builds the archive: 10 sessions of 10k turns; searches at 10k and 100k; context assembly at 100k. */

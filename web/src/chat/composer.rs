@@ -5,6 +5,7 @@ use super::format::Fix;
 use super::icons::{icon, Icon};
 use super::state::{ChatState, DialogState};
 use leptos::prelude::*;
+use wasm_bindgen::JsCast;
 
 /// The last notice, with the place that fixes it when its kind has one ("Open Settings"); a reply's
 /// notice only in the session the reply is written in.
@@ -67,7 +68,6 @@ pub fn Composer(
         }
         on_files.run(files);
     };
-    let empty = move || state.draft.with(|d| d.trim().is_empty()) && state.attachments.with(Vec::is_empty);
     let send_on_enter = move |ev: web_sys::KeyboardEvent| {
         if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
             ev.prevent_default();
@@ -83,16 +83,36 @@ pub fn Composer(
             }
         }
     };
-    // One line that grows with its text, up to its max-height (app.css), then scrolls: measured in the
-    // next frame, once the box holds the new text (emptied after a send, too).
+    // What the user types goes into the draft without notifying it (`typed` is notified instead): the
+    // box already holds that text, so `prop:value` does not write it back, which for a large paste
+    // would copy megabytes out of wasm and into the box again per change. A draft set elsewhere (emptied
+    // after a send) notifies the draft, and the box is given it.
+    let typed = RwSignal::new(0u64);
+    let on_input = move |ev: leptos::ev::Event| {
+        let text = event_target_value(&ev);
+        state.draft.update_untracked(|d| *d = text);
+        typed.update(|n| *n += 1);
+    };
+    let empty = move || {
+        typed.track();
+        state.draft.with(|d| d.trim().is_empty()) && state.attachments.with(Vec::is_empty)
+    };
+    // One line that grows with its text, up to its max-height (app.css), then scrolls. Where the browser
+    // sizes a box to its content (`field-sizing: content`, app.css) it does so in the layout it does
+    // anyway; elsewhere the box is measured in the next frame, once it holds the new text (emptied
+    // after a send, too).
     let input = NodeRef::<leptos::html::Textarea>::new();
+    let measured = !sizes_to_content();
     Effect::new(move |_| {
         state.draft.track();
-        request_animation_frame(move || {
-            if let Some(el) = input.get_untracked() {
-                fit_height(&el);
-            }
-        });
+        typed.track();
+        if measured {
+            request_animation_frame(move || {
+                if let Some(el) = input.get_untracked() {
+                    fit_height(&el);
+                }
+            });
+        }
     });
     view! {
         <form class="composer" on:submit=move |ev| { ev.prevent_default(); on_send.run(()); }>
@@ -110,7 +130,7 @@ pub fn Composer(
                     aria-describedby="composer-hint"
                     node_ref=input
                     prop:value=move || state.draft.get()
-                    on:input=move |ev| state.draft.set(event_target_value(&ev))
+                    on:input=on_input
                     on:keydown=send_on_enter
                     on:paste=paste
                 ></textarea>
@@ -141,6 +161,18 @@ fn fit_height(el: &web_sys::HtmlTextAreaElement) {
     let height = wasm_bindgen::JsValue::from_str("height");
     let _ = js_sys::Reflect::set(&style, &height, &"auto".into());
     let _ = js_sys::Reflect::set(&style, &height, &format!("{}px", el.scroll_height()).into());
+}
+
+/// Whether this browser sizes a text box to its content by CSS (`CSS.supports("field-sizing",
+/// "content")`; Chromium 123 and later).
+fn sizes_to_content() -> bool {
+    let global = js_sys::global();
+    let Ok(css) = js_sys::Reflect::get(&global, &"CSS".into()) else { return false };
+    let Ok(supports) = js_sys::Reflect::get(&css, &"supports".into()) else { return false };
+    supports
+        .dyn_ref::<js_sys::Function>()
+        .and_then(|f| f.call2(&css, &"field-sizing".into(), &"content".into()).ok())
+        .is_some_and(|v| v.is_truthy())
 }
 
 /// What the composer says beside Stop while this tab's reply is written in a session not shown.
