@@ -64,7 +64,10 @@ test('two devices sync through a three-node cluster; its stream leader killed mi
     await turnOnSync(b, { server, device: 'Phone' });
 
     // Mid-sync (the laptop still sending), the node leading the stream is killed.
-    await a.locator('.sync-status', { hasText: /^[\d,]+ waiting$/ }).waitFor({ timeout: 30_000 });
+    await a.locator('.sync-status', { hasText: /^[\d,]+ waiting$/ }).waitFor({ timeout: 30_000 }).catch(async (e) => {
+      // Say what the header went through instead, so a failure here says why.
+      throw new Error(`the laptop never said "N waiting"; its header said ${JSON.stringify(await a.evaluate(() => window.sawSync))}: ${e.message}`);
+    });
     const { leader } = await streamCluster(urls, 'alice');
     const node = leader?.match(/^cowork-([123])$/)?.[1];
     assert.ok(node, `the server names the stream's leader: ${leader}`);
