@@ -187,6 +187,22 @@ const openSpace = async (S, { url, space, passphrase, replicas = 1 }, name, crea
 
 // --- phases -------------------------------------------------------------------------------------------
 
+/** Context assembly of the first session, `reps` times per window: times and what was read. */
+function assemblies(bench, windows, reps) {
+  const out = {};
+  for (const window of windows) {
+    const ms = [];
+    let info;
+    for (let r = 0; r < reps; r++) {
+      const [t, read, messages, tokens] = bench.context(0, window);
+      ms.push(t);
+      info = { turns_read: read, messages, estimated_tokens: tokens };
+    }
+    out[window] = { ms, ...info };
+  }
+  return out;
+}
+
 const PHASES = {
   /** Durable append at 1k and 10k turns beside the floor, strict IndexedDB and the whole-conversation put,
    *  and the same appends to a twin archive with sync on (its outbox written in each append's transaction). */
@@ -274,17 +290,7 @@ const PHASES = {
     w.remove_archive('context.db');
     const bench = new w.Bench('context.db', SEED);
     bench.seed_session(perSession);
-    const out = {};
-    for (const window of windows) {
-      const ms = [];
-      let info;
-      for (let r = 0; r < contextReps; r++) {
-        const [t, read, messages, tokens] = bench.context(0, window);
-        ms.push(t);
-        info = { turns_read: read, messages, estimated_tokens: tokens };
-      }
-      out[window] = { ms, ...info };
-    }
+    const out = assemblies(bench, windows, contextReps);
     bench.close();
     w.remove_archive('context.db');
     return out;
@@ -324,17 +330,7 @@ const PHASES = {
     }
     out.hybrid = { index_ms, vectors, first_ms: first, kinds: hybrid, memory: w.wasm_memory_bytes() };
     log('search by meaning at 100k done');
-    out.context = {};
-    for (const window of windows) {
-      const ms = [];
-      let info;
-      for (let r = 0; r < contextReps; r++) {
-        const [t, read, messages, tokens] = bench.context(0, window);
-        ms.push(t);
-        info = { turns_read: read, messages, estimated_tokens: tokens };
-      }
-      out.context[window] = { ms, ...info };
-    }
+    out.context = assemblies(bench, windows, contextReps);
     bench.close();
     return out;
   },
