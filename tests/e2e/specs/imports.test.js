@@ -368,11 +368,14 @@ test('backing up to a folder writes snapshots, keeps the last K, and a snapshot 
     await page.getByLabel('Snapshots kept').press('Tab');
     await page.waitForTimeout(1100); // names have a one-second resolution
     await page.getByRole('button', { name: 'Back up now' }).click();
+    // The new snapshot alone, and whole: its file is there (empty) from the moment it is created.
     await page.waitForFunction(async (old) => {
       const folder = await (await navigator.storage.getDirectory()).getDirectoryHandle('backups');
       const names = [];
       for await (const name of folder.keys()) if (name.endsWith('.jsonl')) names.push(name);
-      return names.length === 1 && names[0] !== old;
+      if (names.length !== 1 || names[0] === old) return false;
+      const text = await (await (await folder.getFileHandle(names[0])).getFile()).text().catch(() => '');
+      return text.trim().split('\n').at(-1).includes('"type":"end"');
     }, first[0], { timeout: 20_000 });
     files = await listBackups(page);
     const [snapshot] = Object.values(files);

@@ -125,8 +125,15 @@ test('every dialog takes the focus, keeps Tab inside, closes with Esc and gives 
   const sessions = await page.locator('.session-row').count();
   await trapsAndReturns(page, 'Delete', async () => {
     await activate(menuButton);
+    // The menu puts the focus on its first item once it shows (`focus_later`): move it after that.
+    await page.waitForFunction(() => document.activeElement?.closest('.session-menu'));
     await page.locator('.session-menu [role=menuitem]', { hasText: 'Delete' }).focus();
+    const before = await focused(page);
     await page.keyboard.press('Enter');
+    await modal(page).waitFor({ timeout: 5_000 }).catch(async () => {
+      const state = await page.evaluate(() => ({ menus: document.querySelectorAll('.session-menu').length, rows: document.querySelectorAll('.session-row').length }));
+      throw new Error(`Enter on Delete (focus was on ${before}) opened no dialog: now ${JSON.stringify(state)}, focus on ${await focused(page)}`);
+    });
   }, menuButton);
   assert.equal(await page.locator('.session-row').count(), sessions, 'Esc on the confirmation deletes nothing');
 
