@@ -1,6 +1,7 @@
 //! Who owns the archive: the Web Lock election among the origin's tabs, forwarding requests to the
 //! owner and relaying its answers, the owner's queue, and releasing the archive when the page goes.
 
+use super::archive::{open_archive, Open, Steps, CLOSED};
 use super::ops::handle;
 use super::tools::WorkerTools;
 use crate::fetch::FetchTransport;
@@ -11,17 +12,15 @@ use crate::protocol::{
 };
 use cowork_core::agent::{ToolOutcome, Transport};
 use cowork_core::store::opfs::Opfs;
-use cowork_core::store::{SharedStore, Store};
+use cowork_core::store::Store;
 use futures_channel::mpsc::UnboundedSender;
 use futures_util::StreamExt;
-use std::cell::{RefCell, RefMut};
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use web_sys::{BroadcastChannel, DedicatedWorkerGlobalScope, MessageEvent};
 
-/// The archive's file name in the OPFS pool.
-pub const DB_FILE: &str = "cowork.db";
 /// The Web Lock held by the owner, and the channel the workers talk on (versioned with the protocol).
 const LOCK_NAME: &str = "cowork-archive-v1";
 const CHANNEL_NAME: &str = "cowork-archive-v1";
@@ -597,64 +596,4 @@ impl Hub {
             self.release();
         }
     }
-}
-
-const CLOSED: &str = "the archive is closed: this page is going away";
-
-/// The open archive as a reply's steps reach it (`ops::reply`): for one step at a time.
-struct Steps<'a>(&'a RefCell<Option<(Store, Option<Opfs>)>>);
-
-impl SharedStore for Steps<'_> {
-    fn store(&self) -> cowork_core::Result<RefMut<'_, Store>> {
-        let archive = self.0.try_borrow_mut().map_err(|_| cowork_core::Error::Storage("the archive is busy".into()))?;
-        RefMut::filter_map(archive, |a| a.as_mut().map(|(store, _)| store))
-            .map_err(|_| cowork_core::Error::Storage(CLOSED.into()))
-    }
-}
-
-/// How a worker opens its archive.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Open {
-    /// The OPFS archive, elected owner among the origin's tabs (retrying while a closing tab lets go).
-    Shared,
-    /// The OPFS archive with nobody to share it (no Web Locks), else memory.
-    Private,
-    /// Memory only, as asked.
-    Memory,
-}
-
-/// Opens the OPFS archive, trying again for a while when another tab (or the page this one replaces)
-/// still holds its files; without OPFS, an in-memory archive that says so.
-async fn open_archive(attempts: u32) -> Result<(Store, Option<Opfs>, Backend), Problem> {
-    let mut last = String::new();
-    for attempt in 0..attempts {
-        if attempt > 0 {
-            sleep_ms(150 * attempt).await;
-        }
-        match cowork_core::store::opfs::install().await {
-            Ok(opfs) => {
-                return match Store::open(DB_FILE) {
-                    Ok(store) => Ok((store, Some(opfs), Backend::Opfs { file: DB_FILE.into() })),
-                    // A newer schema or a damaged file: never silently fall back to memory over real data.
-                    Err(e) => Err(Problem::from(e)),
-                };
-            }
-            Err(e) => {
-                last = e.to_string();
-                if !e.may_pass() {
-                    break; // OPFS is not available here at all: waiting will not help
-                }
-            }
-        }
-    }
-    let store = Store::open_in_memory().map_err(Problem::from)?;
-    Ok((store, None, Backend::Memory { reason: last }))
-}
-
-pub(super) async fn sleep_ms(ms: u32) {
-    let promise = js_sys::Promise::new(&mut |resolve, _| {
-        let scope: DedicatedWorkerGlobalScope = js_sys::global().unchecked_into();
-        let _ = scope.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms as i32);
-    });
-    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
 }

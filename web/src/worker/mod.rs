@@ -11,15 +11,18 @@
 //! what was still unanswered (a message carries a client key, so it is never saved twice). Every
 //! change is broadcast, so all tabs show new turns.
 //!
-//! - `hub.rs`: the election and the peers (who owns the archive, forwarding, relaying, release).
+//! - `hub.rs`: the election and the peers (who owns the archive, forwarding, relaying, release);
+//!   `archive.rs`: opening it (OPFS, or memory that says so).
 //! - `ops.rs`: what each operation does to the archive, the agent loop's requests and their events.
-//! - `import.rs`: imports of any supported file (preview, progress) and the Markdown and ChatGPT exports.
-//! - `importer.rs`: the readers of other tools' exports, a wasm of their own loaded on first use.
+//! - `import.rs`: imports of any supported file (preview, progress).
+//! - `importer.rs`: the readers of other tools' exports and the writers of exports in their formats
+//!   (ChatGPT, Markdown), a wasm of their own loaded on first use.
 //! - `tools.rs`: the page's tools and the user's approvals, asked of the tab that sent the request.
 //! - `sync.rs`: the owner's sync with the user's NATS space (outbox out, stream in); `sync/push.rs`:
 //!   following each space by push, and the wait between rounds.
 //! - `semantic.rs`: recall by meaning: the model's worker, background indexing, query embeddings.
 
+mod archive;
 mod hub;
 mod import;
 mod importer;
@@ -28,6 +31,7 @@ mod semantic;
 mod sync;
 mod tools;
 
-pub use hub::{run, DB_FILE};
+pub use archive::DB_FILE;
+pub use hub::run;
 pub use ops::handle;
 pub use tools::WorkerTools;

@@ -7,7 +7,8 @@
 //! Indexing never gets in the way: turns are saved first and embedded later; the loop waits while a
 //! reply is being written and between batches, and the archive is only borrowed for a moment.
 
-use super::hub::{sleep_ms, Archive};
+use super::archive::sleep_ms;
+use super::hub::Archive;
 use crate::protocol::{SemanticPhase, SemanticState, DEFAULT_MODEL_URL};
 use cowork_core::semantic::SemanticSettings;
 use futures_channel::oneshot;

@@ -254,7 +254,7 @@ async fn run_sync(sync: Rc<SyncRunner>, link: Link, settings: SyncSettings, modu
             Ok(v) => break v,
             Err(f) if f.away() => {
                 go_offline(&sync, &link, f.message);
-                super::hub::sleep_ms(delay).await;
+                super::archive::sleep_ms(delay).await;
                 delay = (delay * 2).min(15_000);
             }
             Err(f) => {
@@ -272,7 +272,7 @@ async fn run_sync(sync: Rc<SyncRunner>, link: Link, settings: SyncSettings, modu
                 set_state(&sync, &link, SyncState::Failed { kind, message });
                 return;
             }
-            None => super::hub::sleep_ms(200).await,
+            None => super::archive::sleep_ms(200).await,
         }
     }
     // The connection says when it drops (the server went away): Offline at once, not when the round
@@ -310,7 +310,7 @@ async fn run_sync(sync: Rc<SyncRunner>, link: Link, settings: SyncSettings, modu
         };
         if let Some(message) = away {
             go_offline(&sync, &link, message.into());
-            super::hub::sleep_ms(300).await;
+            super::archive::sleep_ms(300).await;
             continue;
         }
         let mut result = Ok(false);
@@ -347,7 +347,7 @@ async fn run_sync(sync: Rc<SyncRunner>, link: Link, settings: SyncSettings, modu
                     wait / 1000
                 );
                 set_state(&sync, &link, SyncState::Retrying { waiting, message });
-                super::hub::sleep_ms(wait).await;
+                super::archive::sleep_ms(wait).await;
                 continue;
             }
             Err(f) => {
