@@ -43,8 +43,8 @@ impl Unit {
     }
 
     /// Whether rendering it shortened ([`render_unit`] with `shorten`) can differ from rendering it
-    /// whole: a content over [`TRIM_THRESHOLD_CHARS`], or images of a single turn (placeholders). When it
-    /// cannot, placing the unit renders and counts it once.
+    /// whole: a content over [`TRIM_THRESHOLD_CHARS`], or images of a single turn (shortened, each image
+    /// is sent as a line of text naming it). When it cannot, placing the unit renders and counts it once.
     pub(super) fn can_shorten(&self) -> bool {
         let long = |t: &Turn| t.content.len() > TRIM_THRESHOLD_CHARS;
         match self {
