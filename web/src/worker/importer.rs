@@ -65,12 +65,18 @@ pub async fn load() -> std::result::Result<(), Problem> {
     Ok(())
 }
 
+/// The loaded importer's function `name`; `not_loaded` is the error when it is not there.
+fn function(name: &str, not_loaded: &str) -> Result<Function> {
+    Reflect::get(&js_sys::global(), &GLOBAL.into())
+        .and_then(|importer| Reflect::get(&importer, &name.into()))
+        .ok()
+        .and_then(|f| f.dyn_into().ok())
+        .ok_or_else(|| Error::Invalid(not_loaded.into()))
+}
+
 /// The file an export in another tool's format makes from `source` (the importer [`load`]ed first).
 pub fn export(source: &ExportSource) -> Result<String> {
-    let not_loaded = || Error::Invalid("the exporter is not loaded; try the export again".into());
-    let importer = Reflect::get(&js_sys::global(), &GLOBAL.into()).map_err(|_| not_loaded())?;
-    let render: Function =
-        Reflect::get(&importer, &"render".into()).ok().and_then(|f| f.dyn_into().ok()).ok_or_else(not_loaded)?;
+    let render = function("render", "the exporter is not loaded; try the export again")?;
     let source = serde_json::to_string(source).map_err(|e| Error::Invalid(format!("handing the export over: {e}")))?;
     match render.call1(&JsValue::NULL, &source.into()) {
         Ok(text) => Ok(text.as_string().unwrap_or_default()),
@@ -84,10 +90,7 @@ pub fn export(source: &ExportSource) -> Result<String> {
 /// Reads `files` with the importer ([`load`] first), handing every conversation to `each` as soon as it
 /// is read. `each`'s error stops the reading and is returned as it was.
 pub fn read(files: &[FilePayload], each: &mut dyn FnMut(Conversation) -> Result<()>) -> Result<ReadSummary> {
-    let not_loaded = || Error::Invalid("the importer is not loaded; try the import again".into());
-    let importer = Reflect::get(&js_sys::global(), &GLOBAL.into()).map_err(|_| not_loaded())?;
-    let read: Function =
-        Reflect::get(&importer, &"read".into()).ok().and_then(|f| f.dyn_into().ok()).ok_or_else(not_loaded)?;
+    let read = function("read", "the importer is not loaded; try the import again")?;
     let names: Array = files.iter().map(|f| JsValue::from_str(&f.name)).collect();
     let contents: Array = files.iter().map(|f| JsValue::from(Uint8Array::from(&f.bytes[..]))).collect();
     let mut stopped: Option<Error> = None;
