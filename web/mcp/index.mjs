@@ -124,6 +124,33 @@ class Connection {
     this.kind = kind;
     this.options = options;
     this.closed = false;
+    this.pending = new Set(); // the rejecters of the requests waiting for an answer
+    this.checking = false;
+    client.onerror = (error) => this.streamTrouble(error);
+  }
+
+  // The transport reports a stream that broke (the server died, or the network went) and, after its
+  // attempts to resume it, gives up — without failing the requests that were waiting on it. So when a
+  // stream breaks while requests wait, the server is asked for a ping: if nothing answers any more,
+  // those requests fail now instead of waiting for their timeout.
+  async streamTrouble(error) {
+    const message = String(error?.message ?? error);
+    if (!/SSE stream disconnected|reconnect|SSE error|terminated|other side closed/i.test(message)) return;
+    if (this.pending.size === 0 || this.checking || this.closed) return;
+    this.checking = true;
+    try {
+      await this.client.ping({ timeout: this.options.timeoutMs ?? REQUEST_TIMEOUT_MS });
+    } catch (e) {
+      const why = classify(e);
+      const lost = failure(
+        why.kind === 'cancelled' ? 'closed' : why.kind,
+        `The server stopped answering in the middle of the request (${message}): ${why.message}`,
+        why.status,
+      );
+      for (const reject of this.pending) reject(lost);
+    } finally {
+      this.checking = false;
+    }
   }
 
   /** What the server said of itself when it was connected. */
@@ -195,10 +222,15 @@ class Connection {
     const { signal } = options;
     if (signal?.aborted) throw failure('cancelled', 'Cancelled before it was sent.');
     const merged = { timeout: this.options.timeoutMs ?? REQUEST_TIMEOUT_MS, ...definedOnly(options) };
+    let reject;
+    const lost = new Promise((_, r) => (reject = r));
+    this.pending.add(reject);
     try {
-      return await request(merged);
+      return await Promise.race([request(merged), lost]);
     } catch (error) {
       throw classify(error, signal);
+    } finally {
+      this.pending.delete(reject);
     }
   }
 }
