@@ -13,7 +13,7 @@
 //   await conn.callTool(name, args, {signal, onProgress}); await conn.close();
 import { Client, ProtocolError, ProtocolErrorCode, SdkError, SSEClientTransport, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { classify, failure, guardedFetch, httpStatus } from './errors.mjs';
-import { CoworkOAuthProvider, withOAuth } from './oauth.mjs';
+import { CoworkOAuthProvider, grantProvider, withOAuth } from './oauth.mjs';
 
 export { BRIDGE_RECIPE } from './errors.mjs';
 
@@ -51,10 +51,12 @@ async function open(options, url, fetch, kind) {
   const headers = { ...(options.headers ?? {}) };
   const attempt = async (versionNegotiation) => {
     const client = newClient(options, versionNegotiation);
+    // A grant without a user goes through the SDK's own provider, which the transports drive.
+    const authProvider = options.oauth?.grant ? grantProvider(options.oauth.grant, options.oauth.clientName) : undefined;
     const transport =
       kind === 'sse'
-        ? new SSEClientTransport(url, { fetch, requestInit: { headers } })
-        : new StreamableHTTPClientTransport(url, { fetch, requestInit: { headers }, reconnectionOptions: RECONNECTION });
+        ? new SSEClientTransport(url, { fetch, authProvider, requestInit: { headers } })
+        : new StreamableHTTPClientTransport(url, { fetch, authProvider, requestInit: { headers }, reconnectionOptions: RECONNECTION });
     const connection = new Connection(client, transport, kind, options);
     await client.connect(transport, { timeout: options.timeoutMs ?? REQUEST_TIMEOUT_MS });
     return connection;
@@ -103,7 +105,7 @@ function newClient(options, versionNegotiation) {
 
 function connectionFetch(options, url) {
   const base = guardedFetch(options.fetch ?? globalThis.fetch.bind(globalThis));
-  if (!options.oauth) return base;
+  if (!options.oauth || options.oauth.grant) return base;
   const provider = new CoworkOAuthProvider(options.oauth);
   return withOAuth(provider, url, base);
 }
