@@ -9,6 +9,10 @@
 #                               Streamable HTTP, stateful, `--cors` (any origin)
 #     MCP_FILESYSTEM_NOCORS_URL the same bridge without --cors: a server a page cannot read
 #     MCP_FS_ROOT               the temporary folder the filesystem server may read and write
+#     MCP_OAUTH_URL             an MCP server that requires OAuth (tests/mcp/oauth-server.mjs: the SDK's
+#                               authorization server parts, sign-in approved at once, CORS: any origin)
+#     MCP_OAUTH_ADMIN           its test endpoints' base: POST …/test/expire expires every access token
+#                               now, GET …/test/stats says what it did (registrations, refreshes, …)
 #   scripts/mcp-servers.sh stop [ENV]    stops them (TERM, then KILL after 5 s) and removes MCP_FS_ROOT
 # Neither server-everything nor supergateway takes a listen address (both listen on every interface):
 # each runs with tests/mcp/loopback.mjs preloaded, which binds a listen that names no host to 127.0.0.1.
@@ -86,11 +90,14 @@ case "$cmd" in
       --stateful --port "$p3" --cors --logLevel none
     p4="$(free_port)"; start filesystem-nocors "$p4" "$gateway" --stdio "$filesystem" --outputTransport streamableHttp \
       --stateful --port "$p4" --logLevel none
+    p5="$(free_port)"; start oauth "$p5" "$PKG/oauth-server.mjs"
     { echo "MCP_EVERYTHING_URL=http://127.0.0.1:$p1/mcp"
       echo "MCP_EVERYTHING_SSE_URL=http://127.0.0.1:$p2/sse"
       echo "MCP_FILESYSTEM_URL=http://127.0.0.1:$p3/mcp"
       echo "MCP_FILESYSTEM_NOCORS_URL=http://127.0.0.1:$p4/mcp"
-      echo "MCP_FS_ROOT=$fs_root"; } >"$env_file"
+      echo "MCP_FS_ROOT=$fs_root"
+      echo "MCP_OAUTH_URL=http://127.0.0.1:$p5/mcp"
+      echo "MCP_OAUTH_ADMIN=http://127.0.0.1:$p5/test"; } >"$env_file"
     cat "$env_file"
     ;;
   stop)

@@ -7,7 +7,7 @@
 //
 //   oauth = {
 //     redirectUrl,            // the page of Cowork's origin the sign-in returns to
-//     clientMetadataUrl,      // Cowork's client metadata document (https, served from its origin), optional
+//     clientMetadataUrl,      // Cowork's client metadata document (served from its origin; used when https)
 //     clientName,
 //     scope,                  // optional: asked for when the server names none
 //     load(key) → Promise<value | undefined>, save(key, value | undefined),
@@ -81,8 +81,11 @@ export class CoworkOAuthProvider {
     return this.options.redirectUrl;
   }
 
+  // A client id metadata document must be served over https (the SDK refuses any other URL): on an http
+  // origin (a development server on loopback) the client registers itself instead (DCR).
   get clientMetadataUrl() {
-    return this.options.clientMetadataUrl || undefined;
+    const url = this.options.clientMetadataUrl;
+    return typeof url === 'string' && url.startsWith('https://') ? url : undefined;
   }
 
   get clientMetadata() {
