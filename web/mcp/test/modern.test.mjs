@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { connect } from '../index.mjs';
 import { ROOT } from '../support/servers.mjs';
 
-const { McpServer, createMcpHandler } = await import(join(ROOT, 'tests/mcp/node_modules/@modelcontextprotocol/server/dist/index.mjs'));
+const { McpServer, acceptedContent, createMcpHandler, inputRequired } = await import(join(ROOT, 'tests/mcp/node_modules/@modelcontextprotocol/server/dist/index.mjs'));
 
 // The SDK's handler is a web-standard fetch handler: served here from node:http.
 function serve(handler) {
@@ -37,6 +37,16 @@ describe('protocol revision 2026-07-28', { timeout: 60_000 }, () => {
         calls.push('today');
         return { content: [{ type: 'text', text: 'served statelessly' }], structuredContent: { ok: true } };
       });
+      // An elicitation the 2026-07-28 way: the call answers "input required", the client asks the user and
+      // calls again with the answer.
+      server.registerTool('greet', { description: 'Asks the user for a name' }, async (ctx) => {
+        const answer = acceptedContent(ctx.mcpReq.inputResponses, 'who');
+        if (!answer) {
+          const requestedSchema = { type: 'object', properties: { name: { type: 'string' }, title: { type: 'string', default: 'Dr' } }, required: ['name'] };
+          return inputRequired({ inputRequests: { who: inputRequired.elicit({ message: 'Who are you?', requestedSchema }) } });
+        }
+        return { content: [{ type: 'text', text: `hello ${answer.title} ${answer.name}` }] };
+      });
       return server;
     });
     http = serve(handler);
@@ -54,12 +64,29 @@ describe('protocol revision 2026-07-28', { timeout: 60_000 }, () => {
       assert.equal(conn.info.protocolVersion, '2026-07-28');
       assert.equal(conn.info.serverInfo.name, 'modern');
       const tools = await conn.listTools();
-      assert.deepEqual(tools.map((t) => t.name), ['today']);
-      assert.equal(tools[0].annotations.readOnlyHint, true);
+      assert.deepEqual(tools.map((t) => t.name).sort(), ['greet', 'today']);
+      assert.equal(tools.find((t) => t.name === 'today').annotations.readOnlyHint, true);
       const result = await conn.callTool('today', {});
       assert.deepEqual(result.content, [{ type: 'text', text: 'served statelessly' }]);
       assert.deepEqual(result.structuredContent, { ok: true });
       assert.deepEqual(calls, ['today']);
+    } finally {
+      await conn.close();
+    }
+  });
+
+  test('an elicitation (input required, then the call again) is answered through onElicit, defaults applied', async () => {
+    const asked = [];
+    const onElicit = async (request) => {
+      asked.push(request);
+      return { action: 'accept', content: { name: 'Ada' } };
+    };
+    const conn = await connect({ url, name: 'modern', onElicit });
+    try {
+      const result = await conn.callTool('greet', {});
+      assert.equal(asked.length, 1);
+      assert.equal(asked[0].message, 'Who are you?');
+      assert.deepEqual(result.content, [{ type: 'text', text: 'hello Dr Ada' }]);
     } finally {
       await conn.close();
     }
