@@ -33,9 +33,11 @@
 //! [`digest_of`]: a large message checked without being echoed), `[[code:LANG]]` (the rest of the message, as written, sent back as a
 //! fenced code block in LANG between two sentences: `[[code:python]] def f(): …`). `[[tool-rounds]]` makes it a DeepSeek-style thinking model that
 //! calls tools for three rounds and refuses a request that drops their reasoning (`thinking.rs`,
-//! which also holds the Anthropic-style model at `/anthropic/v1/messages`).
+//! which also holds the Anthropic-style model at `/anthropic/v1/messages`). `[[mcp:server/tool {…}]]`
+//! calls that MCP server's offered tool with those arguments (`model/mcp.rs`).
 
 pub mod attachments;
+pub mod mcp;
 pub mod thinking;
 
 use axum::body::Body;
@@ -134,6 +136,9 @@ fn plan_answer(messages: &[Value], tools: &[String]) -> Plan {
     let clean = strip_faults(&text);
     if last["role"] == "user" && text.contains(REFUSAL) {
         return Plan::Refusal("I can't help with that.".into());
+    }
+    if let Some(call) = mcp::call(&text, tools).filter(|_| last["role"] == "user") {
+        return call;
     }
     if let Some((_, rest)) = text.split_once(DIGEST).filter(|_| last["role"] == "user") {
         return Plan::Text(digest_of(rest));

@@ -181,7 +181,7 @@ impl ToolHost for Meaning {
         false
     }
     async fn call(&self, call: &ToolCall) -> ToolOutcome {
-        ToolOutcome { content: format!("unknown tool {}", call.name), success: false }
+        ToolOutcome::text(format!("unknown tool {}", call.name), false)
     }
     async fn embed_query(&self, text: &str) -> Option<Vec<f32>> {
         Some(meaning_vector(text))
@@ -393,7 +393,7 @@ impl ToolHost for Files {
     }
     async fn call(&self, call: &ToolCall) -> ToolOutcome {
         let args: Value = serde_json::from_str(&call.arguments).unwrap_or_default();
-        ToolOutcome { content: format!("wrote {}", args["path"].as_str().unwrap_or("?")), success: true }
+        ToolOutcome::text(format!("wrote {}", args["path"].as_str().unwrap_or("?")), true)
     }
 }
 
@@ -460,7 +460,7 @@ impl ToolHost for Approver {
         self.0
     }
     async fn call(&self, call: &ToolCall) -> ToolOutcome {
-        ToolOutcome { content: format!("unknown tool {}", call.name), success: false }
+        ToolOutcome::text(format!("unknown tool {}", call.name), false)
     }
 }
 
