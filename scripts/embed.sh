@@ -2,7 +2,7 @@
 # Trunk post-build hook: builds the embedding module (web/embed, spec §10) into dist/embed/ — the ES
 # module `cowork.js` (wasm-bindgen --target web) with its wasm and TypeScript declarations
 # (`cowork.d.ts`), next to a copy of the storage worker it starts (with the importer it loads on an
-# import's first use, import/) and of the code highlighter — and copies the example page to
+# import's first use, import/), of the code highlighter and of the MCP client — and copies the example page to
 # dist/examples/embed/. Same profile as the app build.
 set -eu
 : "${TRUNK_STAGING_DIR:?run by Trunk as a post_build hook}"
@@ -22,6 +22,8 @@ cp "$TRUNK_STAGING_DIR/storage-worker_loader.js" "$TRUNK_STAGING_DIR/storage-wor
 cp -r "$TRUNK_STAGING_DIR/import" "$out/import"
 # The code highlighter (scripts/highlight.sh ran first), under a fixed name the module finds.
 cp "$TRUNK_STAGING_DIR"/highlight-*.js "$out/highlight.js"
+# The MCP client (scripts/mcp-bundle.sh), likewise.
+cp "$TRUNK_STAGING_DIR"/mcp-*.js "$out/mcp.js"
 cp web/embed/README.md "$out/README.md"
 mkdir -p "$TRUNK_STAGING_DIR/examples/embed"
 cp web/embed/example/index.html web/embed/example/example.js "$TRUNK_STAGING_DIR/examples/embed/"

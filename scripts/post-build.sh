@@ -1,7 +1,7 @@
 #!/usr/bin/env sh
 # Trunk's one post-build hook. Trunk starts the hooks of a stage all at once, so the steps that read
-# what another writes run here, in order: the highlighter and the sync transport (each a file and a
-# <meta> in the page), the importer of other tools' exports (dist/import/, loaded on an import's first
+# what another writes run here, in order: the highlighter, the sync transport and the MCP client (each a
+# file and a <meta> in the page), the importer of other tools' exports (dist/import/, loaded on an import's first
 # use), the embedding module (which takes a copy of the highlighter and the importer), the semantic-recall
 # worker (dist/semantic/, loaded on demand), the page's Content-Security-Policy, and last the service
 # worker, which lists every file. First, a check: a wasm module that imports from "env" is one whose C
@@ -14,6 +14,7 @@ if grep -l -E 'require\("env"\)|from "env"' "$dist"/*.js 2>/dev/null; then
 fi
 sh scripts/highlight.sh
 sh scripts/sync-bundle.sh
+sh scripts/mcp-bundle.sh
 sh scripts/importer.sh
 sh scripts/embed.sh
 sh scripts/semantic.sh

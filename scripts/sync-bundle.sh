@@ -17,7 +17,7 @@ if [ ! -x "$esbuild" ] || [ ! -d "$src/node_modules/@nats-io/jetstream" ]; then
 fi
 cache=target/sync-bundle
 # Every module of the transport (index.mjs and what it imports beside it, seal.mjs…) is in the hash.
-key=$(cat "$src"/*.mjs "$src/package-lock.json" "$0" | sha256sum | cut -c1-16)
+key=$(cat "$src"/*.mjs "$src/package-lock.json" "$0" scripts/bundle-licences.mjs | sha256sum | cut -c1-16)
 bundle="$cache/$key.js"
 if [ ! -f "$bundle" ]; then
   mkdir -p "$cache"
@@ -25,24 +25,8 @@ if [ ! -f "$bundle" ]; then
   "$esbuild" "$src/index.mjs" --bundle --format=iife --global-name=CoworkSync \
     --footer:js='globalThis.CoworkSync = CoworkSync;' --minify --log-level=warning \
     --metafile="$cache/meta.json" --outfile="$bundle.js.tmp"
-  # The licences of the packages in the bundle (from esbuild's list of its inputs) travel with the code:
-  # each package's name, version and licence, then each distinct licence text once.
-  node --input-type=module - "$cache/meta.json" >"$bundle.tmp" <<'EOF'
-import { readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
-const inputs = Object.keys(JSON.parse(readFileSync(process.argv[2], 'utf8')).inputs);
-const roots = [...new Set(inputs.map((p) => p.match(/^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//)?.[1]).filter(Boolean))].sort();
-const texts = new Map();
-const lines = roots.map((root) => {
-  const { name, version, license } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-  const file = readdirSync(root).find((f) => /^(licen[cs]e|copying)/i.test(f));
-  const text = file ? readFileSync(join(root, file), 'utf8').trim() : `${license} (no licence file in the package)`;
-  texts.set(text, [...(texts.get(text) ?? []), name]);
-  return ` * ${name} ${version} (${license})`;
-});
-const body = [...texts].map(([text, names]) => ` * --- ${names.join(', ')} ---\n${text.replaceAll('*/', '* /')}`);
-console.log(`/*! Cowork's sync transport (web/sync), bundled with:\n${lines.join('\n')}\n *\n${body.join('\n\n')}\n*/`);
-EOF
+  # The licences of the packages in the bundle (from esbuild's list of its inputs) travel with the code.
+  node scripts/bundle-licences.mjs "$cache/meta.json" "Cowork's sync transport (web/sync)" >"$bundle.tmp"
   cat "$bundle.js.tmp" >>"$bundle.tmp"
   rm "$bundle.js.tmp" "$cache/meta.json"
   mv "$bundle.tmp" "$bundle"

@@ -233,12 +233,15 @@ function wireBytes() {
     return { file: f, raw: raw.length, gzip: gzipSync(raw).length };
   });
   // The code highlighter is fetched the first time a code block shows (web/src/highlight.rs), the sync
-  // transport when sync is turned on (web/src/worker/sync.rs): neither at start.
+  // transport when sync is turned on (web/src/worker/sync.rs): neither at start. The MCP client
+  // (mcp-<hash>.js) is loaded by the storage worker only when an MCP server is configured: its own line.
   const isLazy = (f) => /^(highlight|sync)-[0-9a-f]{16}\.js$/.test(f);
-  const isCode = (f) => /\.(js|wasm)$/.test(f) && !isLazy(f);
+  const isMcp = (f) => /^mcp-[0-9a-f]{16}\.js$/.test(f);
+  const isCode = (f) => /\.(js|wasm)$/.test(f) && !isLazy(f) && !isMcp(f);
   const sum = (xs, k) => xs.reduce((a, x) => a + x[k], 0);
   const code = sizes.filter((s) => isCode(s.file));
   const lazy = sizes.filter((s) => isLazy(s.file));
+  const mcp = sizes.filter((s) => isMcp(s.file));
   // Recall by meaning's worker (dist/semantic/), started only when the user turns it on; the model's
   // weights (about 91 MB) are downloaded then too, once, and are not counted here.
   const folder = (name) => {
@@ -256,7 +259,7 @@ function wireBytes() {
   const importer = folder('import');
   return {
     files: sizes, code_gzip: sum(code, 'gzip'), code_raw: sum(code, 'raw'), all_gzip: sum(sizes, 'gzip'),
-    lazy_gzip: sum(lazy, 'gzip'), lazy_raw: sum(lazy, 'raw'),
+    lazy_gzip: sum(lazy, 'gzip'), lazy_raw: sum(lazy, 'raw'), mcp_gzip: sum(mcp, 'gzip'), mcp_raw: sum(mcp, 'raw'),
     semantic_gzip: sum(semantic, 'gzip'), semantic_raw: sum(semantic, 'raw'),
     importer_gzip: sum(importer, 'gzip'), importer_raw: sum(importer, 'raw'),
   };
@@ -342,6 +345,8 @@ function buildRows(b, cold, stream) {
       within(cold.bytes.code_gzip, 1.5 * 1048576, '≤ 1.5 MB'));
     add('cold start', '  loaded later: code highlighter (first code block) + sync transport (sync on), gzip', mb(cold.bytes.lazy_gzip),
       `raw ${mb(cold.bytes.lazy_raw)}`, { goal: '(not at start)', ratio: null, met: null });
+    add('cold start', '  loaded later: MCP client (an MCP server configured), gzip', mb(cold.bytes.mcp_gzip),
+      `raw ${mb(cold.bytes.mcp_raw)}`, { goal: '(not at start)', ratio: null, met: null });
     add('cold start', '  loaded later: importer of other tools\' exports (first such import), gzip', mb(cold.bytes.importer_gzip),
       `raw ${mb(cold.bytes.importer_raw)}`, { goal: '(not at start)', ratio: null, met: null });
     add('cold start', '  loaded later: recall by meaning\'s model worker (when turned on), gzip', mb(cold.bytes.semantic_gzip),

@@ -5,7 +5,7 @@
 const VERSION = '__VERSION__';
 const FILES = [__FILES__];
 const CACHE = `cowork-shell-${VERSION}`;
-// Files the app loads only when needed (the code highlighter, the sync transport): not fetched at install, kept once the app
+// Files the app loads only when needed (the code highlighter, the sync transport, the MCP client): not fetched at install, kept once the app
 // has asked for one, in a cache that outlives versions (their names carry their content's hash) and
 // keeps only this build's.
 const LAZY = [__LAZY__].map((f) => new URL(f, self.location).href);
