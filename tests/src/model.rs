@@ -130,6 +130,9 @@ fn plan_answer(messages: &[Value], tools: &[String]) -> Plan {
             .find_map(|c| c["function"]["name"].as_str())
             .or(last["name"].as_str())
             .unwrap_or("the tool");
+        if let Some(answer) = mcp::answer(name, &text) {
+            return Plan::Text(answer);
+        }
         return Plan::Text(quote_result(name, &text));
     }
     let lower = text.to_lowercase();

@@ -1,6 +1,6 @@
 //! `[[mcp:server/tool {"a":1}]]`: the demo model calls the offered tool that is that MCP server's
 //! tool (`<server>__<tool>`, as the app names it, `cowork_core::mcp::tool_name`) with those
-//! arguments; its answer to the result quotes the result's text, as for any tool.
+//! arguments; its answer to the result quotes the result's first text (up to its first blank line).
 
 use super::Plan;
 use serde_json::{json, Value};
@@ -22,6 +22,12 @@ pub fn call(text: &str, tools: &[String]) -> Option<Plan> {
     tools.iter().any(|t| *t == name).then_some(Plan::Call { name, arguments })
 }
 
+/// The answer to an MCP tool's result `text` (a tool named `<server>__<tool>`): its first part.
+pub fn answer(name: &str, text: &str) -> Option<String> {
+    let first = text.split("\n\n").next().unwrap_or_default();
+    name.contains("__").then(|| format!("Here is what {name} returned: {first}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -34,5 +40,13 @@ mod tests {
         assert_eq!(call("[[mcp:other/echo {}]]", &tools), None, "a tool not offered is not called");
         assert_eq!(call("[[mcp:everything/echo {broken]]", &tools), None);
         assert_eq!(call("no switch", &tools), None);
+    }
+
+    #[test]
+    fn the_answer_quotes_the_first_part_of_an_mcp_result() {
+        let text = "Here's the image you requested:\n\n[image: image-1.png, image/png]\n\nThe image above is the MCP logo.";
+        let want = "Here is what everything__get-tiny-image returned: Here's the image you requested:";
+        assert_eq!(answer("everything__get-tiny-image", text).as_deref(), Some(want));
+        assert_eq!(answer("read_file", text), None, "a page's tool is quoted as before");
     }
 }
