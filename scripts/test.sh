@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: native, the sync transport against a real nats-server on loopback and a three-node
-# JetStream cluster of them (scripts/nats-cluster.sh, started and stopped by the tests that use it), wasm
+# JetStream cluster of them (scripts/nats-cluster.sh, started and stopped by the tests that use it), the
+# MCP client against real MCP servers on loopback and the official MCP conformance suite, wasm
 # in headless Chromium (dedicated-worker mode on OPFS, and DOM mode), and end-to-end against the served
 # app (sync-cluster.test.js: two devices through the cluster, its stream leader killed). Sets the machine
 # up first when needed.
@@ -95,6 +96,10 @@ SUMMARY+=("lints: cargo fmt --check, cargo clippy -D warnings (native and wasm32
 
 stage native cargo test --workspace
 stage sync-client npm --prefix web/sync test
+# The MCP client against the real reference servers on loopback (each test file starts and stops them with
+# scripts/mcp-servers.sh), and the official MCP conformance suite's client scenarios driving it.
+stage mcp-client npm --prefix web/mcp test
+stage mcp-conformance bash scripts/conformance.sh
 stage opfs cargo test -p cowork-core --target wasm32-unknown-unknown --test store_opfs --test opfs_refused
 stage dom cargo test -p cowork-web --target wasm32-unknown-unknown --test dom
 

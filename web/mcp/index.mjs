@@ -13,7 +13,7 @@
 //   await conn.callTool(name, args, {signal, onProgress}); await conn.close();
 import { Client, ProtocolError, ProtocolErrorCode, SdkError, SSEClientTransport, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { classify, failure, guardedFetch, httpStatus } from './errors.mjs';
-import { CoworkOAuthProvider, withOAuth } from './oauth.mjs';
+import { CoworkOAuthProvider, grantProvider, withOAuth } from './oauth.mjs';
 
 export { BRIDGE_RECIPE } from './errors.mjs';
 
@@ -51,10 +51,12 @@ async function open(options, url, fetch, kind) {
   const headers = { ...(options.headers ?? {}) };
   const attempt = async (versionNegotiation) => {
     const client = newClient(options, versionNegotiation);
+    // A grant without a user goes through the SDK's own provider, which the transports drive.
+    const authProvider = options.oauth?.grant ? grantProvider(options.oauth.grant, options.oauth.clientName) : undefined;
     const transport =
       kind === 'sse'
-        ? new SSEClientTransport(url, { fetch, requestInit: { headers } })
-        : new StreamableHTTPClientTransport(url, { fetch, requestInit: { headers }, reconnectionOptions: RECONNECTION });
+        ? new SSEClientTransport(url, { fetch, authProvider, requestInit: { headers } })
+        : new StreamableHTTPClientTransport(url, { fetch, authProvider, requestInit: { headers }, reconnectionOptions: RECONNECTION });
     const connection = new Connection(client, transport, kind, options);
     await client.connect(transport, { timeout: options.timeoutMs ?? REQUEST_TIMEOUT_MS });
     return connection;
@@ -103,7 +105,7 @@ function newClient(options, versionNegotiation) {
 
 function connectionFetch(options, url) {
   const base = guardedFetch(options.fetch ?? globalThis.fetch.bind(globalThis));
-  if (!options.oauth) return base;
+  if (!options.oauth || options.oauth.grant) return base;
   const provider = new CoworkOAuthProvider(options.oauth);
   return withOAuth(provider, url, base);
 }
@@ -124,6 +126,33 @@ class Connection {
     this.kind = kind;
     this.options = options;
     this.closed = false;
+    this.pending = new Set(); // the rejecters of the requests waiting for an answer
+    this.checking = false;
+    client.onerror = (error) => this.streamTrouble(error);
+  }
+
+  // The transport reports a stream that broke (the server died, or the network went) and, after its
+  // attempts to resume it, gives up — without failing the requests that were waiting on it. So when a
+  // stream breaks while requests wait, the server is asked for a ping: if nothing answers any more,
+  // those requests fail now instead of waiting for their timeout.
+  async streamTrouble(error) {
+    const message = String(error?.message ?? error);
+    if (!/SSE stream disconnected|reconnect|SSE error|terminated|other side closed/i.test(message)) return;
+    if (this.pending.size === 0 || this.checking || this.closed) return;
+    this.checking = true;
+    try {
+      await this.client.ping({ timeout: this.options.timeoutMs ?? REQUEST_TIMEOUT_MS });
+    } catch (e) {
+      const why = classify(e);
+      const lost = failure(
+        why.kind === 'cancelled' ? 'closed' : why.kind,
+        `The server stopped answering in the middle of the request (${message}): ${why.message}`,
+        why.status,
+      );
+      for (const reject of this.pending) reject(lost);
+    } finally {
+      this.checking = false;
+    }
   }
 
   /** What the server said of itself when it was connected. */
@@ -195,10 +224,15 @@ class Connection {
     const { signal } = options;
     if (signal?.aborted) throw failure('cancelled', 'Cancelled before it was sent.');
     const merged = { timeout: this.options.timeoutMs ?? REQUEST_TIMEOUT_MS, ...definedOnly(options) };
+    let reject;
+    const lost = new Promise((_, r) => (reject = r));
+    this.pending.add(reject);
     try {
-      return await request(merged);
+      return await Promise.race([request(merged), lost]);
     } catch (error) {
       throw classify(error, signal);
+    } finally {
+      this.pending.delete(reject);
     }
   }
 }

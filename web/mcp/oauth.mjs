@@ -7,7 +7,7 @@
 //
 //   oauth = {
 //     redirectUrl,            // the page of Cowork's origin the sign-in returns to
-//     clientMetadataUrl,      // Cowork's client metadata document (https, served from its origin), optional
+//     clientMetadataUrl,      // Cowork's client metadata document (served from its origin; used when https)
 //     clientName,
 //     scope,                  // optional: asked for when the server names none
 //     load(key) → Promise<value | undefined>, save(key, value | undefined),
@@ -16,8 +16,55 @@
 //
 // Keys: "tokens", "client" (the registration), "verifier" (PKCE), "discovery". The worker keeps them out of
 // the archive, exports, sync and logs; nothing here logs or returns them.
-import { auth, extractWWWAuthenticateParams, UnauthorizedError } from '@modelcontextprotocol/client';
+//
+// A server an organisation runs for machines may instead take a grant without a user (the authorization
+// extensions): `oauth.grant` = {type: "client_credentials", clientId, clientSecret} |
+// {type: "private_key_jwt", clientId, privateKey, algorithm} | {type: "cross_app_access", clientId,
+// clientSecret, idp: {tokenEndpoint, clientId, clientSecret?, idToken}} (an enterprise IdP's ID token
+// exchanged for an ID-JAG, RFC 8693, then for an access token, RFC 7523). The SDK's providers do these;
+// their tokens live in the connection only.
+import {
+  auth,
+  ClientCredentialsProvider,
+  CrossAppAccessProvider,
+  extractWWWAuthenticateParams,
+  IssuerMismatchError,
+  PrivateKeyJwtProvider,
+  requestJwtAuthorizationGrant,
+  UnauthorizedError,
+} from '@modelcontextprotocol/client';
 import { failure } from './errors.mjs';
+
+/** The SDK's provider for `grant`, a grant without a user. */
+export function grantProvider(grant, clientName = 'Cowork') {
+  switch (grant?.type) {
+    case 'client_credentials':
+      return new ClientCredentialsProvider({ clientId: grant.clientId, clientSecret: grant.clientSecret, clientName, scope: grant.scope });
+    case 'private_key_jwt':
+      return new PrivateKeyJwtProvider({ clientId: grant.clientId, privateKey: grant.privateKey, algorithm: grant.algorithm ?? 'ES256', clientName });
+    case 'cross_app_access':
+      return new CrossAppAccessProvider({
+        clientId: grant.clientId,
+        clientSecret: grant.clientSecret,
+        clientName,
+        assertion: async (ctx) =>
+          (
+            await requestJwtAuthorizationGrant({
+              tokenEndpoint: grant.idp.tokenEndpoint,
+              audience: ctx.authorizationServerUrl,
+              resource: ctx.resourceUrl,
+              idToken: grant.idp.idToken,
+              clientId: grant.idp.clientId,
+              clientSecret: grant.idp.clientSecret,
+              scope: ctx.scope,
+              fetchFn: ctx.fetchFn,
+            })
+          ).jwtAuthGrant,
+      });
+    default:
+      throw failure('protocol', `oauth.grant: unknown type ${JSON.stringify(grant?.type)}`);
+  }
+}
 
 /** The SDK's `OAuthClientProvider`, over the worker's callbacks. */
 export class CoworkOAuthProvider {
@@ -34,8 +81,11 @@ export class CoworkOAuthProvider {
     return this.options.redirectUrl;
   }
 
+  // A client id metadata document must be served over https (the SDK refuses any other URL): on an http
+  // origin (a development server on loopback) the client registers itself instead (DCR).
   get clientMetadataUrl() {
-    return this.options.clientMetadataUrl || undefined;
+    const url = this.options.clientMetadataUrl;
+    return typeof url === 'string' && url.startsWith('https://') ? url : undefined;
   }
 
   get clientMetadata() {
@@ -133,6 +183,23 @@ const ATTEMPTS_PER_CONNECTION = 3;
  */
 export function withOAuth(provider, serverUrl, next) {
   let attempts = 0;
+  // A 2025-03-26 server without protected-resource metadata has its authorization server at its own
+  // origin, whose metadata may name an issuer on a path of that origin (RFC 8414 §3.3 wants them equal).
+  // Only there, where the issuer is the server's own origin either way, is that mismatch accepted.
+  let sameOriginIssuer = false;
+  const authorize = async (options) => {
+    try {
+      return await auth(provider, { ...options, skipIssuerMetadataValidation: sameOriginIssuer });
+    } catch (error) {
+      const origin = new URL(serverUrl).origin;
+      const onOrigin = (u) => { try { return new URL(u).origin === origin; } catch { return false; } };
+      if (!sameOriginIssuer && error instanceof IssuerMismatchError && error.kind === 'metadata' && onOrigin(error.expected) && onOrigin(error.received)) {
+        sameOriginIssuer = true;
+        return auth(provider, { ...options, skipIssuerMetadataValidation: true });
+      }
+      throw error;
+    }
+  };
   return async (input, init) => {
     const send = async () => {
       const headers = new Headers(init?.headers);
@@ -150,8 +217,8 @@ export function withOAuth(provider, serverUrl, next) {
       const options = { serverUrl, resourceMetadataUrl, scope, fetchFn: next, forceReauthorization };
       let result;
       try {
-        result = await auth(provider, options);
-        if (result === 'REDIRECT') result = await auth(provider, { ...options, ...provider.takeCallback() });
+        result = await authorize(options);
+        if (result === 'REDIRECT') result = await authorize({ ...options, ...provider.takeCallback() });
       } catch (error) {
         if (error?.kind) throw error;
         throw new UnauthorizedError(`The sign-in failed: ${error?.message ?? error}`);
