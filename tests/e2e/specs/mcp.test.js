@@ -35,6 +35,7 @@ async function addServer(page, name, url, { token = '', state = 'connected' } = 
   await dialog.getByLabel('URL', { exact: true }).fill(url);
   if (token) await dialog.getByLabel(/Bearer token/).fill(token);
   await dialog.getByRole('button', { name: 'Add server' }).click();
+  await dialog.locator('.mcp-note', { hasText: 'Saved.' }).waitFor();
   const server = dialog.locator(`.mcp-server[data-server="${name}"]`);
   await server.locator(`.mcp-status.${state}`).waitFor({ timeout: 30_000 });
   return { dialog, server };
@@ -61,10 +62,7 @@ test('an MCP server added in Settings → Tools: its tools called, approved, sho
   assert.match(await server.locator('.mcp-prompts').innerText(), /\S/, 'its prompts are listed');
   // echo says it only reads: asked for only because its policy says so.
   await server.getByLabel('Approval of echo').selectOption({ label: 'Always ask' });
-  await page.waitForFunction(() => {
-    const select = document.querySelector('select[aria-label="Approval of echo"]');
-    return select && select.selectedOptions[0]?.textContent === 'Always ask';
-  });
+  await dialog.locator('.mcp-note', { hasText: 'Saved.' }).waitFor();
   await closeSettings(dialog);
 
   await page.getByRole('button', { name: '+ New session' }).click();

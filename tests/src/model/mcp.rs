@@ -44,7 +44,8 @@ mod tests {
 
     #[test]
     fn the_answer_quotes_the_first_part_of_an_mcp_result() {
-        let text = "Here's the image you requested:\n\n[image: image-1.png, image/png]\n\nThe image above is the MCP logo.";
+        let text =
+            "Here's the image you requested:\n\n[image: image-1.png, image/png]\n\nThe image above is the MCP logo.";
         let want = "Here is what everything__get-tiny-image returned: Here's the image you requested:";
         assert_eq!(answer("everything__get-tiny-image", text).as_deref(), Some(want));
         assert_eq!(answer("read_file", text), None, "a page's tool is quoted as before");

@@ -3,14 +3,21 @@
 //! token); a bearer token goes to the storage worker, which keeps it outside the archive. Each server
 //! shows whether it answers (and why not), and lists its tools (each with its approval policy),
 //! resources and prompts.
+//!
+//! The list is one piece of markup made here ([`render`], every server-given text escaped) with one
+//! handler for its controls (`data-act`): the app's wasm is part of every cold start, and a list of
+//! reactive views costs several times the bytes.
 
 use super::Client;
 use crate::chat::workspaces;
 use crate::chat::{ChatState, DialogState};
+use crate::markdown::escape_into;
 use crate::protocol::{ops, McpState, McpStatus};
 use cowork_core::mcp::{McpAuth, McpServer, ToolPolicy};
 use leptos::prelude::*;
+use std::fmt::Write;
 use std::rc::Rc;
+use wasm_bindgen::JsCast;
 
 /// The `<meta name>` through which the page names the MCP module's URL (`scripts/mcp-bundle.sh`).
 pub const META_NAME: &str = "cowork-mcp";
@@ -37,7 +44,7 @@ pub fn ToolsSection() -> impl IntoView {
     let status = RwSignal::new(Vec::<McpStatus>::new());
     let error = RwSignal::new(String::new());
     let (name, url, token) = (RwSignal::new(String::new()), RwSignal::new(String::new()), RwSignal::new(String::new()));
-    let chosen = RwSignal::new(vec![chat.workspace.get_untracked()]);
+    let chosen = RwSignal::new(chat.workspace.get_untracked());
     let names = move || {
         let mut all = workspaces(&chat.sessions.get());
         all.push(chat.workspace.get());
@@ -62,8 +69,7 @@ pub fn ToolsSection() -> impl IntoView {
             }
             servers.try_set(found.clone());
             for (server, _) in found {
-                let answered = c.call(ops::McpProbe { server, module_url: module_url() }).await;
-                if let Ok(s) = answered {
+                if let Ok(s) = c.call(ops::McpProbe { server, module_url: module_url() }).await {
                     status.try_update(|all| {
                         all.retain(|o| o.server_id != s.server_id);
                         all.push(s);
@@ -77,47 +83,62 @@ pub fn ToolsSection() -> impl IntoView {
             load();
         }
     });
-    // Changes the server list of `labels` (each workspace's settings read, changed and saved).
+    // Changes the server list of the workspaces `labels` (each read, changed and saved), then reloads.
     let change = move |labels: Vec<String>, f: Edit| {
         let Some(c) = client.with_value(|c| c.clone()) else { return };
         leptos::task::spawn_local(async move {
             for label in labels {
                 let Ok(mut settings) = c.call(ops::WorkspaceSettings { workspace: label }).await else { continue };
                 f(&mut settings.mcp_servers);
-                if let Err(e) = c.call(ops::SaveWorkspaceSettings { settings }).await {
-                    error.try_set(e.to_string());
-                }
+                let saved = c.call(ops::SaveWorkspaceSettings { settings }).await;
+                error.try_set(saved.map_or_else(|e| e.to_string(), |_| "Saved.".into()));
             }
             load();
         });
     };
+    // The list's controls: Remove (a click), Offer its tools and a tool's policy (a change).
+    let act = move |ev: web_sys::Event| {
+        let Some(el) = ev.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) else { return };
+        let attr = |n: &str| el.get_attribute(n).unwrap_or_default();
+        let (id, what, tool) = (attr("data-id"), attr("data-act"), attr("data-tool"));
+        let clicked = ev.type_() == "click";
+        let value = js_sys::Reflect::get(&el, &"value".into()).ok().and_then(|v| v.as_string()).unwrap_or_default();
+        let policy = value.parse::<usize>().ok().and_then(|i| POLICIES.get(i)).map(|(p, _)| *p);
+        let edit: Rc<dyn Fn(&mut McpServer)> = match (what.as_str(), clicked, policy) {
+            ("enable", false, _) => Rc::new(|s| s.enabled = !s.enabled),
+            ("policy", false, Some(p)) => Rc::new(move |s| {
+                s.tools.insert(tool.clone(), p);
+            }),
+            ("remove", true, _) => Rc::new(|_| {}),
+            _ => return,
+        };
+        let used = servers.with_untracked(|all| all.iter().find(|(s, _)| s.id == id).map(|(_, w)| w.clone()));
+        let remove = what == "remove";
+        change(
+            used.unwrap_or_default(),
+            Rc::new(move |all| {
+                all.iter_mut().filter(|s| s.id == id).for_each(|s| edit(s));
+                all.retain(|s| !(remove && s.id == id));
+            }),
+        );
+    };
     let add = move |_| {
         let (n, u, t) = (name.get_untracked(), url.get_untracked(), token.get_untracked());
-        let (n, u) = (n.trim().to_owned(), u.trim().to_owned());
+        let (n, u, workspace) = (n.trim().to_owned(), u.trim().to_owned(), chosen.get_untracked());
         if n.is_empty() || !(u.starts_with("http://") || u.starts_with("https://")) {
             error.set("Give the server a name and its http:// or https:// URL.".into());
             return;
         }
-        if chosen.with_untracked(Vec::is_empty) {
-            error.set("Choose at least one workspace that uses it.".into());
-            return;
-        }
         let id = format!("mcp-{}", js_sys::Date::now() as u64);
         let auth = if t.trim().is_empty() { McpAuth::None } else { McpAuth::Bearer };
-        let server = McpServer {
-            id: id.clone(),
-            name: n,
-            url: u,
-            auth,
-            enabled: true,
-            policy: ToolPolicy::default(),
-            tools: Default::default(),
-        };
+        let policy = ToolPolicy::default();
+        let server =
+            McpServer { id: id.clone(), name: n, url: u, auth, enabled: true, policy, tools: Default::default() };
         error.set(String::new());
         let Some(c) = client.with_value(|c| c.clone()) else { return };
         leptos::task::spawn_local(async move {
             if !t.trim().is_empty() {
-                if let Err(e) = c.call(ops::McpSetToken { server_id: id.clone(), token: t }).await {
+                if let Err(e) = c.call(ops::McpSetToken { server_id: id, token: t }).await {
                     error.try_set(e.to_string());
                     return;
                 }
@@ -125,145 +146,98 @@ pub fn ToolsSection() -> impl IntoView {
             name.try_set(String::new());
             url.try_set(String::new());
             token.try_set(String::new());
-            change(chosen.get_untracked(), Rc::new(move |all: &mut Vec<McpServer>| all.push(server.clone())));
+            change(vec![workspace], Rc::new(move |all| all.push(server.clone())));
         });
-    };
-    let rows = move || {
-        servers
-            .get()
-            .into_iter()
-            .map(|(server, used)| {
-                let id = server.id.clone();
-                let shown =
-                    move || status.with(|all| all.iter().find(|s| s.server_id == id).cloned()).unwrap_or_default();
-                let state_class = {
-                    let shown = shown.clone();
-                    move || format!("mcp-status {}", state_key(shown().state))
-                };
-                // An edit of this server wherever it is used.
-                let edit = {
-                    let (id, used) = (server.id.clone(), used.clone());
-                    move |f: Rc<dyn Fn(&mut McpServer)>| {
-                        let id = id.clone();
-                        change(
-                            used.clone(),
-                            Rc::new(move |all: &mut Vec<McpServer>| {
-                                all.iter_mut().filter(|s| s.id == id).for_each(|s| f(s))
-                            }),
-                        )
-                    }
-                };
-                let (edit_enable, edit_policy) = (edit.clone(), edit);
-                let remove = {
-                    let (id, used) = (server.id.clone(), used.clone());
-                    move |_| {
-                        let id = id.clone();
-                        change(used.clone(), Rc::new(move |all: &mut Vec<McpServer>| all.retain(|s| s.id != id)))
-                    }
-                };
-                let enabled = server.enabled;
-                let policies = server.clone();
-                let tools = {
-                    let shown = shown.clone();
-                    move || {
-                        shown()
-                            .tools
-                            .into_iter()
-                            .map(|tool| {
-                                let current = policies.policy_of(&tool.name);
-                                let (edit, tool_name) = (edit_policy.clone(), tool.name.clone());
-                                let set = move |ev: leptos::ev::Event| {
-                                    let Some((policy, _)) =
-                                        event_target_value(&ev).parse::<usize>().ok().and_then(|i| POLICIES.get(i))
-                                    else {
-                                        return;
-                                    };
-                                    let (policy, tool) = (*policy, tool_name.clone());
-                                    edit(Rc::new(move |s: &mut McpServer| {
-                                        s.tools.insert(tool.clone(), policy);
-                                    }));
-                                };
-                                view! {
-                                    <li>
-                                        <code>{tool.name.clone()}</code>
-                                        {tool.read_only.then_some(" (read-only)")}
-                                        " "
-                                        <select aria-label=format!("Approval of {}", tool.name) on:change=set>
-                                            {POLICIES.iter().enumerate().map(|(i, (p, label))| view! {
-                                                <option value=i.to_string() selected=*p == current>{*label}</option>
-                                            }).collect_view()}
-                                        </select>
-                                        <div class="hint">{tool.description}</div>
-                                    </li>
-                                }
-                            })
-                            .collect_view()
-                    }
-                };
-                let message = {
-                    let shown = shown.clone();
-                    move || Some(shown().message).filter(|m| !m.is_empty()).unwrap_or_else(|| "Connecting…".to_owned())
-                };
-                let listed = move |pick: fn(&McpStatus) -> &Vec<crate::protocol::McpListed>| {
-                    let shown = shown.clone();
-                    move || {
-                        pick(&shown()).iter().map(|r| view! { <li><code>{r.name.clone()}</code></li> }).collect_view()
-                    }
-                };
-                view! {
-                    <section class="mcp-server" data-server=server.name.clone()>
-                        <h3>{server.name.clone()}</h3>
-                        <p class="hint">{server.url.clone()}" · used by "{used.join(", ")}</p>
-                        <p class=state_class role="status">{message}</p>
-                        <label class="check">
-                            <input type="checkbox" prop:checked=enabled
-                                on:change=move |_| edit_enable(Rc::new(|s: &mut McpServer| s.enabled = !s.enabled)) />
-                            " Offer its tools"
-                        </label>
-                        <button class="secondary" on:click=remove>
-                            "Remove"
-                        </button>
-                        <h4>"Tools"</h4>
-                        <ul class="mcp-tools">{tools}</ul>
-                        <h4>"Resources"</h4>
-                        <ul class="mcp-resources">{listed(|s| &s.resources)}</ul>
-                        <h4>"Prompts"</h4>
-                        <ul class="mcp-prompts">{listed(|s| &s.prompts)}</ul>
-                    </section>
-                }
-            })
-            .collect_view()
     };
     let field = |label: &'static str, kind: &'static str, value: RwSignal<String>| {
         view! {
             <label class="field">
                 <span>{label}</span>
-                <input type=kind autocomplete="off" prop:value=move || value.get() on:input=move |ev| value.set(event_target_value(&ev)) />
+                <input type=kind autocomplete="off" prop:value=move || value.get()
+                    on:input=move |ev| value.set(event_target_value(&ev)) />
             </label>
         }
     };
     view! {
-        <div class="mcp-servers">{rows}</div>
+        <div class="mcp-servers" on:click=move |ev: web_sys::MouseEvent| act(ev.into()) on:change=act
+            inner_html=move || servers.with(|all| status.with(|st| render(all, st)))></div>
         <h3>"Add an MCP server"</h3>
         {field("Name", "text", name)}
         {field("URL", "url", url)}
         {field("Bearer token (optional; kept in this browser only)", "password", token)}
-        <fieldset class="mcp-workspaces">
-            <legend>"Workspaces that use it"</legend>
-            {move || names().into_iter().map(|w| {
-                let (w1, w2) = (w.clone(), w.clone());
-                view! {
-                    <label class="check">
-                        <input type="checkbox" prop:checked=move || chosen.with(|c| c.contains(&w1))
-                            on:change=move |_| chosen.update(|c| if c.contains(&w2) { c.retain(|x| x != &w2) } else { c.push(w2.clone()) }) />
-                        " "{w.clone()}
-                    </label>
-                }
-            }).collect_view()}
-        </fieldset>
+        <label class="field">
+            <span>"Workspace that uses it"</span>
+            <select on:change=move |ev| chosen.set(event_target_value(&ev))>
+                {move || names().into_iter().map(|w| {
+                    let selected = w == chosen.get_untracked();
+                    view! { <option value=w.clone() selected=selected>{w.clone()}</option> }
+                }).collect_view()}
+            </select>
+        </label>
         <button class="primary" on:click=add>"Add server"</button>
-        <p class="field-error" role="alert">{move || error.get()}</p>
+        <p class="mcp-note" role="status">{move || error.get()}</p>
     }
+}
+
+/// The servers as markup: each its status, its switch, Remove, and what it lists (server-given text
+/// escaped; the controls carry `data-act`, `data-id` and `data-tool` for the section's handler).
+fn render(all: &[Used], status: &[McpStatus]) -> String {
+    let mut out = String::new();
+    let text = |out: &mut String, s: &str| escape_into(out, s);
+    for (server, used) in all {
+        let st = status.iter().find(|s| s.server_id == server.id).cloned().unwrap_or_default();
+        let id = &server.id;
+        out.push_str("<section class=\"mcp-server\" data-server=\"");
+        text(&mut out, &server.name);
+        out.push_str("\"><h3>");
+        text(&mut out, &server.name);
+        out.push_str("</h3><p class=\"hint\">");
+        text(&mut out, &format!("{} · used by {}", server.url, used.join(", ")));
+        let _ = write!(out, "</p><p class=\"mcp-status {}\" role=\"status\">", state_key(st.state));
+        text(&mut out, if st.message.is_empty() { "Connecting…" } else { &st.message });
+        let checked = if server.enabled { " checked" } else { "" };
+        out.push_str("</p><label class=\"check\"><input type=\"checkbox\" data-act=\"enable\" data-id=\"");
+        text(&mut out, id);
+        let _ = write!(
+            out,
+            "\"{checked}> Offer its tools</label> <button class=\"secondary\" data-act=\"remove\" data-id=\""
+        );
+        text(&mut out, id);
+        out.push_str("\">Remove</button><h4>Tools</h4><ul class=\"mcp-tools\">");
+        for tool in &st.tools {
+            out.push_str("<li><code>");
+            text(&mut out, &tool.name);
+            out.push_str("</code>");
+            if tool.read_only {
+                out.push_str(" (read-only)");
+            }
+            out.push_str(" <select aria-label=\"Approval of ");
+            text(&mut out, &tool.name);
+            out.push_str("\" data-act=\"policy\" data-id=\"");
+            text(&mut out, id);
+            out.push_str("\" data-tool=\"");
+            text(&mut out, &tool.name);
+            out.push_str("\">");
+            let current = server.policy_of(&tool.name);
+            for (i, (p, label)) in POLICIES.iter().enumerate() {
+                let selected = if *p == current { " selected" } else { "" };
+                let _ = write!(out, "<option value=\"{i}\"{selected}>{label}</option>");
+            }
+            out.push_str("</select><div class=\"hint\">");
+            text(&mut out, &tool.description);
+            out.push_str("</div></li>");
+        }
+        for (title, class, list) in [("Resources", "resources", &st.resources), ("Prompts", "prompts", &st.prompts)] {
+            let _ = write!(out, "</ul><h4>{title}</h4><ul class=\"mcp-{class}\">");
+            for r in list {
+                out.push_str("<li><code>");
+                text(&mut out, &r.name);
+                out.push_str("</code></li>");
+            }
+        }
+        out.push_str("</ul></section>");
+    }
+    out
 }
 
 /// A state's name in class names.
