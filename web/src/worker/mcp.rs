@@ -48,20 +48,6 @@ impl McpError {
             _ => McpState::Failed,
         }
     }
-
-    /// What the user reads: the cause, and for a server the page cannot reach, the remedy.
-    fn explained(&self, server: &McpServer) -> String {
-        match self.state() {
-            McpState::NoCors => format!(
-                "{} sends no CORS headers, so a web page cannot call it ({}). Put a bridge in front of it \
-                 (supergateway or mcp-proxy on loopback, allowing this origin): see the README, Settings → Tools.",
-                server.url, self.message
-            ),
-            McpState::Unreachable => format!("{} cannot be reached: {}", server.url, self.message),
-            McpState::NeedsSignIn => format!("{} needs sign-in: {}", server.url, self.message),
-            _ => format!("{}: {}", server.url, self.message),
-        }
-    }
 }
 
 /// A connection, with the tools it listed.
@@ -210,7 +196,8 @@ pub async fn probe(server: &McpServer, module_url: &str) -> McpStatus {
     let mut status = McpStatus { server_id: server.id.clone(), ..McpStatus::default() };
     let fail = |mut status: McpStatus, e: McpError| {
         status.state = e.state();
-        status.message = e.explained(server);
+        // The module's message names the cause and, for a server a page cannot reach, the README's bridge.
+        status.message = e.message;
         status
     };
     let module = match load_module(module_url) {
