@@ -9,7 +9,6 @@
 use crate::attachment::{from_base64, NewAttachment};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
-use std::collections::BTreeMap;
 
 /// The tools offered to the model from all of a workspace's servers together, at most.
 pub const MAX_TOOLS: usize = 64;
@@ -33,9 +32,18 @@ pub struct McpServer {
     /// The approval policy of its tools, unless a tool has its own.
     #[serde(default)]
     pub policy: ToolPolicy,
-    /// Tools with a policy of their own, by the server's name of the tool.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub tools: BTreeMap<String, ToolPolicy>,
+    /// Tools with a policy of their own (a list, not a map: the app's wasm has no map code to carry).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolChoice>,
+}
+
+/// A tool's own approval policy.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolChoice {
+    /// The tool, as the server names it.
+    pub tool: String,
+    /// Its policy.
+    pub policy: ToolPolicy,
 }
 
 fn enabled() -> bool {
@@ -72,7 +80,13 @@ pub enum ToolPolicy {
 impl McpServer {
     /// The policy of the server's tool `tool`.
     pub fn policy_of(&self, tool: &str) -> ToolPolicy {
-        self.tools.get(tool).copied().unwrap_or(self.policy)
+        self.tools.iter().find(|c| c.tool == tool).map_or(self.policy, |c| c.policy)
+    }
+
+    /// Gives the server's tool `tool` a policy of its own.
+    pub fn set_policy(&mut self, tool: &str, policy: ToolPolicy) {
+        self.tools.retain(|c| c.tool != tool);
+        self.tools.push(ToolChoice { tool: tool.to_owned(), policy });
     }
 }
 

@@ -2,7 +2,7 @@
 //! (never a secret), and a tool's result is archived whole — its text searchable, its images as
 //! attachments exported byte for byte, the result restored exactly from the turn.
 
-use cowork_core::mcp::{restore, result_parts, McpAuth, McpServer, ToolPolicy};
+use cowork_core::mcp::{restore, result_parts, McpAuth, McpServer, ToolChoice, ToolPolicy};
 use cowork_core::store::{NewSession, NewToolExecution, Store};
 use cowork_core::{Approval, NewTurn, SearchQuery, SearchScope, WorkspaceSettings};
 use serde_json::json;
@@ -15,7 +15,7 @@ fn server() -> McpServer {
         auth: McpAuth::Bearer,
         enabled: true,
         policy: ToolPolicy::AskUnlessReadOnly,
-        tools: [("echo".to_owned(), ToolPolicy::NeverAsk)].into_iter().collect(),
+        tools: vec![ToolChoice { tool: "echo".into(), policy: ToolPolicy::NeverAsk }],
     }
 }
 

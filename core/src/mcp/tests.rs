@@ -30,7 +30,7 @@ fn approval_follows_the_policy_and_never_trusts_read_only_when_destructive() {
 #[test]
 fn a_tool_policy_overrides_the_servers_and_configs_read_back_with_defaults() {
     let server: McpServer = serde_json::from_value(
-        json!({"id": "s1", "name": "fs", "url": "http://127.0.0.1:1/mcp", "tools": {"write": "always_ask"}}),
+        json!({"id": "s1", "name": "fs", "url": "http://127.0.0.1:1/mcp", "tools": [{"tool": "write", "policy": "always_ask"}]}),
     )
     .unwrap();
     assert!(server.enabled);

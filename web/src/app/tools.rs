@@ -25,6 +25,9 @@ pub const META_NAME: &str = "cowork-mcp";
 /// A server and the workspaces that use it.
 type Used = (McpServer, Vec<String>);
 
+/// The servers and what each answered.
+type Shown = (Vec<Used>, Vec<McpStatus>);
+
 /// A change of a workspace's server list.
 type Edit = Rc<dyn Fn(&mut Vec<McpServer>)>;
 
@@ -40,14 +43,19 @@ const POLICIES: [(ToolPolicy, &str); 3] = [
 pub fn ToolsSection() -> impl IntoView {
     let (chat, dialogs) = (ChatState::get(), DialogState::get());
     let client = expect_context::<Client>();
-    let servers = RwSignal::new(Vec::<Used>::new());
-    let status = RwSignal::new(Vec::<McpStatus>::new());
+    // The servers (with the workspaces that use them) and what each answered; shown as `html`.
+    let data = StoredValue::new(Shown::default());
+    let html = RwSignal::new(String::new());
+    let show = move |f: &dyn Fn(&mut Shown)| {
+        data.try_update_value(|d| {
+            f(d);
+            html.try_set(render(&d.0, &d.1));
+        });
+    };
     let error = RwSignal::new(String::new());
-    let (name, url, token) = (RwSignal::new(String::new()), RwSignal::new(String::new()), RwSignal::new(String::new()));
-    let chosen = RwSignal::new(chat.workspace.get_untracked());
-    let names = move || {
-        let mut all = workspaces(&chat.sessions.get());
-        all.push(chat.workspace.get());
+    let names_now = move || {
+        let mut all = workspaces(&chat.sessions.get_untracked());
+        all.push(chat.workspace.get_untracked());
         all.sort();
         all.dedup();
         all
@@ -55,7 +63,7 @@ pub fn ToolsSection() -> impl IntoView {
     // What the workspaces keep, then what each server answers.
     let load = move || {
         let Some(c) = client.with_value(|c| c.clone()) else { return };
-        let labels = names();
+        let labels = names_now();
         leptos::task::spawn_local(async move {
             let mut found: Vec<Used> = Vec::new();
             for label in labels {
@@ -67,12 +75,12 @@ pub fn ToolsSection() -> impl IntoView {
                     }
                 }
             }
-            servers.try_set(found.clone());
+            show(&|d| d.0.clone_from(&found));
             for (server, _) in found {
                 if let Ok(s) = c.call(ops::McpProbe { server, module_url: module_url() }).await {
-                    status.try_update(|all| {
-                        all.retain(|o| o.server_id != s.server_id);
-                        all.push(s);
+                    show(&|d| {
+                        d.1.retain(|o| o.server_id != s.server_id);
+                        d.1.push(s.clone());
                     });
                 }
             }
@@ -97,22 +105,53 @@ pub fn ToolsSection() -> impl IntoView {
         });
     };
     // The list's controls: Remove (a click), Offer its tools and a tool's policy (a change).
+    // Add server: the token to the worker first, then the server into the workspace's settings.
+    let add = move |n: String, u: String, t: String, workspace: String| {
+        if n.is_empty() || !(u.starts_with("http://") || u.starts_with("https://")) {
+            error.set("Give the server a name and its http:// or https:// URL.".into());
+            return;
+        }
+        let id = format!("mcp-{}", js_sys::Date::now() as u64);
+        let auth = if t.is_empty() { McpAuth::None } else { McpAuth::Bearer };
+        let policy = ToolPolicy::default();
+        let server = McpServer { id: id.clone(), name: n, url: u, auth, enabled: true, policy, tools: Vec::new() };
+        let Some(c) = client.with_value(|c| c.clone()) else { return };
+        leptos::task::spawn_local(async move {
+            if !t.is_empty() {
+                if let Err(e) = c.call(ops::McpSetToken { server_id: id, token: t }).await {
+                    error.try_set(e.to_string());
+                    return;
+                }
+            }
+            change(vec![workspace], Rc::new(move |all| all.push(server.clone())));
+        });
+    };
+    // Every control of the section: Remove and Add server (a click), Offer its tools and a tool's policy
+    // (a change). The form's fields are read when Add server is pressed.
     let act = move |ev: web_sys::Event| {
         let Some(el) = ev.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) else { return };
         let attr = |n: &str| el.get_attribute(n).unwrap_or_default();
         let (id, what, tool) = (attr("data-id"), attr("data-act"), attr("data-tool"));
         let clicked = ev.type_() == "click";
-        let value = js_sys::Reflect::get(&el, &"value".into()).ok().and_then(|v| v.as_string()).unwrap_or_default();
-        let policy = value.parse::<usize>().ok().and_then(|i| POLICIES.get(i)).map(|(p, _)| *p);
+        let value = |el: &web_sys::Element| {
+            js_sys::Reflect::get(el, &"value".into()).ok().and_then(|v| v.as_string()).unwrap_or_default()
+        };
+        if what == "add" && clicked {
+            let field = |n: &str| {
+                let form = el.closest(".mcp-add").ok().flatten();
+                let input = form.and_then(|f| f.query_selector(&format!("[name=mcp-{n}]")).ok().flatten());
+                input.map(|i| value(&i).trim().to_owned()).unwrap_or_default()
+            };
+            return add(field("name"), field("url"), field("token"), field("workspace"));
+        }
+        let policy = value(&el).parse::<usize>().ok().and_then(|i| POLICIES.get(i)).map(|(p, _)| *p);
         let edit: Rc<dyn Fn(&mut McpServer)> = match (what.as_str(), clicked, policy) {
             ("enable", false, _) => Rc::new(|s| s.enabled = !s.enabled),
-            ("policy", false, Some(p)) => Rc::new(move |s| {
-                s.tools.insert(tool.clone(), p);
-            }),
+            ("policy", false, Some(p)) => Rc::new(move |s| s.set_policy(&tool, p)),
             ("remove", true, _) => Rc::new(|_| {}),
             _ => return,
         };
-        let used = servers.with_untracked(|all| all.iter().find(|(s, _)| s.id == id).map(|(_, w)| w.clone()));
+        let used = data.with_value(|d| d.0.iter().find(|(s, _)| s.id == id).map(|(_, w)| w.clone()));
         let remove = what == "remove";
         change(
             used.unwrap_or_default(),
@@ -122,60 +161,32 @@ pub fn ToolsSection() -> impl IntoView {
             }),
         );
     };
-    let add = move |_| {
-        let (n, u, t) = (name.get_untracked(), url.get_untracked(), token.get_untracked());
-        let (n, u, workspace) = (n.trim().to_owned(), u.trim().to_owned(), chosen.get_untracked());
-        if n.is_empty() || !(u.starts_with("http://") || u.starts_with("https://")) {
-            error.set("Give the server a name and its http:// or https:// URL.".into());
-            return;
-        }
-        let id = format!("mcp-{}", js_sys::Date::now() as u64);
-        let auth = if t.trim().is_empty() { McpAuth::None } else { McpAuth::Bearer };
-        let policy = ToolPolicy::default();
-        let server =
-            McpServer { id: id.clone(), name: n, url: u, auth, enabled: true, policy, tools: Default::default() };
-        error.set(String::new());
-        let Some(c) = client.with_value(|c| c.clone()) else { return };
-        leptos::task::spawn_local(async move {
-            if !t.trim().is_empty() {
-                if let Err(e) = c.call(ops::McpSetToken { server_id: id, token: t }).await {
-                    error.try_set(e.to_string());
-                    return;
-                }
-            }
-            name.try_set(String::new());
-            url.try_set(String::new());
-            token.try_set(String::new());
-            change(vec![workspace], Rc::new(move |all| all.push(server.clone())));
-        });
-    };
-    let field = |label: &'static str, kind: &'static str, value: RwSignal<String>| {
-        view! {
-            <label class="field">
-                <span>{label}</span>
-                <input type=kind autocomplete="off" prop:value=move || value.get()
-                    on:input=move |ev| value.set(event_target_value(&ev)) />
-            </label>
-        }
-    };
+    // The form, made once (its fields keep what is typed while the list above changes).
+    let mut form = String::from("<div class=\"mcp-add\"><h3>Add an MCP server</h3>");
+    for (label, name, kind) in [
+        ("Name", "name", "text"),
+        ("URL", "url", "url"),
+        ("Bearer token (optional; kept in this browser only)", "token", "password"),
+    ] {
+        let _ = write!(
+            form,
+            "<label class=\"field\"><span>{label}</span><input name=\"mcp-{name}\" type=\"{kind}\" autocomplete=\"off\"></label>"
+        );
+    }
+    form.push_str("<label class=\"field\"><span>Workspace that uses it</span><select name=\"mcp-workspace\">");
+    let current = chat.workspace.get_untracked();
+    for w in names_now() {
+        form.push_str(if w == current { "<option selected>" } else { "<option>" });
+        escape_into(&mut form, &w);
+        form.push_str("</option>");
+    }
+    form.push_str("</select></label><button class=\"primary\" data-act=\"add\">Add server</button></div>");
     view! {
-        <div class="mcp-servers" on:click=move |ev: web_sys::MouseEvent| act(ev.into()) on:change=act
-            inner_html=move || servers.with(|all| status.with(|st| render(all, st)))></div>
-        <h3>"Add an MCP server"</h3>
-        {field("Name", "text", name)}
-        {field("URL", "url", url)}
-        {field("Bearer token (optional; kept in this browser only)", "password", token)}
-        <label class="field">
-            <span>"Workspace that uses it"</span>
-            <select on:change=move |ev| chosen.set(event_target_value(&ev))>
-                {move || names().into_iter().map(|w| {
-                    let selected = w == chosen.get_untracked();
-                    view! { <option value=w.clone() selected=selected>{w.clone()}</option> }
-                }).collect_view()}
-            </select>
-        </label>
-        <button class="primary" on:click=add>"Add server"</button>
-        <p class="mcp-note" role="status">{move || error.get()}</p>
+        <div on:click=move |ev: web_sys::MouseEvent| act(ev.into()) on:change=act>
+            <div class="mcp-servers" inner_html=move || html.get()></div>
+            <div inner_html=form></div>
+            <p class="mcp-note" role="status">{move || error.get()}</p>
+        </div>
     }
 }
 
