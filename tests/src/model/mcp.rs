@@ -19,7 +19,7 @@ pub fn call(text: &str, tools: &[String]) -> Option<Plan> {
         "" => json!({}),
         a => serde_json::from_str::<Value>(a).ok()?,
     };
-    tools.iter().any(|t| *t == name).then_some(Plan::Call { name, arguments })
+    tools.contains(&name).then_some(Plan::Call { name, arguments })
 }
 
 /// The answer to an MCP tool's result `text` (a tool named `<server>__<tool>`): its first part.
