@@ -141,3 +141,20 @@ test('a server without CORS and an unreachable one say why; the token stays out 
   assert.ok(!exported.includes(secret), 'the bearer token is not in the export');
   await page.close();
 });
+
+test('Stop cancels a long-running MCP tool: the call ends as stopped, and the conversation goes on', async () => {
+  // The first test added server-everything to this workspace (the same browser profile).
+  const page = await openPage(app.browser.context, app.server.url);
+  await ready(page);
+  await page.getByRole('button', { name: '+ New session' }).click();
+  await send(page, '[[mcp:everything/trigger-long-running-operation {"duration": 120, "steps": 120}]]');
+  await page.locator('.turn[data-role="assistant"] .tool-call', { hasText: 'everything__trigger-long-running-operation' }).waitFor({ timeout: 30_000 });
+  await page.getByRole('button', { name: 'Stop' }).click();
+  const card = page.locator('.turn[data-role="tool"]', { hasText: 'was stopped by the user' });
+  await card.waitFor({ timeout: 30_000 });
+  assert.match(await card.innerText(), /failed/, 'the stopped call is marked as failed');
+  await replyDone(page);
+  await send(page, 'And after the stopped call?');
+  await page.locator('.turn[data-role="assistant"] .turn-text', { hasText: 'And after the stopped call?' }).waitFor({ timeout: 30_000 });
+  await page.close();
+});
