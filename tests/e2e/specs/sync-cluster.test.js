@@ -60,15 +60,20 @@ test('two devices sync through a three-node cluster; its stream leader killed mi
     await ready(b);
     for (const page of [a, b]) await watchHeader(page);
     const server = urls.join(', ');
-    await turnOnSync(a, { server, device: 'Laptop' });
+    // The phone first (it has nothing to send), then the laptop, whose 1,200 turns go out in a few
+    // rounds of about a second in all.
     await turnOnSync(b, { server, device: 'Phone' });
+    await turnOnSync(a, { server, device: 'Laptop' });
 
-    // Mid-sync (the laptop still sending), the node leading the stream is killed.
-    await a.locator('.sync-status', { hasText: /^[\d,]+ waiting$/ }).waitFor({ timeout: 30_000 }).catch(async (e) => {
+    // Mid-sync (the laptop still sending), the node leading the stream is killed: as soon as the
+    // header's own record (every state it showed, `watchHeader`) has an "N waiting", which a locator
+    // polling the header could miss between two of its looks.
+    await a.waitForFunction(() => window.sawSync.some((s) => /^ok: [\d,]+ waiting$/.test(s)), null, { timeout: 30_000 }).catch(async (e) => {
       // Say what the header went through instead, so a failure here says why.
       throw new Error(`the laptop never said "N waiting"; its header said ${JSON.stringify(await a.evaluate(() => window.sawSync))}: ${e.message}`);
     });
-    const { leader } = await streamCluster(urls, 'alice');
+    // The leader as the cluster named it before sync started (asked again here, it could be too late).
+    const { leader } = info;
     const node = leader?.match(/^cowork-([123])$/)?.[1];
     assert.ok(node, `the server names the stream's leader: ${leader}`);
     const waiting = await a.locator('.sync-status').innerText();
