@@ -52,7 +52,6 @@ pub mod store;
 mod constraints;
 pub mod context;
 pub mod hints;
-pub mod mcp;
 mod message;
 pub mod prompt;
 pub mod recall;

@@ -11,7 +11,6 @@ mod semantic;
 mod state;
 mod storage;
 pub(crate) mod sync;
-pub(crate) mod tools;
 mod transfer;
 
 pub use backup::{BackupBanner, BackupSection, BackupState};
