@@ -388,6 +388,9 @@ impl<T: Transport, H: ToolHost> Run<'_, T, H> {
         let duration_ms = self.transport.now_ms() - started;
         let mut result = NewTurn::tool_result(call.id.clone(), call.name.clone(), outcome.content);
         result.metadata = json!({"success": outcome.success, "duration_ms": duration_ms});
+        if let Some(whole) = outcome.result {
+            result.metadata["result"] = whole;
+        }
         if let Some(needs) = self.needs.take() {
             result.metadata["needs"] = json!(needs);
         }
@@ -398,7 +401,8 @@ impl<T: Transport, H: ToolHost> Run<'_, T, H> {
             duration_ms,
             approval,
         };
-        let stored = self.archive.store()?.append_tool_result(self.session_id, &result, &exec)?;
+        let stored =
+            self.archive.store()?.append_tool_result_with(self.session_id, &result, &exec, &outcome.attachments)?;
         self.emit(AgentEvent::TurnAppended { turn: stored.clone() });
         self.emit(AgentEvent::ToolFinished {
             turn_number: stored.turn_number,
@@ -413,7 +417,7 @@ impl<T: Transport, H: ToolHost> Run<'_, T, H> {
     /// `conversation_recall` here, offered host tools by the host, anything else refused.
     async fn run_tool(&mut self, call: &ToolCall, n: i64, definitions: &[Value]) -> Result<(ToolOutcome, Approval)> {
         let (settings, tools) = (self.settings, self.tools);
-        let refused = |content: &str| ToolOutcome { content: content.into(), success: false };
+        let refused = |content: &str| ToolOutcome::text(content, false);
         Ok(if call.name == DELEGATE_TOOL {
             match settings.orchestrator_url.as_deref().filter(|_| settings.prompt.delegation) {
                 None => (refused("delegate_task is not available: no orchestrator is configured."), Approval::Auto),
@@ -454,7 +458,7 @@ impl<T: Transport, H: ToolHost> Run<'_, T, H> {
             // The exchange that asked (its request, this call, earlier results) is not an answer to it.
             let context = RecallContext { exclude_from_turn: store.latest_user_turn(self.session_id)?, query_vector };
             let content = run_recall_with(&*store, self.session_id, &call.arguments, &context);
-            (ToolOutcome { content, success: true }, Approval::Auto)
+            (ToolOutcome::text(content, true), Approval::Auto)
         } else if offered(definitions, &call.name) {
             match tools.approval(&call.name) {
                 ApprovalPolicy::Auto => (tools.call(call).await, Approval::Auto),

@@ -250,6 +250,10 @@ pub struct WorkspaceSettings {
     pub sync: SyncScope,
     /// When these settings last changed (ms since the Unix epoch; 0 for never).
     pub updated_at: i64,
+    /// The MCP servers whose tools the workspace's sessions are offered (never their secrets).
+    /// Absent from JSON when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp_servers: Vec<crate::mcp::McpServer>,
 }
 
 /// Where a workspace's sessions sync to (spec §14).

@@ -52,6 +52,7 @@ pub mod store;
 mod constraints;
 pub mod context;
 pub mod hints;
+pub mod mcp;
 mod message;
 pub mod prompt;
 pub mod recall;

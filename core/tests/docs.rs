@@ -407,7 +407,9 @@ fn the_readme_explains_every_control_word_of_the_demo_model() {
     let model = read("tests/src/model.rs");
     // The switches the demo model reads, as its sources spell them: string constants `"[[…"`.
     let mut words: Vec<String> = Vec::new();
-    for file in ["tests/src/model.rs", "tests/src/model/thinking.rs", "tests/src/bench_reply.rs"] {
+    for file in
+        ["tests/src/model.rs", "tests/src/model/thinking.rs", "tests/src/model/mcp.rs", "tests/src/bench_reply.rs"]
+    {
         let text = read(file);
         let code = text.split("\n#[cfg(test)]").next().unwrap_or_default();
         for piece in code.split('"').skip(1).step_by(2) {

@@ -947,3 +947,39 @@ fn a_task_follows_its_turn_into_a_conflict_fork_on_every_device() {
     }
     assert_converged(&devices);
 }
+
+#[test]
+fn a_workspaces_mcp_servers_and_an_mcp_result_with_its_image_reach_the_other_device() {
+    let mut devices = vec![device("Laptop"), device("Phone")];
+    let mut stream = Stream::default();
+    let server = cowork_core::mcp::McpServer {
+        id: "mcp-1".into(),
+        name: "everything".into(),
+        url: "http://127.0.0.1:3001/mcp".into(),
+        auth: cowork_core::mcp::McpAuth::Bearer,
+        enabled: true,
+        policy: cowork_core::mcp::ToolPolicy::AlwaysAsk,
+        tools: Vec::new(),
+    };
+    let work = WorkspaceSettings { mcp_servers: vec![server.clone()], ..WorkspaceSettings::unset("work") };
+    devices[0].store.set_workspace_settings(&work).unwrap();
+    let s = devices[0].store.create_session(&NewSession::new("work")).unwrap().id;
+    let parts = cowork_core::mcp::result_parts(&serde_json::json!({"content": [
+        {"type": "text", "text": "a numbat"}, {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="}]}));
+    let mut turn = NewTurn::tool_result("c1", "everything__get-tiny-image", parts.content.clone());
+    turn.metadata = serde_json::json!({"success": true, "result": parts.result});
+    let exec = NewToolExecution {
+        tool_name: "everything__get-tiny-image".into(),
+        arguments: "{}".into(),
+        success: true,
+        duration_ms: 1,
+        approval: Approval::Auto,
+    };
+    devices[0].store.append_tool_result_with(&s, &turn, &exec, &parts.attachments).unwrap();
+    settle(&mut stream, &mut devices);
+    assert_eq!(devices[1].store.workspace_settings("work").unwrap().mcp_servers, vec![server]);
+    let synced = &devices[1].store.get_turns(&s, 0, 1).unwrap()[0];
+    assert_eq!(synced.metadata["result"]["content"][1]["attachment"], 0);
+    assert_eq!(devices[1].store.attachment_bytes(&synced.attachments[0].sha256).unwrap(), b"\x89PNG\r\n\x1a\n");
+    assert_converged(&devices);
+}

@@ -94,7 +94,11 @@ fn an_archive_from_before_versions_classifies_its_forks_by_the_titles_they_were_
         store.rename_session(&f.id, "Plan (edited) (regenerated)").unwrap();
         // Back to schema 9: without the column, at version 9.
         let conn = store.connection();
-        conn.execute_batch("ALTER TABLE sessions DROP COLUMN is_version; PRAGMA user_version = 9;").unwrap();
+        conn.execute_batch(
+            "ALTER TABLE sessions DROP COLUMN is_version; ALTER TABLE workspace_settings DROP COLUMN mcp_servers;
+             PRAGMA user_version = 9;",
+        )
+        .unwrap();
     }
     let store = Store::open(&path).unwrap();
     assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);

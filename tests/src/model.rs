@@ -33,9 +33,11 @@
 //! [`digest_of`]: a large message checked without being echoed), `[[code:LANG]]` (the rest of the message, as written, sent back as a
 //! fenced code block in LANG between two sentences: `[[code:python]] def f(): …`). `[[tool-rounds]]` makes it a DeepSeek-style thinking model that
 //! calls tools for three rounds and refuses a request that drops their reasoning (`thinking.rs`,
-//! which also holds the Anthropic-style model at `/anthropic/v1/messages`).
+//! which also holds the Anthropic-style model at `/anthropic/v1/messages`). `[[mcp:server/tool {…}]]`
+//! calls that MCP server's offered tool with those arguments (`model/mcp.rs`).
 
 pub mod attachments;
+pub mod mcp;
 pub mod thinking;
 
 use axum::body::Body;
@@ -128,12 +130,18 @@ fn plan_answer(messages: &[Value], tools: &[String]) -> Plan {
             .find_map(|c| c["function"]["name"].as_str())
             .or(last["name"].as_str())
             .unwrap_or("the tool");
+        if let Some(answer) = mcp::answer(name, &text) {
+            return Plan::Text(answer);
+        }
         return Plan::Text(quote_result(name, &text));
     }
     let lower = text.to_lowercase();
     let clean = strip_faults(&text);
     if last["role"] == "user" && text.contains(REFUSAL) {
         return Plan::Refusal("I can't help with that.".into());
+    }
+    if let Some(call) = mcp::call(&text, tools).filter(|_| last["role"] == "user") {
+        return call;
     }
     if let Some((_, rest)) = text.split_once(DIGEST).filter(|_| last["role"] == "user") {
         return Plan::Text(digest_of(rest));

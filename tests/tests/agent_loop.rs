@@ -181,7 +181,7 @@ impl ToolHost for Meaning {
         false
     }
     async fn call(&self, call: &ToolCall) -> ToolOutcome {
-        ToolOutcome { content: format!("unknown tool {}", call.name), success: false }
+        ToolOutcome::text(format!("unknown tool {}", call.name), false)
     }
     async fn embed_query(&self, text: &str) -> Option<Vec<f32>> {
         Some(meaning_vector(text))
@@ -393,7 +393,7 @@ impl ToolHost for Files {
     }
     async fn call(&self, call: &ToolCall) -> ToolOutcome {
         let args: Value = serde_json::from_str(&call.arguments).unwrap_or_default();
-        ToolOutcome { content: format!("wrote {}", args["path"].as_str().unwrap_or("?")), success: true }
+        ToolOutcome::text(format!("wrote {}", args["path"].as_str().unwrap_or("?")), true)
     }
 }
 
@@ -446,6 +446,48 @@ async fn the_next_context_is_what_the_loop_would_send_and_complete_replies_are_r
     assert_eq!(names, ["conversation_recall", "write_file"]);
 }
 
+/// An MCP server's tool as the worker offers it: a read-only tool that returns text and an image.
+struct McpImage;
+
+impl ToolHost for McpImage {
+    fn definitions(&self) -> Vec<Value> {
+        vec![cowork_core::mcp::definition("everything__get-tiny-image", &json!({"name": "get-tiny-image"}))]
+    }
+    fn approval(&self, _: &str) -> ApprovalPolicy {
+        ApprovalPolicy::Auto
+    }
+    async fn approve(&self, _: &ToolCall) -> bool {
+        false
+    }
+    async fn call(&self, _: &ToolCall) -> ToolOutcome {
+        let parts = cowork_core::mcp::result_parts(&json!({"content": [
+            {"type": "text", "text": "Here's the image you requested:"},
+            {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="},
+            {"type": "text", "text": "The image above is the ocelotlogo."}]}));
+        ToolOutcome {
+            content: parts.content,
+            success: parts.success,
+            result: Some(parts.result),
+            attachments: parts.attachments,
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_mcp_tools_result_is_archived_whole_with_its_image_and_answered() {
+    let mut f = fixture().await;
+    f.send(&McpImage, "[[mcp:everything/get-tiny-image]]").await.unwrap();
+    let turns = f.store.get_turns(&f.session, 0, 10).unwrap();
+    let tool = turns.iter().find(|t| t.role == Role::Tool).expect("a tool turn");
+    assert_eq!(tool.tool_name.as_deref(), Some("everything__get-tiny-image"));
+    assert!(tool.content.contains("ocelotlogo"), "the text the model reads: {}", tool.content);
+    assert_eq!(tool.attachments.len(), 1, "the image is an attachment of the tool turn");
+    assert_eq!(f.store.attachment_bytes(&tool.attachments[0].sha256).unwrap(), b"\x89PNG\r\n\x1a\n");
+    assert_eq!(tool.metadata["result"]["content"][1]["attachment"], 0, "{}", tool.metadata);
+    let answer = &turns.last().unwrap().content;
+    assert_eq!(answer, "Here is what everything__get-tiny-image returned: Here's the image you requested:");
+}
+
 /// Approves (or not) every delegation; no tools of its own.
 struct Approver(bool);
 
@@ -460,7 +502,7 @@ impl ToolHost for Approver {
         self.0
     }
     async fn call(&self, call: &ToolCall) -> ToolOutcome {
-        ToolOutcome { content: format!("unknown tool {}", call.name), success: false }
+        ToolOutcome::text(format!("unknown tool {}", call.name), false)
     }
 }
 

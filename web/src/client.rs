@@ -189,7 +189,11 @@ impl StorageClient {
     /// The page's tools and instructions, to send with a message.
     pub fn host_options(&self) -> HostOptions {
         let runner = self.inner.tools.borrow().clone();
-        runner.map(|r| r.host_options()).unwrap_or_default()
+        let host = runner.map(|r| r.host_options()).unwrap_or_default();
+        // The MCP module, loaded by the worker only for a workspace that uses an MCP server.
+        #[cfg(target_arch = "wasm32")]
+        let host = HostOptions { mcp_module: crate::app::tools::module_url(), ..host };
+        host
     }
 
     /// Resolves once the worker has opened the archive (or failed to).

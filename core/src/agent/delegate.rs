@@ -90,14 +90,14 @@ pub async fn delegate<T: Transport>(
     on_event: &mut dyn FnMut(AgentEvent),
 ) -> Result<ToolOutcome> {
     let Some(directory) = at.directory.map(str::trim).filter(|d| !d.is_empty()) else {
-        return Ok(ToolOutcome { content: no_directory_message(at.workspace), success: false });
+        return Ok(ToolOutcome::text(no_directory_message(at.workspace), false));
     };
     let args: Value = call.arguments_json().unwrap_or(Value::Null);
     let Some(goal) = args["goal"].as_str().map(str::trim).filter(|g| !g.is_empty()) else {
-        return Ok(ToolOutcome {
-            content: "delegate_task error: the \"goal\" argument is required (a non-empty string).".into(),
-            success: false,
-        });
+        return Ok(ToolOutcome::text(
+            "delegate_task error: the \"goal\" argument is required (a non-empty string).",
+            false,
+        ));
     };
     let wait = args["wait"].as_bool().unwrap_or(true);
     let submission = TaskSubmission {
@@ -121,7 +121,7 @@ pub async fn delegate<T: Transport>(
     };
     let created = match created {
         Ok(c) => c,
-        Err(e) => return Ok(ToolOutcome { content: format_not_started(goal, &e.to_string()), success: false }),
+        Err(e) => return Ok(ToolOutcome::text(format_not_started(goal, &e.to_string()), false)),
     };
     let now = crate::now_ms();
     let mut record = TaskRecord {
@@ -142,7 +142,7 @@ pub async fn delegate<T: Transport>(
         "task_submitted",
     );
     if !wait {
-        return Ok(ToolOutcome { content: format_submitted(&record.task_id, goal), success: true });
+        return Ok(ToolOutcome::text(format_submitted(&record.task_id, goal), true));
     }
 
     let (progress, broken) = link.follow(&record.task_id, goal, true).await?;
@@ -152,12 +152,12 @@ pub async fn delegate<T: Transport>(
     if !progress.is_terminal() {
         store.upsert_task(&record)?;
         let reason = broken.unwrap_or_else(|| "no answer".into());
-        return Ok(ToolOutcome { content: format_still_running(&progress, &reason), success: false });
+        return Ok(ToolOutcome::text(format_still_running(&progress, &reason), false));
     }
     record.result_delivered = true;
     store.upsert_task(&record)?;
     let success = progress.status == TaskStatus::Completed;
-    Ok(ToolOutcome { content: format_result(&progress, progress.status.as_str()), success })
+    Ok(ToolOutcome::text(format_result(&progress, progress.status.as_str()), success))
 }
 
 /// A delegation's I/O, borrowed once: the archive (a step at a time), the orchestrator at `base_url`,

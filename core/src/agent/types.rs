@@ -9,12 +9,24 @@ use crate::ToolCall;
 use serde_json::Value;
 
 /// What a tool run produced.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ToolOutcome {
     /// The tool result as the model reads it (the tool-result turn's content).
     pub content: String,
     /// Whether the tool succeeded; `false` for a failure, a refusal or a declined call.
     pub success: bool,
+    /// The tool's whole result when it is more than `content` (an MCP `CallToolResult`, see
+    /// [`crate::mcp::result_parts`]), kept in the turn's `metadata.result`.
+    pub result: Option<Value>,
+    /// Files the result carried (an MCP tool's images, audio, blobs), saved with the tool turn.
+    pub attachments: Vec<crate::NewAttachment>,
+}
+
+impl ToolOutcome {
+    /// An outcome that is only text.
+    pub fn text(content: impl Into<String>, success: bool) -> ToolOutcome {
+        ToolOutcome { content: content.into(), success, ..ToolOutcome::default() }
+    }
 }
 
 /// The tools beyond `conversation_recall` (which the loop answers from the archive itself), and the
@@ -50,7 +62,7 @@ impl ToolHost for NoTools {
         false
     }
     async fn call(&self, call: &ToolCall) -> ToolOutcome {
-        ToolOutcome { content: format!("unknown tool {}", call.name), success: false }
+        ToolOutcome::text(format!("unknown tool {}", call.name), false)
     }
 }
 

@@ -457,8 +457,15 @@ WHERE parent_session_id IS NOT NULL
   );
 "#;
 
+/// Version 11: the MCP servers a workspace uses (`workspace_settings.mcp_servers`, JSON of
+/// `Vec<McpServer>`, empty text for none): synced and exported with the workspace's settings. Their
+/// secrets are never in the archive.
+const V11: &str = r#"
+ALTER TABLE workspace_settings ADD COLUMN mcp_servers TEXT NOT NULL DEFAULT '';
+"#;
+
 /// Every migration, in order: `MIGRATIONS[i]` upgrades version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11];
 
 /// The schema version this build writes.
 pub const LATEST: i64 = MIGRATIONS.len() as i64;

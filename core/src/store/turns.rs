@@ -76,12 +76,27 @@ impl Store {
 
     /// Appends a tool-result turn and its execution record in one transaction.
     pub fn append_tool_result(&mut self, session_id: &str, turn: &NewTurn, exec: &NewToolExecution) -> Result<Turn> {
+        self.append_tool_result_with(session_id, turn, exec, &[])
+    }
+
+    /// [`Store::append_tool_result`] with the files the result carried (an MCP tool's images, audio,
+    /// blobs), saved with the turn in the same transaction (each at most the default attachment limit).
+    pub fn append_tool_result_with(
+        &mut self,
+        session_id: &str,
+        turn: &NewTurn,
+        exec: &NewToolExecution,
+        attachments: &[NewAttachment],
+    ) -> Result<Turn> {
+        super::attachments::check_sizes(attachments, crate::attachment::DEFAULT_MAX_ATTACHMENT_BYTES)?;
+        let attachments = super::attachments::examine(attachments);
         let now = self.tick();
         let tx = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .context("starting to append a tool result")?;
-        let stored = insert_turn(&tx, session_id, turn, now)?;
+        let mut stored = insert_turn_with(&tx, session_id, turn, &attachments, now)?;
+        stored.attachments = super::attachments::save(&tx, stored.id, &attachments)?;
         let row = ToolExecutionRow {
             turn_id: stored.id,
             tool_name: &exec.tool_name,

@@ -6,7 +6,7 @@ use crate::error::{Context, Result};
 use crate::{SyncScope, WorkspaceSettings};
 use rusqlite::{Connection, OptionalExtension, Row};
 
-const COLS: &str = "workspace, orchestrator_dir, manual_approvals, updated_at, sync_scope";
+const COLS: &str = "workspace, orchestrator_dir, manual_approvals, updated_at, sync_scope, mcp_servers";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<WorkspaceSettings> {
     Ok(WorkspaceSettings {
@@ -15,6 +15,8 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<WorkspaceSettings> {
         manual_approvals: r.get(2)?,
         updated_at: r.get(3)?,
         sync: SyncScope::from_key(&r.get::<_, String>(4)?),
+        // Written by `upsert` only; text that does not read (never written so) is no servers.
+        mcp_servers: serde_json::from_str(&r.get::<_, String>(5)?).unwrap_or_default(),
     })
 }
 
@@ -23,10 +25,10 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<WorkspaceSettings> {
 pub(super) fn upsert(conn: &Connection, settings: &WorkspaceSettings) -> rusqlite::Result<()> {
     conn.execute(
         &format!(
-            "INSERT INTO workspace_settings ({COLS}) VALUES (?1, ?2, ?3, ?4, ?5)
+            "INSERT INTO workspace_settings ({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
              ON CONFLICT (workspace) DO UPDATE SET orchestrator_dir = excluded.orchestrator_dir,
                  manual_approvals = excluded.manual_approvals, updated_at = excluded.updated_at,
-                 sync_scope = excluded.sync_scope"
+                 sync_scope = excluded.sync_scope, mcp_servers = excluded.mcp_servers"
         ),
         rusqlite::params![
             settings.workspace,
@@ -34,9 +36,18 @@ pub(super) fn upsert(conn: &Connection, settings: &WorkspaceSettings) -> rusqlit
             settings.manual_approvals,
             settings.updated_at,
             settings.sync.key(),
+            servers_json(&settings.mcp_servers),
         ],
     )
     .map(|_| ())
+}
+
+/// The servers as the column keeps them: empty text for none.
+fn servers_json(servers: &[crate::mcp::McpServer]) -> String {
+    if servers.is_empty() {
+        return String::new();
+    }
+    serde_json::to_string(servers).unwrap_or_default()
 }
 
 pub(super) fn get(conn: &Connection, workspace: &str) -> Result<Option<WorkspaceSettings>> {

@@ -11,6 +11,7 @@ mod semantic;
 mod state;
 mod storage;
 pub(crate) mod sync;
+pub(crate) mod tools;
 mod transfer;
 
 pub use backup::{BackupBanner, BackupSection, BackupState};

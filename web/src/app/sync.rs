@@ -34,9 +34,14 @@ fn save(settings: Option<&SyncSettings>) -> Result<(), String> {
 
 /// The sync module's absolute URL, as the page names it (empty when this build has none).
 fn module_url() -> String {
+    meta_url(META_NAME)
+}
+
+/// The absolute URL a `<meta name>` of the page names (empty when the page has none).
+pub fn meta_url(name: &str) -> String {
     let Some(document) = web_sys::window().and_then(|w| w.document()) else { return String::new() };
     let named = document
-        .query_selector(&format!("meta[name=\"{META_NAME}\"]"))
+        .query_selector(&format!("meta[name=\"{name}\"]"))
         .ok()
         .flatten()
         .and_then(|m| m.get_attribute("content"))

@@ -63,14 +63,18 @@ fn TurnView(turn: Turn, on_action: Callback<SessionAction>) -> impl IntoView {
             view! { <div class="tool-call"><span class="tool-label">{label}</span><code>{c.arguments.clone()}</code></div> }
         })
         .collect();
+    let attached =
+        (!turn.attachments.is_empty()).then(|| view! { <TurnAttachments attachments=turn.attachments.clone() /> });
     let body = if turn.role == Role::Tool {
+        // An MCP tool's images and files are shown at once.
+        let open = attached.is_some();
         let name = turn.tool_name.clone().unwrap_or_else(|| "tool".into());
         let failed = turn.metadata.get("success").and_then(|v| v.as_bool()) == Some(false);
         let took = turn.metadata.get("duration_ms").and_then(|v| v.as_i64()).map(duration_text);
         let needs_directory = turn.metadata.get("needs").and_then(|v| v.as_str())
             == Some(cowork_core::orchestrator::NEEDS_ORCHESTRATOR_DIRECTORY);
         view! {
-            <details class="tool-result" class:failed=failed>
+            <details class="tool-result" class:failed=failed open=open>
                 <summary>
                     {format!("Result of {name}")}
                     {took.map(|t| view! { <span class="tool-meta">{format!(" · {t}")}</span> })}
@@ -78,6 +82,7 @@ fn TurnView(turn: Turn, on_action: Callback<SessionAction>) -> impl IntoView {
                 </summary>
                 <pre>{text}</pre>
                 {show_all}
+                {attached}
             </details>
             {needs_directory.then(set_directory_button)}
         }
@@ -125,8 +130,6 @@ fn TurnView(turn: Turn, on_action: Callback<SessionAction>) -> impl IntoView {
         }
         .into_any()
     } else {
-        let attached =
-            (!turn.attachments.is_empty()).then(|| view! { <TurnAttachments attachments=turn.attachments.clone() /> });
         // Verbatim, its code in monospace (`format::code_pieces`).
         let shown = move || {
             let t = text();

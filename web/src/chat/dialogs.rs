@@ -159,7 +159,7 @@ pub fn ApprovalDialog(
 ) -> impl IntoView {
     let state = ChatState::get();
     move || {
-        state.approval.get().map(|Approval { call_id, name, arguments }| {
+        state.approval.get().map(|Approval { call_id, name, arguments, mcp }| {
             let args: serde_json::Value = serde_json::from_str(&arguments).unwrap_or_default();
             let goal = args["goal"].as_str().map(str::to_owned);
             let context = match &args["context"] {
@@ -168,7 +168,11 @@ pub fn ApprovalDialog(
                 other => Some(other.to_string()),
             };
             let (yes, no) = (call_id.clone(), call_id);
-            let title = if name == "delegate_task" { "Delegate this task?".to_owned() } else { format!("Run {name}?") };
+            let title = match &mcp {
+                Some(m) => format!("Run {} on the MCP server {}?", m.tool, m.server),
+                None if name == "delegate_task" => "Delegate this task?".to_owned(),
+                None => format!("Run {name}?"),
+            };
             view! {
                 <Modal on_close=Callback::new(move |_| on_answer.run((no.clone(), false))) labelled_by="approval-title"
                     keep_on_outside_click=true>

@@ -282,6 +282,7 @@ pub fn SettingsDialog(
         }.into_any(),
         SettingsSection::Data => data_section().into_any(),
         SettingsSection::Sync => view! { <crate::app::sync::SyncSection on_apply=on_sync /> }.into_any(),
+        SettingsSection::Tools => view! { <crate::app::tools::ToolsSection /> }.into_any(),
     }
     };
     // Left and right arrows (or up and down) move between the sections, as in a tab list.
@@ -344,14 +345,17 @@ pub enum SettingsSection {
     Data,
     /// Sync across devices.
     Sync,
+    /// MCP servers: their tools, resources and prompts, and each tool's approval.
+    Tools,
 }
 
 impl SettingsSection {
     /// Every section, in the order shown.
-    pub const ALL: [SettingsSection; 5] = [
+    pub const ALL: [SettingsSection; 6] = [
         SettingsSection::General,
         SettingsSection::Providers,
         SettingsSection::Workspaces,
+        SettingsSection::Tools,
         SettingsSection::Data,
         SettingsSection::Sync,
     ];
@@ -364,6 +368,7 @@ impl SettingsSection {
             SettingsSection::Workspaces => "Workspaces",
             SettingsSection::Data => "Data",
             SettingsSection::Sync => "Sync",
+            SettingsSection::Tools => "Tools",
         }
     }
 
@@ -375,6 +380,7 @@ impl SettingsSection {
             SettingsSection::Workspaces => "workspaces",
             SettingsSection::Data => "data",
             SettingsSection::Sync => "sync",
+            SettingsSection::Tools => "tools",
         }
     }
 }

@@ -101,6 +101,11 @@ pub enum Reply {
         /// Each model's id and, when the endpoint gives one, its display name.
         models: Vec<cowork_core::provider::ListedModel>,
     },
+    /// What an MCP server offers ([`ops::McpProbe`]).
+    Mcp {
+        /// Where it stands and what it lists.
+        status: super::McpStatus,
+    },
 }
 
 /// An attachment's bytes, in base64 (`cowork_core::attachment::from_base64`;
@@ -286,3 +291,5 @@ call!(ImportFiles => ImportReport, Imported { report });
 call!(ExportChatGpt => String, Text { text });
 call!(ExportMarkdown => String, Text { text });
 call!(ListModels => Vec<cowork_core::provider::ListedModel>, Models { models });
+call!(McpProbe => super::McpStatus, Mcp { status });
+call!(McpSetToken => ());

@@ -107,6 +107,9 @@ pub enum Event {
         name: String,
         /// Its arguments as the model wrote them (JSON text).
         arguments: String,
+        /// The MCP server and tool, when the tool is an MCP server's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mcp: Option<super::McpCallee>,
     },
     /// The model called one of the page's tools: run it and answer with
     /// [`Op::ToolResult`](super::Op::ToolResult).

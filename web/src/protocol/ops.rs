@@ -99,6 +99,10 @@ pub enum Op {
     ExportMarkdown(ExportMarkdown),
     /// [`ListModels`].
     ListModels(ListModels),
+    /// [`McpProbe`].
+    McpProbe(McpProbe),
+    /// [`McpSetToken`].
+    McpSetToken(McpSetToken),
 }
 
 /// Row counts and the database's size, for the storage panel; answered with its `Stats` reply.
@@ -502,6 +506,25 @@ pub struct ListModels {
     pub model: ModelSettings,
 }
 
+/// Connects to an MCP server and lists its tools, resources and prompts (Settings → Tools; needs no
+/// archive, answered by the tab's own worker).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpProbe {
+    /// The server.
+    pub server: cowork_core::mcp::McpServer,
+    /// The MCP module's URL, as the page names it.
+    pub module_url: String,
+}
+
+/// Keeps a server's bearer token in this browser, outside the archive (empty: forgets it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpSetToken {
+    /// The server's id.
+    pub server_id: String,
+    /// The token.
+    pub token: String,
+}
+
 /// Where the owner serves an operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lane {
@@ -555,7 +578,9 @@ impl Op {
             | Op::Approve(_)
             | Op::ToolResult(_)
             | Op::Release
-            | Op::ListModels(_) => Lane::OutOfTurn,
+            | Op::ListModels(_)
+            | Op::McpProbe(_)
+            | Op::McpSetToken(_) => Lane::OutOfTurn,
             Op::SendMessage(_) | Op::Continue(_) | Op::EditMessage(_) | Op::Regenerate(_) => Lane::Reply,
         }
     }
@@ -608,4 +633,8 @@ pub struct HostOptions {
     pub tools: Vec<HostToolSpec>,
     /// Added to the system prompt (empty: nothing added).
     pub instructions: String,
+    /// The MCP module's URL, as the page names it (loaded only when the session's workspace uses an
+    /// MCP server; empty: MCP servers are not offered).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub mcp_module: String,
 }

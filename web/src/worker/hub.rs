@@ -248,6 +248,24 @@ impl Hub {
             });
             return;
         }
+        if let Op::McpProbe(c) = &req.op {
+            let (id, server, url, ok) = (req.id, c.server.clone(), c.module_url.clone(), c.replies());
+            wasm_bindgen_futures::spawn_local(async move {
+                post(&WorkerMessage::Response { id, result: Ok(ok(super::mcp::probe(&server, &url).await)) });
+            });
+            return;
+        }
+        if let Op::McpSetToken(c) = &req.op {
+            let (id, server_id, token, ok) = (req.id, c.server_id.clone(), c.token.clone(), c.replies());
+            wasm_bindgen_futures::spawn_local(async move {
+                let kept = super::mcp::set_token(&server_id, &token).await;
+                post(&WorkerMessage::Response {
+                    id,
+                    result: kept.map(ok).map_err(|m| crate::protocol::Problem::new(ErrorKind::Storage, m)),
+                });
+            });
+            return;
+        }
         if let Op::ListModels(c) = &req.op {
             let (id, config, ok) = (req.id, c.model.clone(), c.replies());
             wasm_bindgen_futures::spawn_local(async move {
@@ -333,7 +351,7 @@ impl Hub {
             }
             Op::ToolResult(c) => {
                 let ok = c.replies();
-                self.tools.tool_result(&c.call_id, ToolOutcome { content: c.content, success: c.success });
+                self.tools.tool_result(&c.call_id, ToolOutcome::text(c.content, c.success));
                 self.respond(&origin, WorkerMessage::Response { id: req.id, result: Ok(ok(())) });
             }
             Op::SyncStart(c) => {

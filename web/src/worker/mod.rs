@@ -21,6 +21,7 @@
 //! - `tools.rs`: the page's tools and the user's approvals, asked of the tab that sent the request.
 //! - `sync.rs`: the owner's sync with the user's NATS space (outbox out, stream in); `sync/push.rs`:
 //!   following each space by push, and the wait between rounds.
+//! - `mcp.rs`: the MCP servers' tools (the MCP module loaded on demand) and their tokens.
 //! - `semantic.rs`: recall by meaning: the model's worker, background indexing, query embeddings.
 
 mod archive;
@@ -28,6 +29,7 @@ mod digest;
 mod hub;
 mod import;
 mod importer;
+mod mcp;
 mod ops;
 mod semantic;
 mod sync;

@@ -1,7 +1,7 @@
 //! The worker's tool host: the page's tools (offered per request, each call run by the page that sent
 //! the request) and the user's approvals, asked in that page.
 
-use crate::protocol::{Event, HostToolSpec};
+use crate::protocol::{Event, HostToolSpec, McpCallee};
 use cowork_core::agent::{ToolHost, ToolOutcome};
 use cowork_core::prompt::ApprovalPolicy;
 use cowork_core::ToolCall;
@@ -24,6 +24,8 @@ pub struct WorkerTools {
     running: Rc<RefCell<HashMap<String, futures_channel::oneshot::Sender<ToolOutcome>>>>,
     /// Recall by meaning, when this worker owns the archive: recall's searches embed their query.
     pub(super) semantic: Option<Rc<super::semantic::SemanticRunner>>,
+    /// The MCP servers' tools offered to the request being served.
+    pub(super) mcp: Rc<super::mcp::McpHost>,
 }
 
 impl WorkerTools {
@@ -50,6 +52,7 @@ impl WorkerTools {
     pub(super) fn cancel_waits(&self) {
         self.waiting.borrow_mut().clear();
         self.running.borrow_mut().clear();
+        self.mcp.abort();
     }
 
     /// The page's tools for the request about to be served (names of built-in tools are not taken).
@@ -75,10 +78,17 @@ impl ToolHost for WorkerTools {
     }
 
     fn definitions(&self) -> Vec<serde_json::Value> {
-        self.host.borrow().iter().map(HostToolSpec::definition).collect()
+        let mut all: Vec<_> = self.host.borrow().iter().map(HostToolSpec::definition).collect();
+        all.extend(self.mcp.definitions());
+        all
     }
 
     fn approval(&self, name: &str) -> ApprovalPolicy {
+        match self.mcp.asks(name) {
+            Some(true) => return ApprovalPolicy::AskEveryTime,
+            Some(false) => return ApprovalPolicy::Auto,
+            None => {}
+        }
         let host = self.host.borrow();
         host.iter().find(|t| t.name == name).map_or(ApprovalPolicy::AskEveryTime, |t| t.approval)
     }
@@ -90,14 +100,18 @@ impl ToolHost for WorkerTools {
             call_id: call.id.clone(),
             name: call.name.clone(),
             arguments: call.arguments.clone(),
+            mcp: self.mcp.callee(&call.name).map(|(server, tool)| McpCallee { server, tool }),
         });
         // A closed tab or a lost answer counts as "no": nothing runs without a yes.
         rx.await.unwrap_or(false)
     }
 
     async fn call(&self, call: &ToolCall) -> ToolOutcome {
+        if let Some(outcome) = self.mcp.call(&call.name, &call.arguments).await {
+            return outcome;
+        }
         if !self.host.borrow().iter().any(|t| t.name == call.name) {
-            return ToolOutcome { content: format!("Error: there is no tool named {:?}.", call.name), success: false };
+            return ToolOutcome::text(format!("Error: there is no tool named {:?}.", call.name), false);
         }
         let (tx, rx) = futures_channel::oneshot::channel();
         self.running.borrow_mut().insert(call.id.clone(), tx);
@@ -106,12 +120,14 @@ impl ToolHost for WorkerTools {
             name: call.name.clone(),
             arguments: call.arguments.clone(),
         });
-        rx.await.unwrap_or_else(|_| ToolOutcome {
-            content: format!(
-                "Error: the tool {:?} did not answer: it was stopped, or the page that runs it went away.",
-                call.name
-            ),
-            success: false,
+        rx.await.unwrap_or_else(|_| {
+            ToolOutcome::text(
+                format!(
+                    "Error: the tool {:?} did not answer: it was stopped, or the page that runs it went away.",
+                    call.name
+                ),
+                false,
+            )
         })
     }
 }

@@ -68,6 +68,7 @@ impl Shared {
         HostOptions {
             tools: self.tools.borrow().values().map(|(spec, _)| spec.clone()).collect(),
             instructions: instructions.unwrap_or_else(|| self.instructions.borrow().clone()),
+            ..HostOptions::default()
         }
     }
 }

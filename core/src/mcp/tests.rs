@@ -1,0 +1,118 @@
+use super::*;
+use serde_json::json;
+
+#[test]
+fn tool_names_are_namespaced_and_valid_for_every_provider() {
+    let check =
+        |server: &str, tool: &str, expect: &str| assert_eq!(tool_name(server, tool), expect, "{server} / {tool}");
+    check("everything", "echo", "everything__echo");
+    check("my server", "get.weather", "my_server__get_weather");
+    check("é", "x/y", "___x_y");
+    let long = tool_name(&"s".repeat(40), &"t".repeat(40));
+    assert_eq!(long.len(), 64, "{long}");
+}
+
+#[test]
+fn approval_follows_the_policy_and_never_trusts_read_only_when_destructive() {
+    let check = |policy: ToolPolicy, annotations: Value, expect: bool| {
+        assert_eq!(asks(policy, &annotations), expect, "{policy:?} with {annotations}");
+    };
+    let read_only = json!({"readOnlyHint": true});
+    check(ToolPolicy::AskUnlessReadOnly, read_only.clone(), false);
+    check(ToolPolicy::AskUnlessReadOnly, json!({"readOnlyHint": true, "destructiveHint": true}), true);
+    check(ToolPolicy::AskUnlessReadOnly, json!({}), true);
+    check(ToolPolicy::AskUnlessReadOnly, Value::Null, true);
+    check(ToolPolicy::AskUnlessReadOnly, json!({"readOnlyHint": "true"}), true);
+    check(ToolPolicy::AlwaysAsk, read_only, true);
+    check(ToolPolicy::NeverAsk, json!({"destructiveHint": true}), false);
+}
+
+#[test]
+fn a_tool_policy_overrides_the_servers_and_configs_read_back_with_defaults() {
+    let server: McpServer = serde_json::from_value(
+        json!({"id": "s1", "name": "fs", "url": "http://127.0.0.1:1/mcp", "tools": [{"tool": "write", "policy": "always_ask"}]}),
+    )
+    .unwrap();
+    assert!(server.enabled);
+    assert_eq!(server.auth, McpAuth::None);
+    assert_eq!(server.policy_of("write"), ToolPolicy::AlwaysAsk);
+    assert_eq!(server.policy_of("read"), ToolPolicy::AskUnlessReadOnly);
+    let text = serde_json::to_string(&server).unwrap();
+    assert!(!text.contains("token") && !text.contains("secret"), "{text}");
+}
+
+#[test]
+fn definitions_pass_the_schema_through() {
+    let tool = json!({"name": "echo", "description": "Echoes", "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}});
+    let d = definition("everything__echo", &tool);
+    assert_eq!(d["function"]["name"], "everything__echo");
+    assert_eq!(d["function"]["description"], "Echoes");
+    assert_eq!(d["function"]["parameters"], tool["inputSchema"]);
+    assert_eq!(
+        definition("x__y", &json!({"name": "y", "title": "Why"}))["function"]["parameters"],
+        json!({"type": "object"})
+    );
+}
+
+/// One `CallToolResult`: what the model reads, whether it succeeded, the attachments (name, mime,
+/// bytes) and, restored, the result exactly as it came.
+fn check(result: Value, content: &str, success: bool, attachments: &[(&str, &str, &[u8])]) {
+    let parts = result_parts(&result);
+    assert_eq!(parts.content, content, "the text of {result}");
+    assert_eq!(parts.success, success, "success of {result}");
+    let got: Vec<(&str, &str, &[u8])> =
+        parts.attachments.iter().map(|a| (a.name.as_str(), a.mime.as_str(), a.bytes.as_slice())).collect();
+    assert_eq!(got, attachments, "attachments of {result}");
+    let text = parts.result.to_string();
+    for a in &parts.attachments {
+        assert!(!text.contains(&crate::attachment::to_base64(&a.bytes)), "the bytes are kept twice: {text}");
+    }
+    let bytes: Vec<Vec<u8>> = parts.attachments.into_iter().map(|a| a.bytes).collect();
+    assert_eq!(restore(&parts.result, &bytes), result, "restored");
+}
+
+#[test]
+fn call_results_are_kept_whole() {
+    check(json!({"content": [{"type": "text", "text": "Echo: hi"}]}), "Echo: hi", true, &[]);
+    check(
+        json!({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}], "isError": true}),
+        "a\n\nb",
+        false,
+        &[],
+    );
+    check(
+        json!({"content": [{"type": "text", "text": "A tiny image:"}, {"type": "image", "data": "iVBORw==", "mimeType": "image/png"}]}),
+        "A tiny image:\n\n[image: image-1.png, image/png]",
+        true,
+        &[("image-1.png", "image/png", b"\x89PNG")],
+    );
+    check(
+        json!({"content": [{"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav", "annotations": {"priority": 1}}]}),
+        "[audio: audio-1.wav, audio/wav]",
+        true,
+        &[("audio-1.wav", "audio/wav", b"RIFF")],
+    );
+    check(
+        json!({"content": [{"type": "resource_link", "uri": "test://static/resource/1", "name": "Resource 1"}]}),
+        "[resource: Resource 1 <test://static/resource/1>]",
+        true,
+        &[],
+    );
+    check(
+        json!({"content": [
+            {"type": "resource", "resource": {"uri": "test://r/2", "mimeType": "text/plain", "text": "Resource 2 text"}},
+            {"type": "resource", "resource": {"uri": "test://r/b.bin", "mimeType": "application/octet-stream", "blob": "AAE="}}
+        ]}),
+        "[resource <test://r/2>]\nResource 2 text\n\n[resource <test://r/b.bin>, application/octet-stream]",
+        true,
+        &[("b.bin", "application/octet-stream", b"\x00\x01")],
+    );
+    check(json!({"content": [], "structuredContent": {"temperature": 22.5}}), "{\"temperature\":22.5}", true, &[]);
+    // Data that is not base64 stays where it was.
+    check(
+        json!({"content": [{"type": "image", "data": "not base64!", "mimeType": "image/png"}]}),
+        "[image: image-1.png, image/png]",
+        true,
+        &[],
+    );
+}
