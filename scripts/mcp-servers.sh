@@ -16,6 +16,10 @@
 #   scripts/mcp-servers.sh stop [ENV]    stops them (TERM, then KILL after 5 s) and removes MCP_FS_ROOT
 # Neither server-everything nor supergateway takes a listen address (both listen on every interface):
 # each runs with tests/mcp/loopback.mjs preloaded, which binds a listen that names no host to 127.0.0.1.
+# CORS, as found: server-everything's streamable mode answers any origin (Access-Control-Allow-Origin: *)
+# and exposes mcp-session-id, last-event-id and mcp-protocol-version; supergateway with --cors answers
+# any origin and exposes Mcp-Session-Id (with --cors ORIGIN… only those); without --cors it sends no
+# CORS header at all (a preflight gets 200 and nothing a browser accepts).
 # Each stops by itself after COWORK_MCP_LIFETIME seconds (default 1800) in case nobody stops it. Their
 # state (pids, logs, the folder) is in the directory beside ENV named after it (ENV without `.env`).
 set -euo pipefail

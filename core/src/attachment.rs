@@ -106,6 +106,11 @@ pub struct NewAttachment {
     pub mime: String,
     /// The content.
     pub bytes: Vec<u8>,
+    /// The content's SHA-256 in lower-case hex, when the caller has it already (the storage worker
+    /// hashes with the browser's WebCrypto, several times faster than hashing in wasm): see
+    /// [`NewAttachment::with_sha256`]. `None`: [`NewAttachment::examine`] hashes the bytes.
+    #[serde(skip)]
+    pub sha256: Option<String>,
 }
 
 impl std::fmt::Debug for NewAttachment {
@@ -117,14 +122,23 @@ impl std::fmt::Debug for NewAttachment {
 impl NewAttachment {
     /// An attachment of `bytes` named `name` with MIME type `mime`.
     pub fn new(name: impl Into<String>, mime: impl Into<String>, bytes: impl Into<Vec<u8>>) -> NewAttachment {
-        NewAttachment { name: name.into(), mime: mime.into(), bytes: bytes.into() }
+        NewAttachment { name: name.into(), mime: mime.into(), bytes: bytes.into(), sha256: None }
+    }
+
+    /// The same attachment with its content's SHA-256 already known (lower-case hex), which
+    /// [`NewAttachment::examine`] then uses instead of hashing the bytes again. The caller vouches for
+    /// it: the archive addresses the content by it. A value that is not 64 lower-case hex digits is
+    /// ignored (the bytes are hashed).
+    pub fn with_sha256(mut self, sha256: String) -> NewAttachment {
+        self.sha256 = is_sha256_hex(&sha256).then_some(sha256);
+        self
     }
 
     /// Its archived description: hash, kind, MIME type and pixel size read from the bytes.
     pub fn examine(&self) -> Attachment {
         let (kind, mime, size) = classify(&self.name, &self.mime, &self.bytes);
         Attachment {
-            sha256: sha256_hex(&self.bytes),
+            sha256: self.sha256.clone().unwrap_or_else(|| sha256_hex(&self.bytes)),
             name: self.name.clone(),
             mime,
             size: self.bytes.len() as i64,

@@ -110,14 +110,9 @@ fn latest_first(ms: i64) -> i64 {
     i64::MAX - ms.max(0)
 }
 
-/// Sorts `items` by `key` (unique: ties are broken by an id). Every sort here goes through one sort of
-/// `(key, index)` pairs, so the app's wasm holds one copy of the sorting code, not one per type.
+/// Sorts `items` by `key` (unique: ties are broken by an id), through [`crate::order`]'s one sort.
 fn in_order<T>(items: &mut Vec<T>, key: impl Fn(&T) -> (i64, &str)) {
-    let mut keys: Vec<(i64, String, usize)> =
-        items.iter().enumerate().map(|(i, t)| (key(t).0, key(t).1.to_owned(), i)).collect();
-    keys.sort_unstable();
-    let mut slots: Vec<Option<T>> = std::mem::take(items).into_iter().map(Some).collect();
-    items.extend(keys.into_iter().filter_map(|(_, _, i)| slots[i].take()));
+    crate::order::sort_by(items, |a, b| key(a).cmp(&key(b)));
 }
 
 #[cfg(test)]

@@ -33,6 +33,7 @@
 // The archive's vocabulary and the core's one error type: the bottom of the module graph.
 mod domain;
 mod error;
+pub mod order;
 mod size;
 mod stats;
 pub mod time;

@@ -225,7 +225,7 @@ pub fn fuse(lexical: &[i64], semantic: &[i64]) -> Vec<(i64, Matched, f64)> {
             None => out.push((id, Matched::Meaning, add, out.len())),
         }
     }
-    out.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.3.cmp(&b.3)));
+    crate::order::sort_by(&mut out, |a, b| b.2.total_cmp(&a.2).then(a.3.cmp(&b.3)));
     out.into_iter().map(|(id, m, s, _)| (id, m, s)).collect()
 }
 

@@ -376,7 +376,7 @@ pub fn apply_turn(state: &mut SessionState, turn: &Turn, rules: &ExtractionRules
 /// the register changed.
 pub fn sync_tasks(state: &mut SessionState, tasks: &[TaskRecord]) -> bool {
     let mut open: Vec<&TaskRecord> = tasks.iter().filter(|t| !t.is_finished()).collect();
-    open.sort_by_key(|t| (t.turn_number, t.created_at));
+    crate::order::sort_by_key(&mut open, |t| (t.turn_number, t.created_at));
     let mut open: Vec<OpenTask> = open
         .into_iter()
         .map(|t| OpenTask {

@@ -171,8 +171,10 @@ export class CoworkOAuthProvider {
   }
 }
 
-// How many sign-ins one connection may start for one request, and in all: a server that answers 403 to
-// every token (a scope it never grants) must not loop the user through sign-ins.
+// How many times one request may sign in (or refresh), and how many sign-ins in a row may fail to
+// satisfy the server before the connection stops trying: a server that answers 403 to every token (a
+// scope it never grants) must not loop the user through sign-ins. A sign-in that works resets the count,
+// so a long connection refreshes its token as often as it expires.
 const ATTEMPTS_PER_REQUEST = 1;
 const ATTEMPTS_PER_CONNECTION = 3;
 
@@ -225,6 +227,7 @@ export function withOAuth(provider, serverUrl, next) {
       }
       if (result !== 'AUTHORIZED') throw new UnauthorizedError(`The sign-in ended as ${result}`);
       response = await send();
+      if (!needsAuth(response)) attempts = 0;
     }
     return response;
   };

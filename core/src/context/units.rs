@@ -88,7 +88,7 @@ impl<'a, S: TurnSource + ?Sized> Reader<'a, S> {
         // Defend against a source that returns too much or out of order: keep only older turns, in order.
         let mut page: Vec<Turn> =
             page.into_iter().filter(|t| self.oldest_read.is_none_or(|o| t.turn_number < o)).collect();
-        page.sort_by_key(|t| t.turn_number);
+        crate::order::sort_by_key(&mut page, |t| t.turn_number);
         page.dedup_by_key(|t| t.turn_number);
         // Text files are part of what the turn says: inlined here, so they are counted and shortened
         // like its text.

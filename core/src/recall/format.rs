@@ -125,7 +125,9 @@ pub(super) fn call_signature(name: &str, arguments: &str, value_limit: Option<us
     match serde_json::from_str::<Value>(arguments) {
         Ok(Value::Object(map)) => {
             let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_by_key(|(k, _)| (LEADING_KEYS.iter().position(|l| l == k).unwrap_or(LEADING_KEYS.len()), *k));
+            crate::order::sort_by_key(&mut entries, |(k, _)| {
+                (LEADING_KEYS.iter().position(|l| l == *k).unwrap_or(LEADING_KEYS.len()), *k)
+            });
             let parts: Vec<String> = entries
                 .into_iter()
                 .map(|(k, v)| {

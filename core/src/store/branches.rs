@@ -60,7 +60,7 @@ impl Store {
             }
             let mine = owner(session_id, n);
             let mut alternatives: Vec<(String, (i64, String, i64))> = groups.into_iter().collect();
-            alternatives.sort_by(|a, b| (a.1 .0, &a.0).cmp(&(b.1 .0, &b.0)));
+            crate::order::sort_by(&mut alternatives, |a, b| (a.1 .0, &a.0).cmp(&(b.1 .0, &b.0)));
             let current = alternatives.iter().position(|(w, _)| Some(w) == mine.as_ref()).unwrap_or(0);
             let mut sessions: Vec<String> = alternatives.into_iter().map(|(_, (_, open, _))| open).collect();
             // The session itself stands for its own alternative.

@@ -258,12 +258,14 @@ impl Bench {
     }
 
     /// Appends a user turn carrying `bytes` as one attachment (`data.bin`, stored as a new blob when
-    /// the bytes are new) to the current session, durably; returns milliseconds (hashing, the blob, the
-    /// turn and its link in one commit).
-    pub fn append_with_attachment(&mut self, bytes: &[u8]) -> Result<f64, JsValue> {
+    /// the bytes are new) to the current session, durably; returns milliseconds (the blob, the turn
+    /// and its link in one commit). `sha256` is the bytes' digest, which the storage worker takes from
+    /// WebCrypto before saving (the caller times that part, as the worker does it).
+    pub fn append_with_attachment(&mut self, bytes: &[u8], sha256: String) -> Result<f64, JsValue> {
         let sid = self.current()?;
         let store = self.store_mut()?;
-        let file = cowork_core::NewAttachment::new("data.bin", "application/octet-stream", bytes.to_vec());
+        let file =
+            cowork_core::NewAttachment::new("data.bin", "application/octet-stream", bytes.to_vec()).with_sha256(sha256);
         let turn = NewTurn::user("here is the file");
         let t = now();
         store.append_turn_with_attachments(&sid, &turn, std::slice::from_ref(&file), 0).map_err(js)?;
@@ -273,12 +275,13 @@ impl Bench {
     }
 
     /// The parts of [`Bench::append_with_attachment`], each timed alone on a new content `bytes` (a
-    /// breakdown, not a second measurement of the row): `[hash + classify, blob insert, commit]` in
+    /// breakdown, not a second measurement of the row): `[classify, blob insert, commit]` in
     /// milliseconds. The blob goes in by plain SQL in its own transaction (no turn), so the commit is
     /// the WAL frames of the blob's pages and the flush.
-    pub fn attach_parts(&mut self, bytes: &[u8]) -> Result<Vec<f64>, JsValue> {
+    pub fn attach_parts(&mut self, bytes: &[u8], sha256: String) -> Result<Vec<f64>, JsValue> {
         let sql = |e: rusqlite::Error| JsValue::from_str(&e.to_string());
-        let file = cowork_core::NewAttachment::new("data.bin", "application/octet-stream", bytes.to_vec());
+        let file =
+            cowork_core::NewAttachment::new("data.bin", "application/octet-stream", bytes.to_vec()).with_sha256(sha256);
         let t = now();
         let examined = file.examine();
         let hash_ms = now() - t;

@@ -52,7 +52,7 @@ export function recordingFetch() {
     try {
       body = typeof init.body === 'string' ? JSON.parse(init.body) : undefined;
     } catch {}
-    const entry = { method: init.method ?? 'GET', url: String(input), rpc: body?.method, params: body?.params };
+    const entry = { method: init.method ?? 'GET', url: String(input), rpc: body?.method, params: body?.params, headers: new Headers(init.headers) };
     sent.push(entry);
     const response = globalThis.fetch(input, init);
     // `answered`: settles once the server has answered (or the request failed).

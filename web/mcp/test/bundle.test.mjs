@@ -95,6 +95,17 @@ describe('the bundle the worker loads, in Chromium', { timeout: 120_000 }, () =>
     }
   });
 
+  test('a second build with nothing changed makes the same file', () => {
+    const again = mkdtempSync(join(tmpdir(), 'cowork-stage-'));
+    try {
+      writeFileSync(join(again, 'index.html'), readFileSync(join(ROOT, 'index.html')));
+      execFileSync('sh', ['scripts/mcp-bundle.sh'], { cwd: ROOT, env: { ...process.env, TRUNK_STAGING_DIR: again }, timeout: 60_000 });
+      assert.ok(readdirSync(again).includes(file));
+    } finally {
+      rmSync(again, { recursive: true, force: true });
+    }
+  });
+
   test('in a worker, CoworkMcp connects to a server that allows the page\'s origin, lists and calls', async () => {
     const result = await inWorker(servers.MCP_EVERYTHING_URL);
     assert.equal(result.ok, true, JSON.stringify(result));

@@ -148,4 +148,15 @@ describe('server-everything over Streamable HTTP', { timeout: 120_000 }, () => {
       await legacy.close();
     }
   });
+
+  test('the headers given (a bearer token) go with every request, over either transport', async () => {
+    for (const url of [servers.MCP_EVERYTHING_URL, servers.MCP_EVERYTHING_SSE_URL]) {
+      const { fetch, sent } = recordingFetch();
+      const conn = await connect({ url, name: 'with a token', fetch, headers: { Authorization: 'Bearer test-token-1' } });
+      await conn.callTool('echo', { message: 'with a token' });
+      await conn.close();
+      assert.ok(sent.length >= 2, `${url}: ${sent.length} requests`);
+      for (const s of sent) assert.equal(s.headers.get('authorization'), 'Bearer test-token-1', `${s.method} ${s.url} ${s.rpc ?? ''}`);
+    }
+  });
 });

@@ -57,10 +57,15 @@ pub fn Composer(
         }
     };
     // A pasted screenshot (or copied files) is attached; text pasted with it still goes into the box.
+    // Very long text alone is attached as a text file (`pasted_file`).
     let paste = move |ev: web_sys::ClipboardEvent| {
         let Some(data) = ev.clipboard_data() else { return };
         let files = files_of(data.files());
         if files.is_empty() {
+            if let Some(file) = pasted_file(&data.get_data("text/plain").unwrap_or_default()) {
+                ev.prevent_default();
+                on_files.run(vec![file]);
+            }
             return;
         }
         if data.get_data("text/plain").unwrap_or_default().is_empty() {
@@ -185,6 +190,26 @@ fn replying_elsewhere(state: ChatState) -> String {
         Some(t) => format!("Writing a reply in “{t}”…"),
         None => "Writing a reply in another session…".to_owned(),
     }
+}
+
+/// Pasted text this long (in UTF-8 bytes, about 5,000 tokens) is attached as a text file named
+/// [`PASTED_NAME`] instead of going into the box, as the best chat apps do: a box holding megabytes lays all of it
+/// out again on each change (a plain textarea takes 0.8 s to show 3 MB, BENCHMARKS.md), and a long log
+/// or file reads better as a chip the user can remove. The file is sent to the model whole, in a fence
+/// headed by its name, kept in the archive byte for byte, and its first 2 MB are searchable.
+pub const PASTE_AS_FILE_BYTES: usize = 20_000;
+/// The name of the file a long paste becomes.
+pub const PASTED_NAME: &str = "Pasted text.txt";
+
+/// The text file a paste of `text` becomes, when it is that long ([`PASTE_AS_FILE_BYTES`]).
+fn pasted_file(text: &str) -> Option<web_sys::File> {
+    if text.len() < PASTE_AS_FILE_BYTES {
+        return None;
+    }
+    let options = web_sys::FilePropertyBag::new();
+    options.set_type("text/plain");
+    let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(text));
+    web_sys::File::new_with_str_sequence_and_options(&parts, PASTED_NAME, &options).ok()
 }
 
 /// The files of a `FileList` (none when there is no list).

@@ -48,7 +48,7 @@ pub fn merge_page(window: &mut Vec<Turn>, page: Vec<Turn>, older: bool, max: usi
 pub fn show_turn(window: &mut Vec<Turn>, turn: &Turn) {
     window.retain(|t| t.turn_number != turn.turn_number);
     window.push(turn.clone());
-    window.sort_by_key(|t| t.turn_number);
+    cowork_core::order::sort_by_key(window, |t| t.turn_number);
     let excess = window.len().saturating_sub(VISIBLE_TURNS);
     window.drain(..excess);
 }

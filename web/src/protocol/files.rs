@@ -43,7 +43,7 @@ impl FilePayload {
 
     /// The attachment to save (the worker side, once the bytes have arrived).
     pub fn into_attachment(self) -> cowork_core::NewAttachment {
-        cowork_core::NewAttachment { name: self.name, mime: self.mime, bytes: self.bytes }
+        cowork_core::NewAttachment::new(self.name, self.mime, self.bytes)
     }
 }
 

@@ -17,6 +17,7 @@
 //! - `import.rs`: imports of any supported file (preview, progress).
 //! - `importer.rs`: the readers of other tools' exports and the writers of exports in their formats
 //!   (ChatGPT, Markdown), a wasm of their own loaded on first use.
+//! - `digest.rs`: attachments' SHA-256 by WebCrypto, before they are saved.
 //! - `tools.rs`: the page's tools and the user's approvals, asked of the tab that sent the request.
 //! - `sync.rs`: the owner's sync with the user's NATS space (outbox out, stream in); `sync/push.rs`:
 //!   following each space by push, and the wait between rounds.
@@ -24,6 +25,7 @@
 //! - `semantic.rs`: recall by meaning: the model's worker, background indexing, query embeddings.
 
 mod archive;
+mod digest;
 mod hub;
 mod import;
 mod importer;

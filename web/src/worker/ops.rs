@@ -182,6 +182,7 @@ pub async fn reply(
         Op::SendMessage(ops::SendMessage { session_id, workspace, message, offline }) => {
             let ops::Outgoing { text, model, key, host, attachments } = message;
             let attachments = attachments.into_iter().map(FilePayload::into_attachment).collect();
+            let attachments = super::digest::hashed(attachments).await;
             let message = Some((text, serde_json::json!({ "client_key": key }), attachments));
             let answer = if offline { Answer::Later } else { Answer::Now };
             send(archive, transport, tools, emit, session_id, workspace, message, model, host, answer).await
@@ -189,6 +190,7 @@ pub async fn reply(
         Op::EditMessage(ops::EditMessage { session_id, turn_number, message }) => {
             let ops::Outgoing { text, model, key, host, attachments } = message;
             let attachments = attachments.into_iter().map(FilePayload::into_attachment).collect();
+            let attachments = super::digest::hashed(attachments).await;
             let fork = branch_before(&mut *archive.store()?, emit, &session_id, turn_number, "edited")?;
             // The edit says what it replaces (and the UI leaves the composer's draft alone for it).
             let edited_from = serde_json::json!({ "session_id": session_id, "turn_number": turn_number });
