@@ -15,7 +15,13 @@ pub const MAX_TOOLS: usize = 64;
 
 /// An MCP server a workspace uses. Its secret (a bearer token, OAuth tokens) is not here: the storage
 /// worker keeps it outside the archive, by [`McpServer::id`].
+///
+/// With the archive (feature `store`), read through a `serde_json::Value` (`Wire`): the archive, sync,
+/// imports and the worker protocol each read JSON with a reader of their own, and a derived reader for
+/// each would be a copy of this code in the storage worker's wasm, part of every cold start. The UI,
+/// which has one reader, reads it directly.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "store", serde(try_from = "Value"))]
 pub struct McpServer {
     /// A stable id, made when the server is added (the same in every workspace that uses it).
     pub id: String,
@@ -48,6 +54,33 @@ pub struct ToolChoice {
 
 fn enabled() -> bool {
     true
+}
+
+/// [`McpServer`] as JSON has it, read from a `Value` only.
+#[cfg(feature = "store")]
+#[derive(Deserialize)]
+struct Wire {
+    id: String,
+    name: String,
+    url: String,
+    #[serde(default)]
+    auth: McpAuth,
+    #[serde(default = "enabled")]
+    enabled: bool,
+    #[serde(default)]
+    policy: ToolPolicy,
+    #[serde(default)]
+    tools: Vec<ToolChoice>,
+}
+
+#[cfg(feature = "store")]
+impl TryFrom<Value> for McpServer {
+    type Error = serde_json::Error;
+
+    fn try_from(value: Value) -> Result<McpServer, serde_json::Error> {
+        let Wire { id, name, url, auth, enabled, policy, tools } = serde_json::from_value(value)?;
+        Ok(McpServer { id, name, url, auth, enabled, policy, tools })
+    }
 }
 
 /// How Cowork signs in to a server.

@@ -180,7 +180,7 @@ pub fn ToolsSection() -> impl IntoView {
         escape_into(&mut form, &w);
         form.push_str("</option>");
     }
-    form.push_str("</select></label><button class=\"primary\" data-act=\"add\">Add server</button></div>");
+    form.push_str("</select></label><button class=\"secondary\" data-act=\"add\">Add server</button></div>");
     view! {
         <div on:click=move |ev: web_sys::MouseEvent| act(ev.into()) on:change=act>
             <div class="mcp-servers" inner_html=move || html.get()></div>
