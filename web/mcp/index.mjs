@@ -72,7 +72,11 @@ async function open(options, url, fetch, kind) {
   } catch (error) {
     // A server that fails the revision probe itself (a 5xx to `server/discover`, which a 2025 server
     // should answer with a JSON-RPC error) is asked again the 2025 way.
-    if (error instanceof SdkError && error.code === 'ERA_NEGOTIATION_FAILED') return attempt(undefined);
+    // A sign-in that failed during the probe is the answer, not a reason to ask again.
+    if (error instanceof SdkError && error.code === 'ERA_NEGOTIATION_FAILED') {
+      if (fetch.signInFailure) throw fetch.signInFailure;
+      return attempt(undefined);
+    }
     throw error;
   }
 }

@@ -58,6 +58,7 @@ export function signOut(id) {
  */
 export function browserOAuth({ store, signIn, clientName, clientMetadataUrl }) {
   let verifier;
+  let failed;
   return {
     redirectUrl: new URL('oauth/callback.html', base()).href,
     clientMetadataUrl,
@@ -73,7 +74,18 @@ export function browserOAuth({ store, signIn, clientName, clientMetadataUrl }) {
         else entry[key] = value;
       });
     },
-    redirect: signIn ? (url) => viaWindow(signIn, url) : noWindow,
+    // One window, one sign-in: once it failed (closed, timed out), an attempt the connection makes again
+    // (such as the 2025 handshake after the revision probe) fails the same way at once.
+    redirect: signIn
+      ? async (url) => {
+          if (failed) throw failed;
+          try {
+            return await viaWindow(signIn, url);
+          } catch (error) {
+            throw (failed = error);
+          }
+        }
+      : noWindow,
   };
 }
 

@@ -56,7 +56,7 @@ test('OAuth from the page: sign in through the window, calls refreshed after exp
   let dialog = await openSettings(page, 'Tools');
   await dialog.getByLabel('Name', { exact: true }).fill('secure');
   await dialog.getByLabel('URL', { exact: true }).fill(mcp.env.MCP_OAUTH_URL);
-  await dialog.getByLabel('Sign-in', { exact: true }).selectOption('oauth');
+  await dialog.getByLabel(/^Sign-in/).selectOption('oauth');
   await dialog.getByRole('button', { name: 'Add server' }).click();
   await dialog.locator('.mcp-note', { hasText: 'Saved.' }).waitFor();
   const server = dialog.locator('.mcp-server[data-server="secure"]');
