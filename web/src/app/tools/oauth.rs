@@ -89,7 +89,9 @@ pub fn sign(
                 error.try_set(s.message.clone());
                 shown(s);
             }
-            Err(e) => drop(error.try_set(e.to_string())),
+            Err(e) => {
+                error.try_set(e.to_string());
+            }
         }
     });
 }
