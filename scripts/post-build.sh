@@ -3,7 +3,7 @@
 # what another writes run here, in order: the highlighter, the sync transport and the MCP client (each a
 # file and a <meta> in the page), the importer of other tools' exports (dist/import/, loaded on an import's first
 # use), the embedding module (which takes a copy of the highlighter and the importer), the semantic-recall
-# worker (dist/semantic/, loaded on demand), the page's Content-Security-Policy, and last the service
+# worker (dist/semantic/, loaded on demand), the OAuth sign-in window (dist/oauth/), the page's Content-Security-Policy, and last the service
 # worker, which lists every file. First, a check: a wasm module that imports from "env" is one whose C
 # code (SQLite, .cargo/config.toml) calls a function the build left out, and would not start.
 set -eu
@@ -18,5 +18,6 @@ sh scripts/mcp-bundle.sh
 sh scripts/importer.sh
 sh scripts/embed.sh
 sh scripts/semantic.sh
+sh scripts/oauth-page.sh
 node scripts/csp.mjs
 sh scripts/service-worker.sh

@@ -7,6 +7,8 @@
 // tokens last COWORK_MCP_OAUTH_TTL seconds (default 3600). For the tests, without waiting:
 //   POST /test/expire   every access token issued so far expires now (the next call gets a 401)
 //   GET  /test/stats    what the server did: registrations, codes, refreshes, revocations, calls
+//   GET  /test/tokens   every access and refresh token it issued (for a test to look for them where
+//                       they must never be, such as an export)
 // Run: PORT=… node --import ./loopback.mjs oauth-server.mjs
 import { randomUUID } from 'node:crypto';
 import cors from 'cors';
@@ -27,12 +29,14 @@ const clients = new Map();
 const codes = new Map(); // code → {client_id, challenge, redirectUri, scopes, resource}
 const tokens = new Map(); // access token → {client_id, scopes, expiresAt, resource}
 const refreshTokens = new Map(); // refresh token → {client_id, scopes, resource}
+const issued = []; // every token issued, access and refresh
 
 function issue(client_id, scopes, resource) {
   const access = randomUUID();
   const refresh = randomUUID();
   tokens.set(access, { client_id, scopes, resource, expiresAt: Date.now() + ttl * 1000 });
   refreshTokens.set(refresh, { client_id, scopes, resource });
+  issued.push(access, refresh);
   return { access_token: access, token_type: 'bearer', expires_in: ttl, refresh_token: refresh, scope: scopes.join(' ') };
 }
 
@@ -116,6 +120,7 @@ app.post('/test/expire', (_req, res) => {
   res.json(stats);
 });
 app.get('/test/stats', (_req, res) => res.json(stats));
+app.get('/test/tokens', (_req, res) => res.json(issued));
 
 const bearer = requireBearerAuth({ verifier: provider, resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(mcpUrl) });
 const sessions = new Map();

@@ -8,14 +8,18 @@
 // `{kind, message, status?}` (errors.mjs).
 //
 //   const conn = await CoworkMcp.connect({url, name, headers, oauth, onElicit, allowSampling, onSample});
+//   (`oauth` is oauth.mjs's callbacks, or `{store: <server id>, signIn: <nonce>?}` for the storage
+//   worker's keeping and the sign-in window of signin.mjs; `await CoworkMcp.signOut(id)` forgets it.)
 //   conn.info; await conn.listTools(); await conn.listResources(); await conn.readResource(uri);
 //   await conn.listPrompts(); await conn.getPrompt(name, args);
 //   await conn.callTool(name, args, {signal, onProgress}); await conn.close();
 import { Client, ProtocolError, ProtocolErrorCode, SdkError, SSEClientTransport, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { classify, failure, guardedFetch, httpStatus } from './errors.mjs';
 import { CoworkOAuthProvider, grantProvider, withOAuth } from './oauth.mjs';
+import { browserOAuth, clientDocument } from './signin.mjs';
 
 export { BRIDGE_RECIPE } from './errors.mjs';
+export { signOut } from './signin.mjs';
 
 /** What Cowork calls itself to servers. */
 export const CLIENT_INFO = { name: 'Cowork', version: '0.1.0' };
@@ -29,6 +33,7 @@ const REQUEST_TIMEOUT_MS = 120_000;
  */
 export async function connect(options) {
   const url = parseUrl(options?.url);
+  if (options.oauth?.store) options = { ...options, oauth: browserOAuth({ ...options.oauth, clientMetadataUrl: await clientDocument() }) };
   const fetch = connectionFetch(options, url);
   let first;
   try {
@@ -67,7 +72,11 @@ async function open(options, url, fetch, kind) {
   } catch (error) {
     // A server that fails the revision probe itself (a 5xx to `server/discover`, which a 2025 server
     // should answer with a JSON-RPC error) is asked again the 2025 way.
-    if (error instanceof SdkError && error.code === 'ERA_NEGOTIATION_FAILED') return attempt(undefined);
+    // A sign-in that failed during the probe is the answer, not a reason to ask again.
+    if (error instanceof SdkError && error.code === 'ERA_NEGOTIATION_FAILED') {
+      if (fetch.signInFailure) throw fetch.signInFailure;
+      return attempt(undefined);
+    }
     throw error;
   }
 }

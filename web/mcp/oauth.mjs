@@ -202,7 +202,7 @@ export function withOAuth(provider, serverUrl, next) {
       throw error;
     }
   };
-  return async (input, init) => {
+  const wrapped = async (input, init) => {
     const send = async () => {
       const headers = new Headers(init?.headers);
       const tokens = await provider.tokens();
@@ -222,8 +222,10 @@ export function withOAuth(provider, serverUrl, next) {
         result = await authorize(options);
         if (result === 'REDIRECT') result = await authorize({ ...options, ...provider.takeCallback() });
       } catch (error) {
-        if (error?.kind) throw error;
-        throw new UnauthorizedError(`The sign-in failed: ${error?.message ?? error}`);
+        // Kept for the caller: a sign-in that failed (a window closed, a forged state) is not tried again
+        // by a second handshake (index.mjs).
+        wrapped.signInFailure = error?.kind ? error : new UnauthorizedError(`The sign-in failed: ${error?.message ?? error}`);
+        throw wrapped.signInFailure;
       }
       if (result !== 'AUTHORIZED') throw new UnauthorizedError(`The sign-in ended as ${result}`);
       response = await send();
@@ -231,6 +233,7 @@ export function withOAuth(provider, serverUrl, next) {
     }
     return response;
   };
+  return wrapped;
 }
 
 function needsAuth(response) {

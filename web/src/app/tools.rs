@@ -19,6 +19,8 @@ use std::fmt::Write;
 use std::rc::Rc;
 use wasm_bindgen::JsCast;
 
+mod oauth;
+
 /// The `<meta name>` through which the page names the MCP module's URL (`scripts/mcp-bundle.sh`).
 pub const META_NAME: &str = "cowork-mcp";
 
@@ -77,7 +79,8 @@ pub fn ToolsSection() -> impl IntoView {
             }
             show(&|d| d.0.clone_from(&found));
             for (server, _) in found {
-                if let Ok(s) = c.call(ops::McpProbe { server, module_url: module_url() }).await {
+                let probe = ops::McpProbe { server, module_url: module_url(), sign_in: None, sign_out: false };
+                if let Ok(s) = c.call(probe).await {
                     show(&|d| {
                         d.1.retain(|o| o.server_id != s.server_id);
                         d.1.push(s.clone());
@@ -106,13 +109,18 @@ pub fn ToolsSection() -> impl IntoView {
     };
     // The list's controls: Remove (a click), Offer its tools and a tool's policy (a change).
     // Add server: the token to the worker first, then the server into the workspace's settings.
-    let add = move |n: String, u: String, t: String, workspace: String| {
+    let add = move |n: String, u: String, t: String, oauth: bool, workspace: String| {
         if n.is_empty() || !(u.starts_with("http://") || u.starts_with("https://")) {
             error.set("Give the server a name and its http:// or https:// URL.".into());
             return;
         }
         let id = format!("mcp-{}", js_sys::Date::now() as u64);
-        let auth = if t.is_empty() { McpAuth::None } else { McpAuth::Bearer };
+        let t = if oauth { String::new() } else { t };
+        let auth = match (oauth, t.is_empty()) {
+            (true, _) => McpAuth::Oauth,
+            (false, true) => McpAuth::None,
+            (false, false) => McpAuth::Bearer,
+        };
         let policy = ToolPolicy::default();
         let server = McpServer { id: id.clone(), name: n, url: u, auth, enabled: true, policy, tools: Vec::new() };
         let Some(c) = client.with_value(|c| c.clone()) else { return };
@@ -142,7 +150,17 @@ pub fn ToolsSection() -> impl IntoView {
                 let input = form.and_then(|f| f.query_selector(&format!("[name=mcp-{n}]")).ok().flatten());
                 input.map(|i| value(&i).trim().to_owned()).unwrap_or_default()
             };
-            return add(field("name"), field("url"), field("token"), field("workspace"));
+            return add(field("name"), field("url"), field("token"), field("auth") == "oauth", field("workspace"));
+        }
+        if clicked && (what == "sign-in" || what == "sign-out") {
+            let server = data.with_value(|d| d.0.iter().find(|(s, _)| s.id == id).map(|(s, _)| s.clone()));
+            let (Some(server), Some(c)) = (server, client.with_value(|c| c.clone())) else { return };
+            return oauth::sign(c, server, what == "sign-in", error, move |s| {
+                show(&|d| {
+                    d.1.retain(|o| o.server_id != s.server_id);
+                    d.1.push(s.clone());
+                })
+            });
         }
         let policy = value(&el).parse::<usize>().ok().and_then(|i| POLICIES.get(i)).map(|(p, _)| *p);
         let edit: Rc<dyn Fn(&mut McpServer)> = match (what.as_str(), clicked, policy) {
@@ -173,6 +191,11 @@ pub fn ToolsSection() -> impl IntoView {
             "<label class=\"field\"><span>{label}</span><input name=\"mcp-{name}\" type=\"{kind}\" autocomplete=\"off\"></label>"
         );
     }
+    form.push_str(concat!(
+        "<label class=\"field\"><span>Sign-in</span><select name=\"mcp-auth\">",
+        "<option value=\"\">None, or the bearer token above</option>",
+        "<option value=\"oauth\">OAuth (Sign in on each device)</option></select></label>"
+    ));
     form.push_str("<label class=\"field\"><span>Workspace that uses it</span><select name=\"mcp-workspace\">");
     let current = chat.workspace.get_untracked();
     for w in names_now() {
@@ -214,7 +237,9 @@ fn render(all: &[Used], status: &[McpStatus]) -> String {
             "\"{checked}> Offer its tools</label> <button class=\"secondary\" data-act=\"remove\" data-id=\""
         );
         text(&mut out, id);
-        out.push_str("\">Remove</button><h4>Tools</h4><ul class=\"mcp-tools\">");
+        out.push_str("\">Remove</button>");
+        oauth::buttons(&mut out, server, st.state);
+        out.push_str("<h4>Tools</h4><ul class=\"mcp-tools\">");
         for tool in &st.tools {
             out.push_str("<li><code>");
             text(&mut out, &tool.name);

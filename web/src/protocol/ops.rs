@@ -514,6 +514,12 @@ pub struct McpProbe {
     pub server: cowork_core::mcp::McpServer,
     /// The MCP module's URL, as the page names it.
     pub module_url: String,
+    /// Sign in (OAuth) through the sign-in window the page opened with this nonce (`web/mcp/signin.mjs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sign_in: Option<String>,
+    /// Sign out first: this device forgets the server's OAuth tokens and registration.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sign_out: bool,
 }
 
 /// Keeps a server's bearer token in this browser, outside the archive (empty: forgets it).

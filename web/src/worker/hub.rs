@@ -250,8 +250,10 @@ impl Hub {
         }
         if let Op::McpProbe(c) = &req.op {
             let (id, server, url, ok) = (req.id, c.server.clone(), c.module_url.clone(), c.replies());
+            let (sign_in, sign_out) = (c.sign_in.clone(), c.sign_out);
             wasm_bindgen_futures::spawn_local(async move {
-                post(&WorkerMessage::Response { id, result: Ok(ok(super::mcp::probe(&server, &url).await)) });
+                let status = super::mcp::probe(&server, &url, sign_in.as_deref(), sign_out).await;
+                post(&WorkerMessage::Response { id, result: Ok(ok(status)) });
             });
             return;
         }

@@ -2,7 +2,9 @@
 //! (`web/mcp/`, bundled as `dist/mcp-<hash>.js`, global `CoworkMcp`) is loaded with `importScripts`
 //! only when a server is enabled for the session's workspace; one connection per server is kept and
 //! reused. Bearer tokens live in this origin's private file system, in a file of their own
-//! ([`SECRETS_FILE`]), never in the archive, an export or a sync message.
+//! ([`SECRETS_FILE`]), never in the archive, an export or a sync message; a server signed in to with
+//! OAuth has its tokens, registration and PKCE verifier kept by the module in another such file
+//! (`web/mcp/signin.mjs`), which Sign out empties.
 
 use crate::protocol::{McpListed, McpState, McpStatus};
 use cowork_core::agent::ToolOutcome;
@@ -119,7 +121,7 @@ impl McpHost {
         if let Some(conn) = self.conns.borrow().get(&server.id).filter(|c| c.key == key) {
             return Ok(conn.clone());
         }
-        let js = connect(module, server, token).await?;
+        let js = connect(module, server, token, None).await?;
         let tools = match to_json(&call(&js, "listTools", &[]).await?) {
             Value::Array(tools) => tools,
             _ => Vec::new(),
@@ -191,8 +193,9 @@ impl McpHost {
 }
 
 /// Connects to `server` and lists what it offers, for Settings → Tools (a connection of its own,
-/// closed after).
-pub async fn probe(server: &McpServer, module_url: &str) -> McpStatus {
+/// closed after). With `sign_in` (the nonce of the sign-in window the page opened), a server that asks
+/// for OAuth is signed in to through that window; with `sign_out`, this device forgets its sign-in first.
+pub async fn probe(server: &McpServer, module_url: &str, sign_in: Option<&str>, sign_out: bool) -> McpStatus {
     let mut status = McpStatus { server_id: server.id.clone(), ..McpStatus::default() };
     let fail = |mut status: McpStatus, e: McpError| {
         status.state = e.state();
@@ -204,8 +207,16 @@ pub async fn probe(server: &McpServer, module_url: &str) -> McpStatus {
         Ok(m) => m,
         Err(e) => return fail(status, e),
     };
+    if sign_out {
+        if let Err(e) = call(&module, "signOut", &[server.id.as_str().into()]).await {
+            return fail(
+                status,
+                McpError::new("storage", format!("the sign-in could not be forgotten: {}", e.message)),
+            );
+        }
+    }
     let secrets = secrets().await;
-    let conn = match connect(&module, server, secrets[&server.id].as_str().unwrap_or_default()).await {
+    let conn = match connect(&module, server, secrets[&server.id].as_str().unwrap_or_default(), sign_in).await {
         Ok(c) => c,
         Err(e) => return fail(status, e),
     };
@@ -234,9 +245,16 @@ pub async fn probe(server: &McpServer, module_url: &str) -> McpStatus {
     status
 }
 
-async fn connect(module: &JsValue, server: &McpServer, token: &str) -> Result<JsValue, McpError> {
+async fn connect(
+    module: &JsValue,
+    server: &McpServer,
+    token: &str,
+    sign_in: Option<&str>,
+) -> Result<JsValue, McpError> {
     let mut options = json!({"url": server.url, "name": server.name, "allowSampling": false});
-    if !token.is_empty() {
+    if server.auth == mcp::McpAuth::Oauth {
+        options["oauth"] = json!({"store": server.id, "signIn": sign_in});
+    } else if !token.is_empty() {
         options["headers"] = json!({"Authorization": format!("Bearer {token}")});
     }
     call(module, "connect", &[from_json(&options)]).await
