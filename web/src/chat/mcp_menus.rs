@@ -43,7 +43,8 @@ pub struct McpMenus {
 impl McpMenus {
     /// The menus of the composer that attaches files through `on_files`.
     pub fn new(on_files: Callback<Vec<web_sys::File>>) -> McpMenus {
-        let (chat, dialogs) = (ChatState::get(), DialogState::get());
+        let chat = ChatState::get();
+        let settings_open = use_context::<DialogState>().map(|d| d.settings_open);
         let menus = McpMenus {
             open: RwSignal::new(None),
             catalog: RwSignal::new(None),
@@ -62,7 +63,7 @@ impl McpMenus {
         // Whether the workspace uses a server: asked again when Settings closes (a server added there).
         Effect::new(move |_| {
             let workspace = chat.workspace.get();
-            if !dialogs.settings_open.get() {
+            if !settings_open.is_some_and(|s| s.get()) {
                 leptos::task::spawn_local(async move {
                     let found = menus.load_servers(workspace).await;
                     menus.has_servers.try_set(!found.is_empty());
@@ -93,7 +94,9 @@ impl McpMenus {
             let catalog = match self.client() {
                 Some(c) if !servers.is_empty() => {
                     let ask = ops::McpCatalogOf { servers, module_url: crate::app::tools::module_url() };
-                    c.call(ask).await.unwrap_or_else(|e| McpCatalog { problems: vec![e.to_string()], ..Default::default() })
+                    c.call(ask)
+                        .await
+                        .unwrap_or_else(|e| McpCatalog { problems: vec![e.to_string()], ..Default::default() })
                 }
                 _ => McpCatalog {
                     problems: vec!["This workspace uses no MCP server: add one in Settings → Tools.".into()],
@@ -136,7 +139,9 @@ impl McpMenus {
             let Some(c) = c else { return Vec::new() };
             match menu {
                 Some(Menu::Prompts) => {
-                    let hit = |p: &&McpOffer| p.id.to_lowercase().contains(&filter) || p.name.to_lowercase().contains(&filter);
+                    let hit = |p: &&McpOffer| {
+                        p.id.to_lowercase().contains(&filter) || p.name.to_lowercase().contains(&filter)
+                    };
                     c.prompts.iter().filter(hit).cloned().collect()
                 }
                 Some(Menu::Resources) => c.resources.clone(),
@@ -206,7 +211,12 @@ impl McpMenus {
         focus_box();
         leptos::task::spawn_local(async move {
             let name = if item.name.is_empty() { item.id.clone() } else { item.name.clone() };
-            let ask = ops::McpReadResource { server, uri: item.id.clone(), name, module_url: crate::app::tools::module_url() };
+            let ask = ops::McpReadResource {
+                server,
+                uri: item.id.clone(),
+                name,
+                module_url: crate::app::tools::module_url(),
+            };
             let read = c.call(ask).await.map_err(|e| e.to_string()).and_then(|d| {
                 let (name, mime) = d.attachment.map(|a| (a.name, a.mime)).unwrap_or_default();
                 let bytes = cowork_core::attachment::from_base64(&d.data)?;
@@ -227,7 +237,12 @@ impl McpMenus {
         let (Some(c), Some(server)) = (self.client(), self.server(&item)) else { return };
         self.status.set(format!("Getting the prompt {} from {}…", item.name, item.server));
         leptos::task::spawn_local(async move {
-            let ask = ops::McpGetPrompt { server, name: item.id.clone(), arguments, module_url: crate::app::tools::module_url() };
+            let ask = ops::McpGetPrompt {
+                server,
+                name: item.id.clone(),
+                arguments,
+                module_url: crate::app::tools::module_url(),
+            };
             match c.call(ask).await {
                 Ok(p) => {
                     self.draft.try_set(p.text);
@@ -289,7 +304,11 @@ pub fn McpMenuView(menus: McpMenus) -> impl IntoView {
             .enumerate()
             .map(|(i, item)| {
                 let chosen = item.clone();
-                let about = if item.description.is_empty() { item.server.clone() } else { format!("{} — {}", item.server, item.description) };
+                let about = if item.description.is_empty() {
+                    item.server.clone()
+                } else {
+                    format!("{} — {}", item.server, item.description)
+                };
                 view! {
                     <li role="option" id=format!("mcp-option-{i}") class="mcp-option"
                         aria-selected=move || (menus.selected.get() == i).to_string()
@@ -334,7 +353,13 @@ pub fn McpMenuView(menus: McpMenus) -> impl IntoView {
         let submit = move |ev: leptos::ev::SubmitEvent| {
             ev.prevent_default();
             let values = menus.values.get_value();
-            let args = chosen.arguments.iter().zip(values).filter(|(_, v)| !v.is_empty()).map(|(a, v)| (a.name.clone(), v)).collect();
+            let args = chosen
+                .arguments
+                .iter()
+                .zip(values)
+                .filter(|(_, v)| !v.is_empty())
+                .map(|(a, v)| (a.name.clone(), v))
+                .collect();
             menus.form.set(None);
             menus.prompt(chosen.clone(), args);
         };

@@ -4,10 +4,10 @@
 //! own (as Settings' probe does) and closes it after.
 
 use super::{call, connect, load_module, secrets, to_json, McpError};
+use crate::protocol::ErrorKind;
 use crate::protocol::{AttachmentData, Call, McpArgument, McpCatalog, McpOffer, McpPromptText, Op, Problem, Reply};
 use cowork_core::attachment::{to_base64, NewAttachment};
 use cowork_core::mcp::{composer, McpServer};
-use crate::protocol::ErrorKind;
 use serde_json::{json, Value};
 
 /// Whether `op` is one of the composer's (served here, out of turn).
@@ -22,7 +22,8 @@ pub async fn serve(op: Op) -> Result<Reply, Problem> {
         Op::McpCatalogOf(c) => Ok(c.replies()(catalog(&c.servers, &c.module_url).await)),
         Op::McpReadResource(c) => {
             let ok = c.replies();
-            let result = ask(&c.server, &c.module_url, "readResource", &[c.uri.as_str().into()]).await.map_err(failed)?;
+            let result =
+                ask(&c.server, &c.module_url, "readResource", &[c.uri.as_str().into()]).await.map_err(failed)?;
             let (mime, bytes) = composer::resource_file(&c.uri, &result)
                 .map_err(|m| Problem::new(ErrorKind::BadReply, format!("{}: {m}", c.server.name)))?;
             let data = to_base64(&bytes);
@@ -32,7 +33,8 @@ pub async fn serve(op: Op) -> Result<Reply, Problem> {
             let ok = c.replies();
             let args: serde_json::Map<String, Value> = c.arguments.into_iter().map(|(k, v)| (k, json!(v))).collect();
             let args = super::from_json(&Value::Object(args));
-            let result = ask(&c.server, &c.module_url, "getPrompt", &[c.name.as_str().into(), args]).await.map_err(failed)?;
+            let result =
+                ask(&c.server, &c.module_url, "getPrompt", &[c.name.as_str().into(), args]).await.map_err(failed)?;
             let (text, left_out) = composer::prompt_text(&result);
             Ok(ok(McpPromptText { text, left_out: left_out as u32 }))
         }
@@ -41,13 +43,20 @@ pub async fn serve(op: Op) -> Result<Reply, Problem> {
 }
 
 /// Connects to `server`, calls `method` with `args`, closes, and gives the result as JSON.
-async fn ask(server: &McpServer, module_url: &str, method: &str, args: &[wasm_bindgen::JsValue]) -> Result<Value, McpError> {
+async fn ask(
+    server: &McpServer,
+    module_url: &str,
+    method: &str,
+    args: &[wasm_bindgen::JsValue],
+) -> Result<Value, McpError> {
     let module = load_module(module_url)?;
     let secrets = secrets().await;
     let conn = connect(&module, server, secrets[&server.id].as_str().unwrap_or_default()).await?;
     let result = call(&conn, method, args).await;
     let _ = call(&conn, "close", &[]).await;
-    result.map(|v| to_json(&v)).map_err(|e| McpError::new(&e.kind, format!("{} on {}: {}", method, server.name, e.message)))
+    result
+        .map(|v| to_json(&v))
+        .map_err(|e| McpError::new(&e.kind, format!("{} on {}: {}", method, server.name, e.message)))
 }
 
 /// The resources and prompts of the enabled servers among `servers`.
@@ -87,7 +96,9 @@ async fn catalog(servers: &[McpServer], module_url: &str) -> McpCatalog {
                 .collect(),
         };
         // Resources and prompts are optional capabilities: a server without them lists none.
-        for (method, id, into) in [("listResources", "uri", &mut found.resources), ("listPrompts", "name", &mut found.prompts)] {
+        for (method, id, into) in
+            [("listResources", "uri", &mut found.resources), ("listPrompts", "name", &mut found.prompts)]
+        {
             match call(&conn, method, &[]).await {
                 Ok(list) => into.extend(to_json(&list).as_array().into_iter().flatten().map(|v| offer(v, id))),
                 Err(e) => found.problems.push(format!("{}: {}", server.name, e.message)),
