@@ -242,6 +242,16 @@ function wireBytes() {
   const isMcp = (f) => /^mcp-[0-9a-f]{16}\.js$/.test(f);
   const isCode = (f) => /\.(js|wasm)$/.test(f) && !isLazy(f) && !isMcp(f);
   const sum = (xs, k) => xs.reduce((a, x) => a + x[k], 0);
+  // wasm-bindgen's inline snippets (snippets/<crate>-<hash>/inline<n>.js) are imported by the app's JS
+  // at start: cold-start code too.
+  const snippetsDir = join(DIST, 'snippets');
+  const snippets = existsSync(snippetsDir)
+    ? readdirSync(snippetsDir, { recursive: true }).filter((f) => String(f).endsWith('.js')).map((f) => {
+      const raw = readFileSync(join(snippetsDir, f));
+      return { file: `snippets/${f}`, raw: raw.length, gzip: gzipSync(raw).length };
+    })
+    : [];
+  sizes.push(...snippets);
   const code = sizes.filter((s) => isCode(s.file));
   const lazy = sizes.filter((s) => isLazy(s.file));
   const mcp = sizes.filter((s) => isMcp(s.file));
