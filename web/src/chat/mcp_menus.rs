@@ -329,7 +329,7 @@ pub fn McpMenuView(menus: McpMenus) -> impl IntoView {
                 <ul role="listbox" id="mcp-menu" aria-label=label tabindex="-1" node_ref=list
                     on:keydown=move |ev| { menus.key(&ev); }
                     on:focusout=move |_| if menus.open.get_untracked() == Some(Menu::Resources) { menus.close() }>{options}</ul>
-                <p class="mcp-note">{note}</p>
+                <p class="mcp-menu-note">{note}</p>
             </div>
         })
     };
@@ -376,7 +376,7 @@ pub fn McpMenuView(menus: McpMenus) -> impl IntoView {
         {menu}
         {form}
         <Show when=move || menus.status.with(|s| !s.is_empty())>
-            <p class="mcp-status" role="status">{move || menus.status.get()}</p>
+            <p class="composer-mcp-status" role="status">{move || menus.status.get()}</p>
         </Show>
     }
 }
