@@ -29,9 +29,16 @@ trap stop_nats EXIT
 NATS_WS_URL="$(COWORK_NATS_SPACES="" COWORK_NATS_LIFETIME=1800 scripts/nats.sh start "$NATS_DIR" | sed -n 's/^NATS_WS_URL=//p')"
 NATS_WS_URLS="$(COWORK_NATS_SPACES="" COWORK_NATS_LIFETIME=1800 scripts/nats-cluster.sh start "$CLUSTER_DIR" | sed -n 's/^NATS_WS_URLS=//p')"
 
+say "starting server-everything on loopback for the MCP tool-call row (scripts/mcp-servers.sh; stopped at the end)"
+MCP_DIR="$(mktemp -d)"
+stop_servers() { scripts/mcp-servers.sh stop "$MCP_DIR/servers.env" || true; rm -rf "$MCP_DIR"; stop_nats; }
+trap stop_servers EXIT
+MCP_EVERYTHING_URL="$(scripts/mcp-servers.sh start "$MCP_DIR/servers.env" | sed -n 's/^MCP_EVERYTHING_URL=//p')"
+
 say "running the benchmark in headless Chromium"
 node tests/bench/run.mjs --pkg "$PKG" --dist "$ROOT/dist" --server "$ROOT/target/debug/cowork-dev-server" \
-  --out "$ROOT/bench-results/bench-results.json" --nats "$NATS_WS_URL" --nats-cluster "$NATS_WS_URLS" "$@"
+  --out "$ROOT/bench-results/bench-results.json" --nats "$NATS_WS_URL" --nats-cluster "$NATS_WS_URLS" \
+  --mcp "$MCP_EVERYTHING_URL" "$@"
 if [[ " $* " == *" --sync-only "* || " $* " == *" --first-sync-only "* ]]; then exit 0; fi
 
 # Recall by meaning's model worker, as the app built it (dist/semantic/), in headless Chromium: its load
@@ -58,7 +65,7 @@ if [[ -z "${COWORK_LOCOMO:-}" ]]; then
 elif [[ -f "$COWORK_LOCOMO" ]]; then
   say "LoCoMo retrieval recall (native; unpacking $COWORK_LOCOMO)"
   LOCOMO_DIR="$(mktemp -d)"
-  trap 'stop_nats; rm -rf "$LOCOMO_DIR"' EXIT
+  trap 'stop_servers; rm -rf "$LOCOMO_DIR"' EXIT
   python3 -m zipfile -e "$COWORK_LOCOMO" "$LOCOMO_DIR"
   COWORK_LOCOMO="$LOCOMO_DIR" cargo run -q --release -p cowork-bench --example locomo -- --out "$ROOT/bench-results/locomo.json"
 else

@@ -5,13 +5,15 @@
 //                            [--rounds N] [--only fresh,full] [--trace DIR]
 //                            [--nats WS_URL] [--nats-cluster WS_URL,WS_URL,WS_URL] [--sync-only]
 //                            [--first-sync-only] [--first-sync-batch N]
-//                            [--phases append,attach,context,paste] [--no-paste]
+//                            [--phases append,attach,context,paste,mcp] [--no-paste] [--mcp URL]
 //
 // `--phases` runs only the phases named, for working on one figure: `append` (durable append beside its
 // floors), `attach` (a turn with a 1 MB attachment, with its breakdown), `context` (context assembly on
 // a fresh archive of one 10k-turn session instead of the search phase's 100k archive), `paste` (3 MB of
 // text pasted into the app's composer, beside a plain textarea; paste.mjs). Nothing else runs. A run
 // without `--phases` runs the paste rows after the store's (5 rounds; 1 with --quick) unless `--no-paste`.
+// `--mcp URL` (server-everything's Streamable HTTP URL, which scripts/bench.sh starts) adds the MCP
+// tool-call row (mcp.mjs: 40 calls, 5 with --quick) beside its floor; `--phases mcp` runs only it.
 //
 // `--nats` runs the sync phases against that server; `--nats-cluster` adds device-to-device latency
 // through a cluster (its nodes' URLs; the space's stream on three of them) in the same run, beside the
@@ -40,6 +42,7 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { streamBench } from './stream.mjs';
 import { pasteBench } from './paste.mjs';
+import { mcpBench } from './mcp.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
@@ -61,7 +64,7 @@ const STREAM_ONLY = Boolean(args['stream-only']);
 const SYNC_ONLY = Boolean(args['sync-only']);
 const FIRST_SYNC_ONLY = Boolean(args['first-sync-only']);
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
-// `--phases append,attach,context,paste`: only these (no 100k archive, no sync, streaming or cold start).
+// `--phases append,attach,context,paste,mcp`: only these (no 100k archive, no sync, streaming or cold start).
 const PHASES = typeof args.phases === 'string' ? new Set(args.phases.split(',')) : null;
 
 const watchdog = setTimeout(() => {
@@ -239,6 +242,16 @@ function wireBytes() {
   const isMcp = (f) => /^mcp-[0-9a-f]{16}\.js$/.test(f);
   const isCode = (f) => /\.(js|wasm)$/.test(f) && !isLazy(f) && !isMcp(f);
   const sum = (xs, k) => xs.reduce((a, x) => a + x[k], 0);
+  // wasm-bindgen's inline snippets (snippets/<crate>-<hash>/inline<n>.js) are imported by the app's JS
+  // at start: cold-start code too.
+  const snippetsDir = join(DIST, 'snippets');
+  const snippets = existsSync(snippetsDir)
+    ? readdirSync(snippetsDir, { recursive: true }).filter((f) => String(f).endsWith('.js')).map((f) => {
+      const raw = readFileSync(join(snippetsDir, f));
+      return { file: `snippets/${f}`, raw: raw.length, gzip: gzipSync(raw).length };
+    })
+    : [];
+  sizes.push(...snippets);
   const code = sizes.filter((s) => isCode(s.file));
   const lazy = sizes.filter((s) => isLazy(s.file));
   const mcp = sizes.filter((s) => isMcp(s.file));
@@ -339,6 +352,7 @@ function buildRows(b, cold, stream) {
   const atLeast = (measured, limit, text) => ({ goal: text, ratio: measured / limit, met: measured >= limit });
   if (b?.append || b?.attach || b?.search || b?.context) storeRows(b, add, within, atLeast);
   if (b?.paste) pasteRows(b.paste, add, within);
+  if (b?.mcp) mcpRows(b.mcp, add);
   if (stream) streamRows(stream, add, within);
   if (cold) {
     add('cold start', 'app + worker + wasm, gzip', mb(cold.bytes.code_gzip), `raw ${mb(cold.bytes.code_raw)}`,
@@ -395,6 +409,13 @@ function buildRows(b, cold, stream) {
       within(r.memory_after_browse, 64 * 1048576, '< 64 MB'));
   }
   return rows;
+}
+
+/** The MCP row: a tool call's overhead in the page, beside the floor (a bare fetch of its request). */
+function mcpRows(m, add) {
+  add('mcp', `MCP tool call: from the model's call to the request leaving the page, p50 of ${m.app.length}`, ms(p50(m.app)),
+    `floor (a bare fetch of the same request from the same worker) ${ms(p50(m.floor))}; p99 ${ms(p99(m.app))}`,
+    { goal: '(shown)', ratio: null, met: null });
 }
 
 /** The streaming rows: medians of the rounds, each beside its floor. */
@@ -571,12 +592,26 @@ async function pastePhases() {
   }
 }
 
+/** The MCP tool-call row (mcp.mjs) against the dev server and server-everything at `--mcp URL`. */
+async function mcpPhases() {
+  const dev = startDevServer();
+  try {
+    return await mcpBench({ launch, devUrl: await dev.url, mcpUrl: args.mcp, reps: QUICK ? 5 : 40 });
+  } finally {
+    await dev.stop();
+  }
+}
+
 const started = Date.now();
 const storePhases = !PHASES || ['append', 'attach', 'context'].some((p) => PHASES.has(p));
 let browser = STREAM_ONLY || !storePhases ? null : await browserPhases();
 if ((PHASES ? PHASES.has('paste') : !STREAM_ONLY && !SYNC_ONLY && !FIRST_SYNC_ONLY) && !args['no-paste']) {
   console.error('bench: paste …');
   browser = { ...browser, paste: await pastePhases() };
+}
+if (typeof args.mcp === 'string' && (PHASES ? PHASES.has('mcp') : !STREAM_ONLY && !SYNC_ONLY && !FIRST_SYNC_ONLY)) {
+  console.error('bench: MCP tool call …');
+  browser = { ...browser, mcp: await mcpPhases() };
 }
 const stream = args['no-stream'] || SYNC_ONLY || FIRST_SYNC_ONLY || PHASES ? null : await streamPhases();
 let cold = null;

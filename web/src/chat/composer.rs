@@ -3,6 +3,7 @@
 use super::attachments::PendingChips;
 use super::format::Fix;
 use super::icons::{icon, Icon};
+use super::mcp_menus::{active_option, McpMenuView, McpMenus};
 use super::state::{ChatState, DialogState};
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
@@ -46,6 +47,7 @@ pub fn Composer(
     on_files: Callback<Vec<web_sys::File>>,
 ) -> impl IntoView {
     let state = ChatState::get();
+    let menus = McpMenus::new(on_files);
     let picker = NodeRef::<leptos::html::Input>::new();
     let picked = move |ev: leptos::ev::Event| {
         let Some(input) = picker.get_untracked() else { return };
@@ -74,6 +76,9 @@ pub fn Composer(
         on_files.run(files);
     };
     let send_on_enter = move |ev: web_sys::KeyboardEvent| {
+        if menus.key(&ev) {
+            return;
+        }
         if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
             ev.prevent_default();
             on_send.run(());
@@ -95,6 +100,7 @@ pub fn Composer(
     let typed = RwSignal::new(0u64);
     let on_input = move |ev: leptos::ev::Event| {
         let text = event_target_value(&ev);
+        menus.typed(&text);
         state.draft.update_untracked(|d| *d = text);
         typed.update(|n| *n += 1);
     };
@@ -122,17 +128,25 @@ pub fn Composer(
     view! {
         <form class="composer" on:submit=move |ev| { ev.prevent_default(); on_send.run(()); }>
             <PendingChips />
+            <McpMenuView menus=menus />
             <div class="composer-box">
                 <input type="file" multiple class="attach-input" hidden aria-label="Files to attach" node_ref=picker on:change=picked />
                 <button type="button" class="attach icon-button" aria-label="Attach files"
                     title="Attach files: images or any file (or paste them, or drop them on the conversation)"
                     on:click=move |_| if let Some(i) = picker.get_untracked() { i.click() }>{icon(Icon::Attach)}</button>
+                <Show when=move || menus.has_servers.get()>
+                    <button type="button" class="attach-resource" aria-haspopup="listbox"
+                        title="Attach a resource of this workspace's MCP servers"
+                        on:click=move |_| menus.resources()>"Resource"</button>
+                </Show>
                 <label class="visually-hidden" for="composer-input">"Message"</label>
                 <textarea
                     id="composer-input"
                     rows="1"
                     placeholder="Message Cowork"
                     aria-describedby="composer-hint"
+                    aria-controls=move || active_option(menus).map(|_| "mcp-menu")
+                    aria-activedescendant=move || active_option(menus)
                     node_ref=input
                     prop:value=move || state.draft.get()
                     on:input=on_input

@@ -59,3 +59,56 @@ pub struct McpCallee {
     /// The tool, as the server names it.
     pub tool: String,
 }
+
+/// A prompt's argument, as the server lists it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct McpArgument {
+    /// Its name.
+    pub name: String,
+    /// What it is.
+    #[serde(default)]
+    pub description: String,
+    /// Whether the prompt needs it.
+    #[serde(default)]
+    pub required: bool,
+}
+
+/// A resource or a prompt of one of a workspace's servers, for the composer.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct McpOffer {
+    /// The server's id.
+    pub server_id: String,
+    /// The server's name.
+    pub server: String,
+    /// A resource's URI, or a prompt's name.
+    pub id: String,
+    /// What to call it: a resource's name (the attachment's name), a prompt's title or name.
+    pub name: String,
+    /// What it is, as the server says.
+    #[serde(default)]
+    pub description: String,
+    /// A prompt's arguments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub arguments: Vec<McpArgument>,
+}
+
+/// The resources and prompts of a workspace's enabled servers, and why a server offered none.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct McpCatalog {
+    /// The resources.
+    pub resources: Vec<McpOffer>,
+    /// The prompts.
+    pub prompts: Vec<McpOffer>,
+    /// A line per server that could not be asked (its name and the cause).
+    pub problems: Vec<String>,
+}
+
+/// A prompt's text for the message box, and how many of its messages or parts were left out (the
+/// assistant's, and content that is not text).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct McpPromptText {
+    /// The text.
+    pub text: String,
+    /// What was left out.
+    pub left_out: u32,
+}

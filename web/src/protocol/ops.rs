@@ -103,6 +103,12 @@ pub enum Op {
     McpProbe(McpProbe),
     /// [`McpSetToken`].
     McpSetToken(McpSetToken),
+    /// [`McpCatalogOf`].
+    McpCatalogOf(McpCatalogOf),
+    /// [`McpReadResource`].
+    McpReadResource(McpReadResource),
+    /// [`McpGetPrompt`].
+    McpGetPrompt(McpGetPrompt),
 }
 
 /// Row counts and the database's size, for the storage panel; answered with its `Stats` reply.
@@ -531,6 +537,43 @@ pub struct McpSetToken {
     pub token: String,
 }
 
+/// The resources and prompts of `servers` (the enabled ones), for the composer's menus (needs no
+/// archive, answered by the tab's own worker).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpCatalogOf {
+    /// The workspace's servers.
+    pub servers: Vec<cowork_core::mcp::McpServer>,
+    /// The MCP module's URL, as the page names it.
+    pub module_url: String,
+}
+
+/// Reads a server's resource as a file to attach, named `name` (answered with its bytes, its type
+/// as the server gives it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpReadResource {
+    /// The server.
+    pub server: cowork_core::mcp::McpServer,
+    /// The resource's URI.
+    pub uri: String,
+    /// The attachment's name (the resource's).
+    pub name: String,
+    /// The MCP module's URL, as the page names it.
+    pub module_url: String,
+}
+
+/// Gets a server's prompt with its arguments, as text for the message box.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpGetPrompt {
+    /// The server.
+    pub server: cowork_core::mcp::McpServer,
+    /// The prompt's name.
+    pub name: String,
+    /// Its arguments' values, by name.
+    pub arguments: Vec<(String, String)>,
+    /// The MCP module's URL, as the page names it.
+    pub module_url: String,
+}
+
 /// Where the owner serves an operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lane {
@@ -586,7 +629,10 @@ impl Op {
             | Op::Release
             | Op::ListModels(_)
             | Op::McpProbe(_)
-            | Op::McpSetToken(_) => Lane::OutOfTurn,
+            | Op::McpSetToken(_)
+            | Op::McpCatalogOf(_)
+            | Op::McpReadResource(_)
+            | Op::McpGetPrompt(_) => Lane::OutOfTurn,
             Op::SendMessage(_) | Op::Continue(_) | Op::EditMessage(_) | Op::Regenerate(_) => Lane::Reply,
         }
     }

@@ -257,6 +257,13 @@ impl Hub {
             });
             return;
         }
+        if super::mcp::composer::serves(&req.op) {
+            let (id, op) = (req.id, req.op.clone());
+            wasm_bindgen_futures::spawn_local(async move {
+                post(&WorkerMessage::Response { id, result: super::mcp::composer::serve(op).await });
+            });
+            return;
+        }
         if let Op::McpSetToken(c) = &req.op {
             let (id, server_id, token, ok) = (req.id, c.server_id.clone(), c.token.clone(), c.replies());
             wasm_bindgen_futures::spawn_local(async move {

@@ -16,6 +16,8 @@ use std::collections::HashMap;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
+pub mod composer;
+
 /// The global the MCP module defines when loaded.
 const GLOBAL: &str = "CoworkMcp";
 
