@@ -219,7 +219,7 @@ fn take_bytes(item: &mut Map<String, Value>, field: &str, name: String, mime: St
     if let Some(bytes) = item.get(field).and_then(Value::as_str).and_then(|d| from_base64(d).ok()) {
         item.remove(field);
         item.insert("attachment".into(), json!(out.len()));
-        out.push(NewAttachment { name, mime, bytes });
+        out.push(NewAttachment::new(name, mime, bytes));
     }
 }
 

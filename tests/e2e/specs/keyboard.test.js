@@ -206,7 +206,7 @@ test("Settings is in sections, and its Save is on screen without scrolling at 12
     const dialog = page.getByRole('dialog', { name: 'Settings' });
     await dialog.waitFor();
     const tabs = dialog.getByRole('tab');
-    assert.deepEqual(await tabs.allInnerTexts(), ['General', 'Providers', 'Workspaces', 'Data', 'Sync']);
+    assert.deepEqual(await tabs.allInnerTexts(), ['General', 'Providers', 'Workspaces', 'Tools', 'Data', 'Sync']);
     assert.equal(await dialog.getByRole('tab', { selected: true }).innerText(), 'Providers');
     // The token budgets are folded away under Advanced.
     assert.equal(await dialog.getByLabel('Context window (tokens)').isVisible(), false);

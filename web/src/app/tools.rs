@@ -292,3 +292,6 @@ fn state_key(state: McpState) -> &'static str {
 pub fn module_url() -> String {
     super::sync::meta_url(META_NAME)
 }
+
+#[cfg(test)]
+mod tests;
