@@ -16,6 +16,7 @@ pub mod dom;
 pub mod fetch;
 pub mod highlight;
 pub mod markdown;
+pub mod mcp;
 pub mod protocol;
 pub mod settings;
 pub mod theme;

@@ -51,7 +51,7 @@ async fn ask(
 ) -> Result<Value, McpError> {
     let module = load_module(module_url)?;
     let secrets = secrets().await;
-    let conn = connect(&module, server, secrets[&server.id].as_str().unwrap_or_default()).await?;
+    let conn = connect(&module, server, secrets[&server.id].as_str().unwrap_or_default(), None).await?;
     let result = call(&conn, method, args).await;
     let _ = call(&conn, "close", &[]).await;
     result
@@ -71,7 +71,7 @@ async fn catalog(servers: &[McpServer], module_url: &str) -> McpCatalog {
     };
     let secrets = secrets().await;
     for server in servers.iter().filter(|s| s.enabled) {
-        let conn = match connect(&module, server, secrets[&server.id].as_str().unwrap_or_default()).await {
+        let conn = match connect(&module, server, secrets[&server.id].as_str().unwrap_or_default(), None).await {
             Ok(c) => c,
             Err(e) => {
                 found.problems.push(format!("{}: {}", server.name, e.message));
