@@ -68,3 +68,17 @@ fn a_tool_result_is_archived_whole() {
     let export = store.export_jsonl(None).unwrap();
     assert!(export.contains(&cowork_core::attachment::to_base64(&png)), "the image's bytes are exported");
 }
+
+#[test]
+fn a_whole_export_keeps_a_workspace_that_has_no_session_yet() {
+    let mut store = Store::open_in_memory().unwrap();
+    let settings = WorkspaceSettings { mcp_servers: vec![server()], ..WorkspaceSettings::unset("tools-only") };
+    store.set_workspace_settings(&settings).unwrap();
+    let export = store.export_jsonl(None).unwrap();
+    let mut other = Store::open_in_memory().unwrap();
+    other.import_jsonl(&export).unwrap();
+    assert_eq!(other.workspace_settings("tools-only").unwrap().mcp_servers, vec![server()], "{export}");
+    // An export of chosen sessions carries only their workspaces.
+    let session = store.create_session(&NewSession::new("other".to_owned())).unwrap();
+    assert!(!store.export_jsonl(Some(&[session.id])).unwrap().contains("tools-only"));
+}

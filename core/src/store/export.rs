@@ -56,9 +56,11 @@ impl Store {
             out.push_str(&line_json(&line));
             out.push('\n');
         };
+        // A whole export keeps every workspace's settings, one without sessions yet included (its
+        // servers, prompt, budgets); a chosen set of sessions, those of their workspaces.
         let labels: std::collections::BTreeSet<&str> = ordered.iter().map(|s| s.workspace.as_str()).collect();
         for settings in self.all_workspace_settings()? {
-            if labels.contains(settings.workspace.as_str()) {
+            if only.is_none() || labels.contains(settings.workspace.as_str()) {
                 push(Line::Workspace(settings));
             }
         }
