@@ -23,6 +23,7 @@ pub fn ToolsSection() -> impl IntoView {
 }
 
 /// The MCP module's absolute URL, as the page names it (empty when this build has none).
+#[cfg(target_arch = "wasm32")]
 pub fn module_url() -> String {
     super::sync::meta_url(crate::mcp::META_NAME)
 }
