@@ -7,8 +7,9 @@
 // and prompts.
 //
 //   mountTools(element, bridge)
-//   bridge: {workspaces: [name…], current: name, load(workspace) → Promise<JSON of the workspace's
-//            mcp_servers>, save(workspace, json) → Promise} (the app's closures)
+//   bridge: {workspaces: [name…], current: name, servers(workspace, json, done)} (the app's: `done(error,
+//   json)` once answered with the JSON of the workspace's mcp_servers; a `json` that is not null
+//   replaces them first, the workspace's settings read, changed and saved)
 //
 // The list is one piece of markup (`render`, every server-given text escaped) with one handler for its
 // controls (`data-act`), as the Rust version was.
@@ -130,7 +131,7 @@ export function mountTools(element, bridge) {
     show();
   };
   const readServers = async (workspace) => {
-    const servers = JSON.parse((await bridge.load(workspace)) || '[]');
+    const servers = JSON.parse((await ask(bridge.servers, workspace, null)) || '[]');
     return Array.isArray(servers) ? servers : [];
   };
 
@@ -162,7 +163,7 @@ export function mountTools(element, bridge) {
     for (const w of used) {
       try {
         const servers = await readServers(w);
-        await bridge.save(w, JSON.stringify(edit(servers)));
+        await ask(bridge.servers, w, JSON.stringify(edit(servers)));
         note('Saved.');
       } catch (e) {
         note(`The settings of the workspace ${w} could not be saved: ${e?.message ?? e}`);
@@ -217,6 +218,11 @@ export function mountTools(element, bridge) {
   element.addEventListener('click', act);
   element.addEventListener('change', act);
   load();
+}
+
+/** `f(...args, done)` as a promise. */
+function ask(f, ...args) {
+  return new Promise((resolve, reject) => f(...args, (error, value) => (error ? reject(new Error(error)) : resolve(value))));
 }
 
 /**

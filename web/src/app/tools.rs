@@ -28,40 +28,51 @@ pub fn module_url() -> String {
     super::sync::meta_url(crate::mcp::META_NAME)
 }
 
+/// The MCP servers of `workspace` as JSON, and whether one of them is enabled; with `replace`, the
+/// workspace's servers are replaced by those first (its settings read, changed and saved). The one
+/// reader and writer of them for the MCP bundle, here and in the composer.
+#[cfg(target_arch = "wasm32")]
+pub async fn servers_of(
+    c: super::Storage,
+    workspace: String,
+    replace: Option<String>,
+) -> Result<(String, bool), String> {
+    use crate::protocol::ops;
+    let c = c.ok_or("the archive is not open")?;
+    let mut settings = c.call(ops::WorkspaceSettings { workspace }).await.map_err(|e| e.to_string())?;
+    if let Some(json) = replace {
+        settings.mcp_servers = serde_json::from_str(&json).map_err(|e| e.to_string())?;
+        settings = c.call(ops::SaveWorkspaceSettings { settings }).await.map_err(|e| e.to_string())?;
+    }
+    let used = settings.mcp_servers.iter().any(|s| s.enabled);
+    Ok((serde_json::to_string(&settings.mcp_servers).map_err(|e| e.to_string())?, used))
+}
+
 #[cfg(target_arch = "wasm32")]
 mod web {
     use super::*;
-    use crate::protocol::ops;
-    use js_sys::{Array, Promise, Reflect};
+    use js_sys::{Function, Reflect};
     use wasm_bindgen::prelude::*;
-    use wasm_bindgen_futures::future_to_promise;
 
     pub fn mount(el: web_sys::HtmlDivElement, chat: ChatState, client: Client) {
-        let names: Array = workspaces(&chat.sessions.get_untracked()).iter().map(|w| JsValue::from_str(w)).collect();
+        let names: js_sys::Array =
+            workspaces(&chat.sessions.get_untracked()).iter().map(|w| JsValue::from_str(w)).collect();
         let bridge = js_sys::Object::new();
         let set = |k: &str, v: &JsValue| drop(Reflect::set(&bridge, &k.into(), v));
         set("workspaces", &names);
         set("current", &chat.workspace.get_untracked().into());
-        let load = move |workspace: String| {
+        // `servers(workspace, json or null, done)`: [`servers_of`], then `done(error, json)`.
+        let servers = move |workspace: String, replace: Option<String>, done: Function| {
             let c = client.get_value();
-            future_to_promise(async move {
-                let c = c.ok_or("the archive is not open")?;
-                let s = c.call(ops::WorkspaceSettings { workspace }).await.map_err(|e| e.to_string())?;
-                Ok(serde_json::to_string(&s.mcp_servers).map_err(|e| e.to_string())?.into())
-            })
+            leptos::task::spawn_local(async move {
+                let (error, value) = match servers_of(c, workspace, replace).await {
+                    Ok((json, _)) => (JsValue::NULL, json.into()),
+                    Err(e) => (e.into(), JsValue::UNDEFINED),
+                };
+                let _ = done.call2(&JsValue::NULL, &error, &value);
+            });
         };
-        let save = move |workspace: String, json: String| {
-            let c = client.get_value();
-            future_to_promise(async move {
-                let c = c.ok_or("the archive is not open")?;
-                let mut settings = c.call(ops::WorkspaceSettings { workspace }).await.map_err(|e| e.to_string())?;
-                settings.mcp_servers = serde_json::from_str(&json).map_err(|e| e.to_string())?;
-                c.call(ops::SaveWorkspaceSettings { settings }).await.map_err(|e| e.to_string())?;
-                Ok(JsValue::UNDEFINED)
-            })
-        };
-        set("load", &Closure::<dyn Fn(String) -> Promise>::new(load).into_js_value());
-        set("save", &Closure::<dyn Fn(String, String) -> Promise>::new(save).into_js_value());
+        set("servers", &Closure::<dyn Fn(String, Option<String>, Function)>::new(servers).into_js_value());
         leptos::task::spawn_local(async move {
             if let Err(e) = crate::mcp::call("mountTools", &[el.clone().into(), bridge.into()]).await {
                 el.set_text_content(Some(&format!(

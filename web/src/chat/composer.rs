@@ -180,8 +180,7 @@ fn mcp_menus(input: NodeRef<leptos::html::Textarea>, on_files: Callback<Vec<web_
             return;
         }
         leptos::task::spawn_local(async move {
-            let Ok(s) = c.call(crate::protocol::ops::WorkspaceSettings { workspace }).await else { return };
-            let used = s.mcp_servers.iter().any(|s| s.enabled);
+            let Ok((servers, used)) = crate::app::tools::servers_of(Some(c), workspace, None).await else { return };
             let (Some(el), Some(before)) = (input.try_get_untracked().flatten(), mounted.try_get_value()) else {
                 return;
             };
@@ -190,10 +189,12 @@ fn mcp_menus(input: NodeRef<leptos::html::Textarea>, on_files: Callback<Vec<web_
             }
             let bridge = js_sys::Object::new();
             let set = |k: &str, v: &wasm_bindgen::JsValue| drop(js_sys::Reflect::set(&bridge, &k.into(), v));
-            set("servers", &serde_json::to_string(&s.mcp_servers).unwrap_or_default().into());
-            let draft = move |text: String| drop(state.draft.try_set(text));
-            set("setDraft", &Closure::<dyn Fn(String)>::new(draft).into_js_value());
-            set("attach", &Closure::<dyn Fn(web_sys::File)>::new(move |f| on_files.run(vec![f])).into_js_value());
+            set("servers", &servers.into());
+            let draft =
+                move |text: wasm_bindgen::JsValue| drop(state.draft.try_set(text.as_string().unwrap_or_default()));
+            set("setDraft", &Closure::<dyn Fn(wasm_bindgen::JsValue)>::new(draft).into_js_value());
+            let attach = move |file: wasm_bindgen::JsValue| on_files.run(vec![file.unchecked_into()]);
+            set("attach", &Closure::<dyn Fn(wasm_bindgen::JsValue)>::new(attach).into_js_value());
             mounted.try_update_value(|m| *m = true);
             if let Err(e) = crate::mcp::call("mountMenus", &[el.into(), bridge.into()]).await {
                 let text = format!("The menus of this workspace's MCP servers are missing: {e}. Reload the page.");
