@@ -175,10 +175,10 @@ fn mcp_menus(input: NodeRef<leptos::html::Textarea>, on_files: Callback<Vec<web_
     let mounted = StoredValue::new(false);
     Effect::new(move |_| {
         let workspace = state.workspace.get();
-        let Some(c) = client.and_then(|c| c.try_get_value().flatten()) else { return };
         if settings_open.is_some_and(|s| s.get()) {
             return;
         }
+        let Some(c) = client.and_then(|c| c.try_get_value().flatten()) else { return };
         leptos::task::spawn_local(async move {
             let Ok((servers, used)) = crate::app::tools::servers_of(Some(c), workspace, None).await else { return };
             let (Some(el), Some(before)) = (input.try_get_untracked().flatten(), mounted.try_get_value()) else {
