@@ -10,8 +10,6 @@ use crate::attachment::{from_base64, NewAttachment};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-pub mod composer;
-
 /// The tools offered to the model from all of a workspace's servers together, at most.
 pub const MAX_TOOLS: usize = 64;
 

@@ -21,6 +21,8 @@ import { browserOAuth, clientDocument } from './signin.mjs';
 export { BRIDGE_RECIPE } from './errors.mjs';
 export { signOut } from './signin.mjs';
 export * from './servers.mjs';
+export { mountTools } from './ui-tools.mjs';
+export { mountMenus } from './ui-menus.mjs';
 
 /** What Cowork calls itself to servers. */
 export const CLIENT_INFO = { name: 'Cowork', version: '0.1.0' };

@@ -94,7 +94,7 @@ fn code_pre(language: Option<&str>) -> String {
 }
 
 /// Appends `text` with the characters that could make markup (or end an attribute) escaped.
-pub(crate) fn escape_into(out: &mut String, text: &str) {
+fn escape_into(out: &mut String, text: &str) {
     for c in text.chars() {
         match c {
             '<' => out.push_str("&lt;"),

@@ -12,25 +12,22 @@ pub use web::*;
 
 #[cfg(target_arch = "wasm32")]
 mod web {
-    use futures_util::future::{FutureExt, LocalBoxFuture, Shared};
     use std::cell::RefCell;
     use wasm_bindgen::prelude::*;
     use wasm_bindgen::JsCast;
     use wasm_bindgen_futures::JsFuture;
 
-    #[wasm_bindgen(inline_js = "export function import_bundle(url) { return import(url).then(() => globalThis.CoworkMcp); }")]
+    // The import's promise is kept and awaited by every caller: the bundle loads once per page, with
+    // no future-sharing code in the app's wasm (a failure is kept too: a reload retries).
+    #[wasm_bindgen(inline_js = "let p; export function import_bundle(url) { \
+        return (p ??= import(url).then(() => globalThis.CoworkMcp)); }")]
     extern "C" {
-        #[wasm_bindgen(catch)]
-        fn import_bundle(url: &str) -> Result<js_sys::Promise, JsValue>;
+        fn import_bundle(url: &str) -> js_sys::Promise;
     }
-
-    type Module = Shared<LocalBoxFuture<'static, Result<JsValue, String>>>;
 
     thread_local! {
         /// The bundle's URL when set by the embedding module (otherwise the page's `<meta>` names it).
         static URL: RefCell<Option<String>> = const { RefCell::new(None) };
-        /// The bundle, loading or loaded, once asked for (a failure is kept: a reload retries).
-        static MODULE: RefCell<Option<Module>> = const { RefCell::new(None) };
     }
 
     /// Where to load the bundle from, for a page that has no `<meta>` naming it (the embedding module).
@@ -48,29 +45,13 @@ mod web {
 
     /// The bundle's namespace (`CoworkMcp`), loaded once per page.
     pub async fn module() -> Result<JsValue, String> {
-        let loading = MODULE.with(|m| {
-            m.borrow_mut()
-                .get_or_insert_with(|| {
-                    async {
-                        let url = module_url();
-                        if url.is_empty() {
-                            return Err("this build has no MCP module".to_owned());
-                        }
-                        let loaded = match import_bundle(&url) {
-                            Ok(p) => JsFuture::from(p).await,
-                            Err(e) => Err(e),
-                        };
-                        loaded.map_err(|_| {
-                            "the MCP module could not be loaded (is the app offline since before its first use?)"
-                                .to_owned()
-                        })
-                    }
-                    .boxed_local()
-                    .shared()
-                })
-                .clone()
-        });
-        loading.await
+        let url = module_url();
+        if url.is_empty() {
+            return Err("this build has no MCP module".to_owned());
+        }
+        JsFuture::from(import_bundle(&url)).await.map_err(|_| {
+            "the MCP module could not be loaded (is the app offline since before its first use?)".to_owned()
+        })
     }
 
     /// Calls `CoworkMcp[name](...args)` and awaits it; a failure is the module's `{kind, message}`

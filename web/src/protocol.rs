@@ -23,7 +23,7 @@ pub use calls::{AttachmentData, Call, Details, NextContext, Reply, Resumed, Sent
 pub use event::{Event, EVENT_CONTENT_CHARS};
 pub use files::js as files_js;
 pub use files::{count, thousands, FilePayload, ImportReport, SkippedConversation, SKIPPED_NAMED};
-pub use mcp::{McpArgument, McpCallee, McpCatalog, McpListed, McpOffer, McpPromptText, McpState, McpStatus};
+pub use mcp::McpCallee;
 pub use ops::{HostOptions, HostToolSpec, Lane, Op, Outgoing};
 pub use semantic::{SemanticPhase, SemanticState, DEFAULT_MODEL_URL, MODEL_BYTES, MODEL_LICENCE, MODEL_NAME};
 pub use sync::{recovery_key, KeptChanges, KeptReason, SyncFailure, SyncSettings, SyncState, TeamSpace};

@@ -216,7 +216,7 @@ test("Settings is in sections, and its Save is on screen without scrolling at 12
     const size = `${viewport.width}×${viewport.height}`;
     // The arrows move through the sections; on each, Save is in the viewport and nothing covers it.
     await dialog.getByRole('tab', { name: 'Providers' }).focus();
-    for (const name of ['Providers', 'Workspaces', 'Data', 'Sync', 'General']) {
+    for (const name of ['Providers', 'Workspaces', 'Tools', 'Data', 'Sync', 'General']) {
       assert.equal(await dialog.getByRole('tab', { selected: true }).innerText(), name);
       const save = dialog.getByRole('button', { name: 'Save', exact: true });
       const box = await save.boundingBox();

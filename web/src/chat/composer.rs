@@ -3,7 +3,6 @@
 use super::attachments::PendingChips;
 use super::format::Fix;
 use super::icons::{icon, Icon};
-use super::mcp_menus::{active_option, McpMenuView, McpMenus};
 use super::state::{ChatState, DialogState};
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
@@ -47,7 +46,6 @@ pub fn Composer(
     on_files: Callback<Vec<web_sys::File>>,
 ) -> impl IntoView {
     let state = ChatState::get();
-    let menus = McpMenus::new(on_files);
     let picker = NodeRef::<leptos::html::Input>::new();
     let picked = move |ev: leptos::ev::Event| {
         let Some(input) = picker.get_untracked() else { return };
@@ -76,9 +74,6 @@ pub fn Composer(
         on_files.run(files);
     };
     let send_on_enter = move |ev: web_sys::KeyboardEvent| {
-        if menus.key(&ev) {
-            return;
-        }
         if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
             ev.prevent_default();
             on_send.run(());
@@ -100,7 +95,6 @@ pub fn Composer(
     let typed = RwSignal::new(0u64);
     let on_input = move |ev: leptos::ev::Event| {
         let text = event_target_value(&ev);
-        menus.typed(&text);
         state.draft.update_untracked(|d| *d = text);
         typed.update(|n| *n += 1);
     };
@@ -125,28 +119,22 @@ pub fn Composer(
             });
         }
     });
+    #[cfg(target_arch = "wasm32")]
+    mcp_menus(input, on_files);
     view! {
         <form class="composer" on:submit=move |ev| { ev.prevent_default(); on_send.run(()); }>
             <PendingChips />
-            <McpMenuView menus=menus />
             <div class="composer-box">
                 <input type="file" multiple class="attach-input" hidden aria-label="Files to attach" node_ref=picker on:change=picked />
                 <button type="button" class="attach icon-button" aria-label="Attach files"
                     title="Attach files: images or any file (or paste them, or drop them on the conversation)"
                     on:click=move |_| if let Some(i) = picker.get_untracked() { i.click() }>{icon(Icon::Attach)}</button>
-                <Show when=move || menus.has_servers.get()>
-                    <button type="button" class="attach-resource" aria-haspopup="listbox"
-                        title="Attach a resource of this workspace's MCP servers"
-                        on:click=move |_| menus.resources()>"Resource"</button>
-                </Show>
                 <label class="visually-hidden" for="composer-input">"Message"</label>
                 <textarea
                     id="composer-input"
                     rows="1"
                     placeholder="Message Cowork"
                     aria-describedby="composer-hint"
-                    aria-controls=move || active_option(menus).map(|_| "mcp-menu")
-                    aria-activedescendant=move || active_option(menus)
                     node_ref=input
                     prop:value=move || state.draft.get()
                     on:input=on_input
@@ -171,6 +159,49 @@ pub fn Composer(
             <p class="composer-hint" id="composer-hint">"Enter sends, Shift+Enter starts a new line"</p>
         </form>
     }
+}
+
+/// The composer's menus of the workspace's MCP servers (`/` for their prompts, the Resource button),
+/// made by the MCP bundle (`web/mcp/ui-menus.mjs`, `mountMenus`) on the message box once the
+/// workspace uses an enabled server, and given the servers again when the workspace changes or Settings
+/// closes (a server added there). The bridge: the servers (the workspace's `mcp_servers` as JSON), the
+/// draft to set (the app's, so its state stays the truth) and the files to attach (as picked ones).
+#[cfg(target_arch = "wasm32")]
+fn mcp_menus(input: NodeRef<leptos::html::Textarea>, on_files: Callback<Vec<web_sys::File>>) {
+    use wasm_bindgen::closure::Closure;
+    let state = ChatState::get();
+    let settings_open = use_context::<DialogState>().map(|d| d.settings_open);
+    let client = use_context::<crate::app::Client>();
+    let mounted = StoredValue::new(false);
+    Effect::new(move |_| {
+        let workspace = state.workspace.get();
+        if settings_open.is_some_and(|s| s.get()) {
+            return;
+        }
+        let Some(c) = client.and_then(|c| c.try_get_value().flatten()) else { return };
+        leptos::task::spawn_local(async move {
+            let Ok((servers, used)) = crate::app::tools::servers_of(Some(c), workspace, None).await else { return };
+            let (Some(el), Some(before)) = (input.try_get_untracked().flatten(), mounted.try_get_value()) else {
+                return;
+            };
+            if !before && !used {
+                return;
+            }
+            let bridge = js_sys::Object::new();
+            let set = |k: &str, v: &wasm_bindgen::JsValue| drop(js_sys::Reflect::set(&bridge, &k.into(), v));
+            set("servers", &servers.into());
+            let draft =
+                move |text: wasm_bindgen::JsValue| drop(state.draft.try_set(text.as_string().unwrap_or_default()));
+            set("setDraft", &Closure::<dyn Fn(wasm_bindgen::JsValue)>::new(draft).into_js_value());
+            let attach = move |file: wasm_bindgen::JsValue| on_files.run(vec![file.unchecked_into()]);
+            set("attach", &Closure::<dyn Fn(wasm_bindgen::JsValue)>::new(attach).into_js_value());
+            mounted.try_update_value(|m| *m = true);
+            if let Err(e) = crate::mcp::call("mountMenus", &[el.into(), bridge.into()]).await {
+                let text = format!("The menus of this workspace's MCP servers are missing: {e}. Reload the page.");
+                state.notice.try_set(Some(super::state::Notice::info(text)));
+            }
+        });
+    });
 }
 
 /// Sizes the message box to its text (one line when empty); past the CSS max-height it scrolls. Set

@@ -28,7 +28,6 @@ mod dialogs;
 mod draft;
 mod format;
 mod icons;
-mod mcp_menus;
 mod message_actions;
 mod modal;
 mod panel;

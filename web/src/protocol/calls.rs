@@ -101,21 +101,6 @@ pub enum Reply {
         /// Each model's id and, when the endpoint gives one, its display name.
         models: Vec<cowork_core::provider::ListedModel>,
     },
-    /// What an MCP server offers ([`ops::McpProbe`]).
-    Mcp {
-        /// Where it stands and what it lists.
-        status: super::McpStatus,
-    },
-    /// The resources and prompts of a workspace's servers ([`ops::McpCatalogOf`]).
-    McpCatalog {
-        /// What they offer.
-        catalog: super::McpCatalog,
-    },
-    /// A prompt as text ([`ops::McpGetPrompt`]).
-    McpPrompt {
-        /// Its text.
-        prompt: super::McpPromptText,
-    },
 }
 
 /// An attachment's bytes, in base64 (`cowork_core::attachment::from_base64`;
@@ -301,8 +286,3 @@ call!(ImportFiles => ImportReport, Imported { report });
 call!(ExportChatGpt => String, Text { text });
 call!(ExportMarkdown => String, Text { text });
 call!(ListModels => Vec<cowork_core::provider::ListedModel>, Models { models });
-call!(McpProbe => super::McpStatus, Mcp { status });
-call!(McpSetToken => ());
-call!(McpCatalogOf => super::McpCatalog, McpCatalog { catalog });
-call!(McpReadResource => Attachment(AttachmentData));
-call!(McpGetPrompt => super::McpPromptText, McpPrompt { prompt });

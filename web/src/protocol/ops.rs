@@ -99,16 +99,6 @@ pub enum Op {
     ExportMarkdown(ExportMarkdown),
     /// [`ListModels`].
     ListModels(ListModels),
-    /// [`McpProbe`].
-    McpProbe(McpProbe),
-    /// [`McpSetToken`].
-    McpSetToken(McpSetToken),
-    /// [`McpCatalogOf`].
-    McpCatalogOf(McpCatalogOf),
-    /// [`McpReadResource`].
-    McpReadResource(McpReadResource),
-    /// [`McpGetPrompt`].
-    McpGetPrompt(McpGetPrompt),
 }
 
 /// Row counts and the database's size, for the storage panel; answered with its `Stats` reply.
@@ -512,68 +502,6 @@ pub struct ListModels {
     pub model: ModelSettings,
 }
 
-/// Connects to an MCP server and lists its tools, resources and prompts (Settings → Tools; needs no
-/// archive, answered by the tab's own worker).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct McpProbe {
-    /// The server.
-    pub server: cowork_core::mcp::McpServer,
-    /// The MCP module's URL, as the page names it.
-    pub module_url: String,
-    /// Sign in (OAuth) through the sign-in window the page opened with this nonce (`web/mcp/signin.mjs`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sign_in: Option<String>,
-    /// Sign out first: this device forgets the server's OAuth tokens and registration.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub sign_out: bool,
-}
-
-/// Keeps a server's bearer token in this browser, outside the archive (empty: forgets it).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct McpSetToken {
-    /// The server's id.
-    pub server_id: String,
-    /// The token.
-    pub token: String,
-}
-
-/// The resources and prompts of `servers` (the enabled ones), for the composer's menus (needs no
-/// archive, answered by the tab's own worker).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct McpCatalogOf {
-    /// The workspace's servers.
-    pub servers: Vec<cowork_core::mcp::McpServer>,
-    /// The MCP module's URL, as the page names it.
-    pub module_url: String,
-}
-
-/// Reads a server's resource as a file to attach, named `name` (answered with its bytes, its type
-/// as the server gives it).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct McpReadResource {
-    /// The server.
-    pub server: cowork_core::mcp::McpServer,
-    /// The resource's URI.
-    pub uri: String,
-    /// The attachment's name (the resource's).
-    pub name: String,
-    /// The MCP module's URL, as the page names it.
-    pub module_url: String,
-}
-
-/// Gets a server's prompt with its arguments, as text for the message box.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct McpGetPrompt {
-    /// The server.
-    pub server: cowork_core::mcp::McpServer,
-    /// The prompt's name.
-    pub name: String,
-    /// Its arguments' values, by name.
-    pub arguments: Vec<(String, String)>,
-    /// The MCP module's URL, as the page names it.
-    pub module_url: String,
-}
-
 /// Where the owner serves an operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lane {
@@ -627,12 +555,7 @@ impl Op {
             | Op::Approve(_)
             | Op::ToolResult(_)
             | Op::Release
-            | Op::ListModels(_)
-            | Op::McpProbe(_)
-            | Op::McpSetToken(_)
-            | Op::McpCatalogOf(_)
-            | Op::McpReadResource(_)
-            | Op::McpGetPrompt(_) => Lane::OutOfTurn,
+            | Op::ListModels(_) => Lane::OutOfTurn,
             Op::SendMessage(_) | Op::Continue(_) | Op::EditMessage(_) | Op::Regenerate(_) => Lane::Reply,
         }
     }

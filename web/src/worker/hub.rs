@@ -248,33 +248,6 @@ impl Hub {
             });
             return;
         }
-        if let Op::McpProbe(c) = &req.op {
-            let (id, server, url, ok) = (req.id, c.server.clone(), c.module_url.clone(), c.replies());
-            let (sign_in, sign_out) = (c.sign_in.clone(), c.sign_out);
-            wasm_bindgen_futures::spawn_local(async move {
-                let status = super::mcp::probe(&server, &url, sign_in.as_deref(), sign_out).await;
-                post(&WorkerMessage::Response { id, result: Ok(ok(status)) });
-            });
-            return;
-        }
-        if super::mcp::composer::serves(&req.op) {
-            let (id, op) = (req.id, req.op.clone());
-            wasm_bindgen_futures::spawn_local(async move {
-                post(&WorkerMessage::Response { id, result: super::mcp::composer::serve(op).await });
-            });
-            return;
-        }
-        if let Op::McpSetToken(c) = &req.op {
-            let (id, server_id, token, ok) = (req.id, c.server_id.clone(), c.token.clone(), c.replies());
-            wasm_bindgen_futures::spawn_local(async move {
-                let kept = super::mcp::set_token(&server_id, &token).await;
-                post(&WorkerMessage::Response {
-                    id,
-                    result: kept.map(ok).map_err(|m| crate::protocol::Problem::new(ErrorKind::Storage, m)),
-                });
-            });
-            return;
-        }
         if let Op::ListModels(c) = &req.op {
             let (id, config, ok) = (req.id, c.model.clone(), c.replies());
             wasm_bindgen_futures::spawn_local(async move {

@@ -6,7 +6,6 @@
 //! OAuth has its tokens, registration and PKCE verifier kept by the module in another such file
 //! (`web/mcp/signin.mjs`), which Sign out empties.
 
-use crate::protocol::{McpListed, McpState, McpStatus};
 use cowork_core::agent::ToolOutcome;
 use cowork_core::mcp::{self, McpServer};
 use js_sys::{Function, Promise, Reflect, JSON};
@@ -15,8 +14,6 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-
-pub mod composer;
 
 /// The global the MCP module defines when loaded.
 const GLOBAL: &str = "CoworkMcp";
@@ -41,16 +38,6 @@ impl McpError {
 
     fn new(kind: &str, message: impl Into<String>) -> McpError {
         McpError { kind: kind.into(), message: message.into() }
-    }
-
-    /// The state a server that failed so is in.
-    fn state(&self) -> McpState {
-        match self.kind.as_str() {
-            "cors" => McpState::NoCors,
-            "unreachable" => McpState::Unreachable,
-            "unauthorized" => McpState::NeedsSignIn,
-            _ => McpState::Failed,
-        }
     }
 }
 
@@ -194,59 +181,6 @@ impl McpHost {
     }
 }
 
-/// Connects to `server` and lists what it offers, for Settings → Tools (a connection of its own,
-/// closed after). With `sign_in` (the nonce of the sign-in window the page opened), a server that asks
-/// for OAuth is signed in to through that window; with `sign_out`, this device forgets its sign-in first.
-pub async fn probe(server: &McpServer, module_url: &str, sign_in: Option<&str>, sign_out: bool) -> McpStatus {
-    let mut status = McpStatus { server_id: server.id.clone(), ..McpStatus::default() };
-    let fail = |mut status: McpStatus, e: McpError| {
-        status.state = e.state();
-        // The module's message names the cause and, for a server a page cannot reach, the README's bridge.
-        status.message = e.message;
-        status
-    };
-    let module = match load_module(module_url) {
-        Ok(m) => m,
-        Err(e) => return fail(status, e),
-    };
-    if sign_out {
-        if let Err(e) = call(&module, "signOut", &[server.id.as_str().into()]).await {
-            return fail(
-                status,
-                McpError::new("storage", format!("the sign-in could not be forgotten: {}", e.message)),
-            );
-        }
-    }
-    let secrets = secrets().await;
-    let conn = match connect(&module, server, secrets[&server.id].as_str().unwrap_or_default(), sign_in).await {
-        Ok(c) => c,
-        Err(e) => return fail(status, e),
-    };
-    let listed = |v: Value, key: &str| -> Vec<McpListed> {
-        v.as_array()
-            .into_iter()
-            .flatten()
-            .map(|t| McpListed {
-                name: t[key].as_str().unwrap_or_default().to_owned(),
-                description: t["description"].as_str().or(t["title"].as_str()).unwrap_or_default().to_owned(),
-                read_only: t["annotations"]["readOnlyHint"] == json!(true)
-                    && t["annotations"]["destructiveHint"] != json!(true),
-            })
-            .collect()
-    };
-    match call(&conn, "listTools", &[]).await {
-        Ok(tools) => status.tools = listed(to_json(&tools), "name"),
-        Err(e) => return fail(status, e),
-    }
-    // Resources and prompts are optional capabilities: a server without them lists none.
-    status.resources = listed(call(&conn, "listResources", &[]).await.map(|v| to_json(&v)).unwrap_or_default(), "uri");
-    status.prompts = listed(call(&conn, "listPrompts", &[]).await.map(|v| to_json(&v)).unwrap_or_default(), "name");
-    let _ = call(&conn, "close", &[]).await;
-    status.state = McpState::Connected;
-    status.message = format!("Connected: {} tools.", status.tools.len());
-    status
-}
-
 async fn connect(
     module: &JsValue,
     server: &McpServer,
@@ -319,19 +253,4 @@ async fn secrets() -> Value {
         call(&file, "text", &[]).await
     };
     read.await.ok().and_then(|t| t.as_string()).and_then(|t| serde_json::from_str(&t).ok()).unwrap_or(json!({}))
-}
-
-/// Keeps `token` as server `server_id`'s (an empty token forgets it).
-pub async fn set_token(server_id: &str, token: &str) -> Result<(), String> {
-    let mut all = secrets().await;
-    match token.trim() {
-        "" => drop(all.as_object_mut().and_then(|m| m.remove(server_id))),
-        t => all[server_id] = json!(t),
-    }
-    let write = async {
-        let writable = call(&secrets_file().await?, "createWritable", &[]).await?;
-        call(&writable, "write", &[all.to_string().into()]).await?;
-        call(&writable, "close", &[]).await
-    };
-    write.await.map(|_| ()).map_err(|e| format!("the token could not be kept: {}", e.message))
 }
