@@ -19,6 +19,9 @@ use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use web_sys::{ErrorEvent, MessageEvent, PageTransitionEvent, Worker, WorkerOptions, WorkerType};
 
+#[cfg(target_arch = "wasm32")]
+mod mcp;
+
 /// New workers started after a crash, at most, per page.
 const MAX_RESTARTS: u32 = 3;
 
@@ -95,6 +98,8 @@ struct Inner {
     requesters: RefCell<HashMap<u64, u64>>,
     next_handle: Cell<u64>,
     tools: RefCell<Option<Rc<dyn ToolRunner>>>,
+    /// The MCP servers' tools offered with the last request that had any (`client/mcp.rs`).
+    mcp_tools: RefCell<Vec<String>>,
     on_message: Handler<MessageEvent>,
     on_error: Handler<ErrorEvent>,
     _on_pagehide: Handler<PageTransitionEvent>,
@@ -133,6 +138,7 @@ impl StorageClient {
             requesters: RefCell::new(HashMap::new()),
             next_handle: Cell::new(1),
             tools: RefCell::new(None),
+            mcp_tools: RefCell::new(Vec::new()),
             on_message: RefCell::new(None),
             on_error: RefCell::new(None),
             _on_pagehide: RefCell::new(None),
@@ -189,11 +195,7 @@ impl StorageClient {
     /// The page's tools and instructions, to send with a message.
     pub fn host_options(&self) -> HostOptions {
         let runner = self.inner.tools.borrow().clone();
-        let host = runner.map(|r| r.host_options()).unwrap_or_default();
-        // The MCP module, loaded by the worker only for a workspace that uses an MCP server.
-        #[cfg(target_arch = "wasm32")]
-        let host = HostOptions { mcp_module: crate::app::tools::module_url(), ..host };
-        host
+        runner.map(|r| r.host_options()).unwrap_or_default()
     }
 
     /// Resolves once the worker has opened the archive (or failed to).
@@ -265,6 +267,18 @@ impl StorageClient {
     /// per operation).
     async fn send(&self, op: Op, buffers: Vec<js_sys::ArrayBuffer>) -> Result<Reply, StorageError> {
         self.ready().await?;
+        // The session's MCP tools go with a request for a reply; Stop stops their calls too.
+        #[cfg(target_arch = "wasm32")]
+        let op = {
+            let mut op = op;
+            if matches!(op, Op::Stop) {
+                self.abort_mcp().await;
+            }
+            // Boxed: it asks the worker itself (through this function).
+            let offer: Pin<Box<dyn Future<Output = ()> + '_>> = Box::pin(self.offer_mcp(&mut op));
+            offer.await;
+            op
+        };
         let id = self.inner.next_id.get();
         self.inner.next_id.set(id + 1);
         let (tx, rx) = oneshot::channel();
@@ -339,6 +353,11 @@ impl Inner {
         let runner = self.tools.borrow().clone();
         let inner = self.clone();
         wasm_bindgen_futures::spawn_local(async move {
+            #[cfg(target_arch = "wasm32")]
+            if mcp::offered(&inner, &name) {
+                let op = mcp::run(&call_id, &name, &arguments).await.into_op();
+                return inner.post_out_of_turn(op);
+            }
             let answer = match runner {
                 Some(r) => r.run(call_id.clone(), name, arguments).await,
                 None => ToolAnswer {
@@ -346,11 +365,17 @@ impl Inner {
                     success: false,
                 },
             };
-            let id = inner.next_id.get();
-            inner.next_id.set(id + 1);
-            let op = ops::ToolResult { call_id, content: answer.content, success: answer.success }.into_op();
-            let _ = inner.post(&Request { id, op });
+            inner.post_out_of_turn(
+                ops::ToolResult { call_id, content: answer.content, success: answer.success, result: None }.into_op(),
+            );
         });
+    }
+
+    /// Posts an operation answered out of turn, whose answer nobody waits for.
+    fn post_out_of_turn(&self, op: Op) {
+        let id = self.next_id.get();
+        self.next_id.set(id + 1);
+        let _ = self.post(&Request { id, op });
     }
 
     /// Starts a worker and wires its messages here.

@@ -41,6 +41,19 @@ async function addServer(page, name, url, { token = '', state = 'connected' } = 
   return { dialog, server };
 }
 
+/**
+ * The page's problems (`page.problems`) but the browser's log of server `url`'s HTTP 400s: the page
+ * asks an MCP server `server/discover` first (the 2026-07-28 revision's probe), which a 2025 server
+ * answers with 400 before the 2025 handshake, and the browser logs every 4xx a fetch gets.
+ */
+function problemsBut400sOf(page, url) {
+  const expected = [];
+  page.on('console', (msg) => {
+    if (msg.type() === 'error' && msg.location().url === url && /status of 400/.test(msg.text())) expected.push(`console.error: ${msg.text()}`);
+  });
+  return () => page.problems.filter((p) => !(expected.includes(p) && expected.splice(expected.indexOf(p), 1)));
+}
+
 async function closeSettings(dialog) {
   await dialog.getByRole('button', { name: 'Cancel' }).click();
   await dialog.waitFor({ state: 'detached' });
@@ -54,6 +67,7 @@ function tinyImage() {
 
 test('an MCP server added in Settings → Tools: its tools called, approved, shown, archived and found', async () => {
   const page = await openPage(app.browser.context, app.server.url);
+  const problems = problemsBut400sOf(page, mcp.env.MCP_EVERYTHING_URL);
   await ready(page);
   const { dialog, server } = await addServer(page, 'everything', mcp.env.MCP_EVERYTHING_URL);
   const tools = server.locator('.mcp-tools');
@@ -115,7 +129,7 @@ test('an MCP server added in Settings → Tools: its tools called, approved, sho
   const toolTurn = lines.find((l) => l.type === 'turn' && l.tool_name === 'everything__get-tiny-image');
   assert.ok(toolTurn, 'the tool turn is exported');
   assert.deepEqual(toolTurn.metadata.result.content.map((c) => c.type), ['text', 'image', 'text'], 'the result whole');
-  assert.deepEqual(page.problems, []);
+  assert.deepEqual(problems(), []);
   await page.close();
 });
 

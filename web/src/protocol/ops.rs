@@ -463,6 +463,10 @@ pub struct ToolResult {
     pub content: String,
     /// Whether the tool succeeded (`false`: `content` describes the failure).
     pub success: bool,
+    /// An MCP tool's `CallToolResult`, verbatim: when present, the worker takes it apart
+    /// (`cowork_core::mcp::result_parts`) for the tool turn, instead of `content` and `success`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<serde_json::Value>,
 }
 
 /// The page is going away (`pagehide`): close the archive and release the OPFS files and the
@@ -665,6 +669,10 @@ pub struct HostToolSpec {
     /// `files_touched`); tools named like `read_file` or `write_file` are known without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file_action: Option<cowork_core::state::FileAction>,
+    /// The MCP server and tool it calls, when it is an MCP server's tool (offered by the page's MCP
+    /// host, `web/mcp/host.mjs`): the approval card names them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp: Option<super::McpCallee>,
 }
 
 impl HostToolSpec {
@@ -685,8 +693,4 @@ pub struct HostOptions {
     pub tools: Vec<HostToolSpec>,
     /// Added to the system prompt (empty: nothing added).
     pub instructions: String,
-    /// The MCP module's URL, as the page names it (loaded only when the session's workspace uses an
-    /// MCP server; empty: MCP servers are not offered).
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub mcp_module: String,
 }

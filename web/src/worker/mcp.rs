@@ -1,18 +1,15 @@
-//! The worker's MCP host: a workspace's MCP servers' tools offered to the agent loop. The MCP module
-//! (`web/mcp/`, bundled as `dist/mcp-<hash>.js`, global `CoworkMcp`) is loaded with `importScripts`
-//! only when a server is enabled for the session's workspace; one connection per server is kept and
-//! reused. Bearer tokens live in this origin's private file system, in a file of their own
-//! ([`SECRETS_FILE`]), never in the archive, an export or a sync message; a server signed in to with
-//! OAuth has its tokens, registration and PKCE verifier kept by the module in another such file
-//! (`web/mcp/signin.mjs`), which Sign out empties.
+//! The worker's side of Settings → Tools: asking a server what it offers, and keeping its bearer
+//! token. The MCP module (`web/mcp/`, bundled as `dist/mcp-<hash>.js`, global `CoworkMcp`) is loaded
+//! with `importScripts` when asked. The calls the model makes are the page's (`web/mcp/host.mjs`): the
+//! worker knows MCP tools only as page tools. Bearer tokens live in this origin's private file
+//! system, in a file of their own ([`SECRETS_FILE`]), never in the archive, an export or a sync
+//! message; a server signed in to with OAuth has its tokens, registration and PKCE verifier kept by
+//! the module in another such file (`web/mcp/signin.mjs`), which Sign out empties.
 
 use crate::protocol::{McpListed, McpState, McpStatus};
-use cowork_core::agent::ToolOutcome;
 use cowork_core::mcp::{self, McpServer};
 use js_sys::{Function, Promise, Reflect, JSON};
 use serde_json::{json, Value};
-use std::cell::RefCell;
-use std::collections::HashMap;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
@@ -50,146 +47,6 @@ impl McpError {
             "unreachable" => McpState::Unreachable,
             "unauthorized" => McpState::NeedsSignIn,
             _ => McpState::Failed,
-        }
-    }
-}
-
-/// A connection, with the tools it listed.
-#[derive(Clone)]
-struct Conn {
-    /// What it was opened with (URL and token): a change opens a new one.
-    key: String,
-    js: JsValue,
-    tools: Vec<Value>,
-}
-
-/// A server's tool offered to the request being served.
-#[derive(Clone)]
-struct Offered {
-    name: String,
-    server: String,
-    tool: String,
-    asks: bool,
-    definition: Value,
-    conn: JsValue,
-    server_id: String,
-}
-
-/// The MCP servers' connections and the tools offered to the request being served.
-#[derive(Default)]
-pub struct McpHost {
-    conns: RefCell<HashMap<String, Conn>>,
-    offered: RefCell<Vec<Offered>>,
-    aborts: RefCell<Vec<web_sys::AbortController>>,
-}
-
-impl McpHost {
-    /// Offers the tools of `servers` that are enabled (connecting where not connected yet), at most
-    /// [`mcp::MAX_TOOLS`]; a server that cannot be reached offers none.
-    pub async fn prepare(&self, servers: &[McpServer], module_url: &str) {
-        self.offered.borrow_mut().clear();
-        let enabled: Vec<&McpServer> = servers.iter().filter(|s| s.enabled).collect();
-        if enabled.is_empty() {
-            return;
-        }
-        let Ok(module) = load_module(module_url) else { return };
-        let secrets = secrets().await;
-        let mut offered: Vec<Offered> = Vec::new();
-        for server in enabled {
-            let Ok(conn) = self.connection(&module, server, &secrets).await else { continue };
-            for tool in &conn.tools {
-                let Some(tool_name) = tool["name"].as_str() else { continue };
-                let name = mcp::tool_name(&server.name, tool_name);
-                if offered.len() >= mcp::MAX_TOOLS || offered.iter().any(|o| o.name == name) {
-                    continue;
-                }
-                offered.push(Offered {
-                    definition: mcp::definition(&name, tool),
-                    asks: mcp::asks(server.policy_of(tool_name), &tool["annotations"]),
-                    name,
-                    server: server.name.clone(),
-                    tool: tool_name.to_owned(),
-                    conn: conn.js.clone(),
-                    server_id: server.id.clone(),
-                });
-            }
-        }
-        *self.offered.borrow_mut() = offered;
-    }
-
-    async fn connection(&self, module: &JsValue, server: &McpServer, secrets: &Value) -> Result<Conn, McpError> {
-        let token = secrets[&server.id].as_str().unwrap_or_default();
-        let key = format!("{}\n{token}", server.url);
-        if let Some(conn) = self.conns.borrow().get(&server.id).filter(|c| c.key == key) {
-            return Ok(conn.clone());
-        }
-        let js = connect(module, server, token, None).await?;
-        let tools = match to_json(&call(&js, "listTools", &[]).await?) {
-            Value::Array(tools) => tools,
-            _ => Vec::new(),
-        };
-        let conn = Conn { key, js, tools };
-        self.conns.borrow_mut().insert(server.id.clone(), conn.clone());
-        Ok(conn)
-    }
-
-    /// The offered tools' definitions (OpenAI function format).
-    pub fn definitions(&self) -> Vec<Value> {
-        self.offered.borrow().iter().map(|o| o.definition.clone()).collect()
-    }
-
-    /// Whether `name` is an offered MCP tool, and if so whether its call asks first.
-    pub fn asks(&self, name: &str) -> Option<bool> {
-        self.offered.borrow().iter().find(|o| o.name == name).map(|o| o.asks)
-    }
-
-    /// The server and the server's name of tool `name`, when it is an offered MCP tool.
-    pub fn callee(&self, name: &str) -> Option<(String, String)> {
-        self.offered.borrow().iter().find(|o| o.name == name).map(|o| (o.server.clone(), o.tool.clone()))
-    }
-
-    /// Runs the offered tool `name` (Stop aborts it: the module sends `notifications/cancelled`).
-    pub async fn call(&self, name: &str, arguments: &str) -> Option<ToolOutcome> {
-        let offered = self.offered.borrow().iter().find(|o| o.name == name).cloned()?;
-        let args: Value = serde_json::from_str(arguments).unwrap_or_else(|_| json!({}));
-        let abort = web_sys::AbortController::new().ok();
-        let options = js_sys::Object::new();
-        if let Some(a) = &abort {
-            let _ = Reflect::set(&options, &"signal".into(), &a.signal());
-            self.aborts.borrow_mut().push(a.clone());
-        }
-        let ran =
-            call(&offered.conn, "callTool", &[offered.tool.as_str().into(), from_json(&args), options.into()]).await;
-        self.aborts.borrow_mut().clear();
-        Some(match ran {
-            Ok(result) => {
-                let parts = mcp::result_parts(&to_json(&result));
-                ToolOutcome {
-                    content: parts.content,
-                    success: parts.success,
-                    result: Some(parts.result),
-                    attachments: parts.attachments,
-                }
-            }
-            Err(e) => {
-                if matches!(e.kind.as_str(), "closed" | "unreachable" | "unauthorized") {
-                    self.conns.borrow_mut().remove(&offered.server_id);
-                }
-                let content = match e.kind.as_str() {
-                    "cancelled" => {
-                        format!("The call to {} on {} was stopped by the user.", offered.tool, offered.server)
-                    }
-                    _ => format!("Error from the MCP server {}: {}", offered.server, e.message),
-                };
-                ToolOutcome::text(content, false)
-            }
-        })
-    }
-
-    /// Stop: every call in flight is aborted.
-    pub fn abort(&self) {
-        for a in self.aborts.borrow_mut().drain(..) {
-            a.abort();
         }
     }
 }

@@ -19,13 +19,12 @@ pub struct WorkerTools {
     /// Where the events of the request being served go (approval and tool requests belong to it).
     pub(super) sink: Rc<RefCell<Option<EventSink>>>,
     waiting: Rc<RefCell<HashMap<String, futures_channel::oneshot::Sender<bool>>>>,
-    /// The page's tools offered with the request being served.
+    /// The page's tools offered with the request being served (its MCP servers' tools among them).
     host: Rc<RefCell<Vec<HostToolSpec>>>,
-    running: Rc<RefCell<HashMap<String, futures_channel::oneshot::Sender<ToolOutcome>>>>,
+    /// The calls the page runs now: the tool called, and where its answer goes.
+    running: Rc<RefCell<HashMap<String, (String, futures_channel::oneshot::Sender<ToolOutcome>)>>>,
     /// Recall by meaning, when this worker owns the archive: recall's searches embed their query.
     pub(super) semantic: Option<Rc<super::semantic::SemanticRunner>>,
-    /// The MCP servers' tools offered to the request being served.
-    pub(super) mcp: Rc<super::mcp::McpHost>,
 }
 
 impl WorkerTools {
@@ -43,16 +42,28 @@ impl WorkerTools {
 
     /// Delivers what the page's handler returned for `call_id`.
     pub fn tool_result(&self, call_id: &str, outcome: ToolOutcome) {
-        if let Some(tx) = self.running.borrow_mut().remove(call_id) {
+        if let Some((_, tx)) = self.running.borrow_mut().remove(call_id) {
             let _ = tx.send(outcome);
         }
     }
 
-    /// Stop: whatever waits for an approval or a tool's answer ends now (a "no", a failed call).
+    /// Stop: whatever waits for an approval or a tool's answer ends now (a "no", a call failed as
+    /// stopped; the page stops its MCP calls itself, `notifications/cancelled` to their servers).
     pub(super) fn cancel_waits(&self) {
         self.waiting.borrow_mut().clear();
-        self.running.borrow_mut().clear();
-        self.mcp.abort();
+        let running: Vec<_> = self.running.borrow_mut().drain().map(|(_, r)| r).collect();
+        for (name, tx) in running {
+            let what = match self.mcp_callee(&name) {
+                Some(McpCallee { server, tool }) => format!("{tool} on {server}"),
+                None => name,
+            };
+            let _ = tx.send(ToolOutcome::text(format!("The call to {what} was stopped by the user."), false));
+        }
+    }
+
+    /// The MCP server and tool behind the offered tool `name`, when it is an MCP server's.
+    fn mcp_callee(&self, name: &str) -> Option<McpCallee> {
+        self.host.borrow().iter().find(|t| t.name == name).and_then(|t| t.mcp.clone())
     }
 
     /// The page's tools for the request about to be served (names of built-in tools are not taken).
@@ -78,17 +89,10 @@ impl ToolHost for WorkerTools {
     }
 
     fn definitions(&self) -> Vec<serde_json::Value> {
-        let mut all: Vec<_> = self.host.borrow().iter().map(HostToolSpec::definition).collect();
-        all.extend(self.mcp.definitions());
-        all
+        self.host.borrow().iter().map(HostToolSpec::definition).collect()
     }
 
     fn approval(&self, name: &str) -> ApprovalPolicy {
-        match self.mcp.asks(name) {
-            Some(true) => return ApprovalPolicy::AskEveryTime,
-            Some(false) => return ApprovalPolicy::Auto,
-            None => {}
-        }
         let host = self.host.borrow();
         host.iter().find(|t| t.name == name).map_or(ApprovalPolicy::AskEveryTime, |t| t.approval)
     }
@@ -100,21 +104,18 @@ impl ToolHost for WorkerTools {
             call_id: call.id.clone(),
             name: call.name.clone(),
             arguments: call.arguments.clone(),
-            mcp: self.mcp.callee(&call.name).map(|(server, tool)| McpCallee { server, tool }),
+            mcp: self.mcp_callee(&call.name),
         });
         // A closed tab or a lost answer counts as "no": nothing runs without a yes.
         rx.await.unwrap_or(false)
     }
 
     async fn call(&self, call: &ToolCall) -> ToolOutcome {
-        if let Some(outcome) = self.mcp.call(&call.name, &call.arguments).await {
-            return outcome;
-        }
         if !self.host.borrow().iter().any(|t| t.name == call.name) {
             return ToolOutcome::text(format!("Error: there is no tool named {:?}.", call.name), false);
         }
         let (tx, rx) = futures_channel::oneshot::channel();
-        self.running.borrow_mut().insert(call.id.clone(), tx);
+        self.running.borrow_mut().insert(call.id.clone(), (call.name.clone(), tx));
         self.emit(Event::ToolRequested {
             call_id: call.id.clone(),
             name: call.name.clone(),
