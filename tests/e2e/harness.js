@@ -89,12 +89,24 @@ export async function launchBrowser({ args = [], options = {} } = {}) {
   };
 }
 
-/** Opens a page that records console errors and uncaught exceptions into `page.problems`. */
-export async function openPage(context, url) {
+/**
+ * Opens a page that records console errors and uncaught exceptions into `page.problems`. A load that
+ * fails (an HTTP error status, nothing listening, no CORS headers) from one of `expectLoadFailuresFrom`
+ * (origins) is not one: the page speaks to MCP servers itself (spec §16), where a 401 before sign-in or a
+ * 400 to a revision probe is the protocol's course, and a dead server a case the UI names; the browser
+ * logs each.
+ */
+export async function openPage(context, url, { expectLoadFailuresFrom = [] } = {}) {
   const page = await context.newPage();
   page.problems = [];
   page.on('console', (msg) => {
-    if (msg.type() === 'error') page.problems.push(`console.error: ${msg.text()}`);
+    const [text, from] = [msg.text(), msg.location()?.url ?? ''];
+    const expected = expectLoadFailuresFrom.some(
+      (origin) =>
+        (text.startsWith('Failed to load resource:') && from.startsWith(`${origin}/`)) ||
+        (text.includes('blocked by CORS policy') && text.includes(`'${origin}/`)),
+    );
+    if (msg.type() === 'error' && !expected) page.problems.push(`console.error: ${msg.text()}`);
   });
   page.on('pageerror', (err) => page.problems.push(`uncaught: ${err.message}`));
   await page.goto(url);

@@ -1,8 +1,9 @@
 // The page's MCP host (spec §16): the tools of a workspace's MCP servers offered to the model, and the
 // model's calls of them run, all in the page. The storage worker knows these tools only as the page's
-// tools (`HostToolSpec`, with `mcp: {server, tool}` for the approval card): the app (web/src/client/mcp.rs)
-// calls `offer` before a request for a reply, `call` when the worker asks the page to run one, and
-// `abort` on Stop.
+// tools (`HostToolSpec`, with `mcp: {server, tool}` for the approval card): when a reply starts in a
+// workspace with an enabled MCP server, the worker asks the page that sent it for them (the page's
+// client, web/src/client/mcp.rs, calls `offer`), then asks it to run each call of one (`call`); Stop
+// calls `abort`.
 //
 //   const specs = await CoworkMcp.offer(servers);        // servers: the workspace's McpServer list (JSON)
 //   const {content, success, result} = await CoworkMcp.call(name, argumentsJson, callId);

@@ -98,8 +98,9 @@ struct Inner {
     requesters: RefCell<HashMap<u64, u64>>,
     next_handle: Cell<u64>,
     tools: RefCell<Option<Rc<dyn ToolRunner>>>,
-    /// The MCP servers' tools offered with the last request that had any (`client/mcp.rs`).
-    mcp_tools: RefCell<Vec<String>>,
+    /// Whether the MCP bundle ran anything for the worker (`client/mcp.rs`): Stop stops it too.
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    mcp_used: Cell<bool>,
     on_message: Handler<MessageEvent>,
     on_error: Handler<ErrorEvent>,
     _on_pagehide: Handler<PageTransitionEvent>,
@@ -138,7 +139,7 @@ impl StorageClient {
             requesters: RefCell::new(HashMap::new()),
             next_handle: Cell::new(1),
             tools: RefCell::new(None),
-            mcp_tools: RefCell::new(Vec::new()),
+            mcp_used: Cell::new(false),
             on_message: RefCell::new(None),
             on_error: RefCell::new(None),
             _on_pagehide: RefCell::new(None),
@@ -267,18 +268,11 @@ impl StorageClient {
     /// per operation).
     async fn send(&self, op: Op, buffers: Vec<js_sys::ArrayBuffer>) -> Result<Reply, StorageError> {
         self.ready().await?;
-        // The session's MCP tools go with a request for a reply; Stop stops their calls too.
+        // Stop stops the MCP calls in flight too.
         #[cfg(target_arch = "wasm32")]
-        let op = {
-            let mut op = op;
-            if matches!(op, Op::Stop) {
-                self.abort_mcp().await;
-            }
-            // Boxed: it asks the worker itself (through this function).
-            let offer: Pin<Box<dyn Future<Output = ()> + '_>> = Box::pin(self.offer_mcp(&mut op));
-            offer.await;
-            op
-        };
+        if matches!(op, Op::Stop) && self.inner.mcp_used.get() {
+            mcp::abort().await;
+        }
         let id = self.inner.next_id.get();
         self.inner.next_id.set(id + 1);
         let (tx, rx) = oneshot::channel();
@@ -353,10 +347,13 @@ impl Inner {
         let runner = self.tools.borrow().clone();
         let inner = self.clone();
         wasm_bindgen_futures::spawn_local(async move {
+            // The worker's request for the MCP tools to offer, and the calls of those (no page tool's).
             #[cfg(target_arch = "wasm32")]
-            if mcp::offered(&inner, &name) {
-                let op = mcp::run(&call_id, &name, &arguments).await.into_op();
-                return inner.post_out_of_turn(op);
+            if name == ops::MCP_OFFER
+                || !runner.as_ref().is_some_and(|r| r.host_options().tools.iter().any(|t| t.name == name))
+            {
+                inner.mcp_used.set(true);
+                return inner.post_out_of_turn(mcp::run(call_id, name, arguments).await.into_op());
             }
             let answer = match runner {
                 Some(r) => r.run(call_id.clone(), name, arguments).await,

@@ -18,9 +18,7 @@ mod web {
     use wasm_bindgen::JsCast;
     use wasm_bindgen_futures::JsFuture;
 
-    #[wasm_bindgen(
-        inline_js = "export function import_bundle(url) { return import(url).then(() => globalThis.CoworkMcp); }"
-    )]
+    #[wasm_bindgen(inline_js = "export function import_bundle(url) { return import(url).then(() => globalThis.CoworkMcp); }")]
     extern "C" {
         #[wasm_bindgen(catch)]
         fn import_bundle(url: &str) -> Result<js_sys::Promise, JsValue>;

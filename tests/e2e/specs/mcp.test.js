@@ -23,6 +23,11 @@ before(() => {
   const out = execFileSync('bash', [script, 'start', join(mcp.dir, 'servers.env')], { encoding: 'utf8' });
   mcp.env = Object.fromEntries(out.trim().split('\n').filter((l) => l.includes('=')).map((l) => l.split(/=(.*)/s).slice(0, 2)));
 });
+/** The MCP servers' origins: the page speaks to them itself, and the browser logs their 4xx. */
+function mcpOrigins() {
+  return Object.values(mcp.env).filter((v) => /^https?:\/\//.test(v)).map((v) => new URL(v).origin);
+}
+
 after(() => {
   execFileSync('bash', [join(root, 'scripts/mcp-servers.sh'), 'stop', join(mcp.dir, 'servers.env')]);
   rmSync(mcp.dir, { recursive: true, force: true });
@@ -41,19 +46,6 @@ async function addServer(page, name, url, { token = '', state = 'connected' } = 
   return { dialog, server };
 }
 
-/**
- * The page's problems (`page.problems`) but the browser's log of server `url`'s HTTP 400s: the page
- * asks an MCP server `server/discover` first (the 2026-07-28 revision's probe), which a 2025 server
- * answers with 400 before the 2025 handshake, and the browser logs every 4xx a fetch gets.
- */
-function problemsBut400sOf(page, url) {
-  const expected = [];
-  page.on('console', (msg) => {
-    if (msg.type() === 'error' && msg.location().url === url && /status of 400/.test(msg.text())) expected.push(`console.error: ${msg.text()}`);
-  });
-  return () => page.problems.filter((p) => !(expected.includes(p) && expected.splice(expected.indexOf(p), 1)));
-}
-
 async function closeSettings(dialog) {
   await dialog.getByRole('button', { name: 'Cancel' }).click();
   await dialog.waitFor({ state: 'detached' });
@@ -66,8 +58,7 @@ function tinyImage() {
 }
 
 test('an MCP server added in Settings → Tools: its tools called, approved, shown, archived and found', async () => {
-  const page = await openPage(app.browser.context, app.server.url);
-  const problems = problemsBut400sOf(page, mcp.env.MCP_EVERYTHING_URL);
+  const page = await openPage(app.browser.context, app.server.url, { expectLoadFailuresFrom: mcpOrigins() });
   await ready(page);
   const { dialog, server } = await addServer(page, 'everything', mcp.env.MCP_EVERYTHING_URL);
   const tools = server.locator('.mcp-tools');
@@ -129,12 +120,12 @@ test('an MCP server added in Settings → Tools: its tools called, approved, sho
   const toolTurn = lines.find((l) => l.type === 'turn' && l.tool_name === 'everything__get-tiny-image');
   assert.ok(toolTurn, 'the tool turn is exported');
   assert.deepEqual(toolTurn.metadata.result.content.map((c) => c.type), ['text', 'image', 'text'], 'the result whole');
-  assert.deepEqual(problems(), []);
+  assert.deepEqual(page.problems, []);
   await page.close();
 });
 
 test('a server without CORS and an unreachable one say why; the token stays out of the export; the next message works', async () => {
-  const page = await openPage(app.browser.context, app.server.url);
+  const page = await openPage(app.browser.context, app.server.url, { expectLoadFailuresFrom: mcpOrigins() });
   await ready(page);
   const secret = 'bearer-secret-5ad1f00d';
   const { dialog, server } = await addServer(page, 'files', mcp.env.MCP_FILESYSTEM_NOCORS_URL, { token: secret, state: 'no-cors' });
@@ -158,7 +149,7 @@ test('a server without CORS and an unreachable one say why; the token stays out 
 
 test('Stop cancels a long-running MCP tool: the call ends as stopped, and the conversation goes on', async () => {
   // The first test added server-everything to this workspace (the same browser profile).
-  const page = await openPage(app.browser.context, app.server.url);
+  const page = await openPage(app.browser.context, app.server.url, { expectLoadFailuresFrom: mcpOrigins() });
   await ready(page);
   await page.getByRole('button', { name: '+ New session' }).click();
   await send(page, '[[mcp:everything/trigger-long-running-operation {"duration": 120, "steps": 120}]]');

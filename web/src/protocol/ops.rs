@@ -652,6 +652,12 @@ impl Op {
     }
 }
 
+/// The name of the worker's request to the page for the MCP tools to offer ([`Event::ToolRequested`]
+/// (super::Event::ToolRequested) with the session's workspace's MCP servers, JSON, as its arguments):
+/// the page's MCP host (`web/mcp/host.mjs`, `offer`) answers with their specs, JSON, as the
+/// [`ToolResult`]'s content. No tool can have this name.
+pub const MCP_OFFER: &str = "mcp/offer";
+
 /// A tool whose handler lives in the page (registered through the embedding API): the worker offers
 /// it to the model and asks the page to run each call ([`Event::ToolRequested`](super::Event::ToolRequested)).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

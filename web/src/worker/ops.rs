@@ -336,6 +336,11 @@ async fn send(
         Opened::Answered(reply) => return Ok(reply),
     };
     let settings = agent_settings(tools, &model, &session.workspace, &host);
+    // The workspace's MCP servers' tools, from the page's MCP host (its bundle loaded only for them).
+    let servers = archive.store()?.workspace_settings(&session.workspace)?.mcp_servers;
+    if answer == Answer::Now && servers.iter().any(|s| s.enabled) {
+        tools.offer_mcp(&servers).await;
+    }
     let mut on_event = |e: AgentEvent| emit(wire_event(e, &session_id));
     // Background (`wait: false`) tasks that have ended since: their results join the conversation first.
     if let (Some(base), Answer::Now) = (&settings.orchestrator_url, answer) {

@@ -1,7 +1,7 @@
 //! The worker's tool host: the page's tools (offered per request, each call run by the page that sent
 //! the request) and the user's approvals, asked in that page.
 
-use crate::protocol::{Event, HostToolSpec, McpCallee};
+use crate::protocol::{ops, Event, HostToolSpec, McpCallee};
 use cowork_core::agent::{ToolHost, ToolOutcome};
 use cowork_core::prompt::ApprovalPolicy;
 use cowork_core::ToolCall;
@@ -11,6 +11,9 @@ use std::rc::Rc;
 
 /// Where one request's events go.
 pub(super) type EventSink = Rc<dyn Fn(Event)>;
+
+/// A call the page runs: the tool called, and where its answer goes.
+type Running = (String, futures_channel::oneshot::Sender<ToolOutcome>);
 
 /// The worker's tool host: the page's tools (offered per request, each call run by the page that
 /// sent the request, see [`Event::ToolRequested`]); approvals are asked of the user in that page.
@@ -22,7 +25,7 @@ pub struct WorkerTools {
     /// The page's tools offered with the request being served (its MCP servers' tools among them).
     host: Rc<RefCell<Vec<HostToolSpec>>>,
     /// The calls the page runs now: the tool called, and where its answer goes.
-    running: Rc<RefCell<HashMap<String, (String, futures_channel::oneshot::Sender<ToolOutcome>)>>>,
+    running: Rc<RefCell<HashMap<String, Running>>>,
     /// Recall by meaning, when this worker owns the archive: recall's searches embed their query.
     pub(super) semantic: Option<Rc<super::semantic::SemanticRunner>>,
 }
@@ -58,6 +61,23 @@ impl WorkerTools {
                 None => name,
             };
             let _ = tx.send(ToolOutcome::text(format!("The call to {what} was stopped by the user."), false));
+        }
+    }
+
+    /// Asks the page that sent the request for the tools of `servers` (the session's workspace's MCP
+    /// servers) and offers them beside its own; a page that cannot offer them offers none.
+    pub(super) async fn offer_mcp(&self, servers: &[cowork_core::mcp::McpServer]) {
+        let (tx, rx) = futures_channel::oneshot::channel();
+        let call_id = ops::MCP_OFFER.to_owned();
+        self.running.borrow_mut().insert(call_id.clone(), (String::new(), tx));
+        let arguments = serde_json::to_string(servers).unwrap_or_default();
+        self.emit(Event::ToolRequested { call_id, name: ops::MCP_OFFER.into(), arguments });
+        let specs = rx.await.ok().and_then(|o| serde_json::from_str::<Vec<HostToolSpec>>(&o.content).ok());
+        let mut host = self.host.borrow_mut();
+        for spec in specs.unwrap_or_default() {
+            if !host.iter().any(|t| t.name == spec.name) && cowork_core::prompt::approval_policy(&spec.name).is_none() {
+                host.push(spec);
+            }
         }
     }
 
