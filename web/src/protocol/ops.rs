@@ -652,10 +652,8 @@ impl Op {
     }
 }
 
-/// The name of the worker's request to the page for the MCP tools to offer ([`Event::ToolRequested`]
-/// (super::Event::ToolRequested) with the session's workspace's MCP servers, JSON, as its arguments):
-/// the page's MCP host (`web/mcp/host.mjs`, `offer`) answers with their specs, JSON, as the
-/// [`ToolResult`]'s content. No tool can have this name.
+/// The worker's request to the page for the MCP tools to offer (a `ToolRequested` whose arguments are
+/// the workspace's servers; the [`ToolResult`]'s content: their specs, JSON). No tool has this name.
 pub const MCP_OFFER: &str = "mcp/offer";
 
 /// A tool whose handler lives in the page (registered through the embedding API): the worker offers
@@ -675,8 +673,7 @@ pub struct HostToolSpec {
     /// `files_touched`); tools named like `read_file` or `write_file` are known without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file_action: Option<cowork_core::state::FileAction>,
-    /// The MCP server and tool it calls, when it is an MCP server's tool (offered by the page's MCP
-    /// host, `web/mcp/host.mjs`): the approval card names them.
+    /// The MCP server and tool it calls, for an MCP server's tool (the approval card names them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp: Option<super::McpCallee>,
 }
