@@ -1,17 +1,16 @@
 //! Tools from MCP servers (spec §16), the pure part: a server's configuration as a workspace keeps
-//! it (synced and exported, never with a secret), the names the model calls its tools by, whether a
-//! call asks the user first, and a `CallToolResult` taken apart for the archive — its text for the
-//! model, the whole result for the turn's metadata, its images, audio and blobs as attachments.
+//! it (synced and exported, never with a secret), and a `CallToolResult` taken apart for the archive —
+//! its text for the model, the whole result for the turn's metadata, its images, audio and blobs as
+//! attachments.
 //!
-//! The protocol itself (connecting, listing, calling) is the MCP module the storage worker loads; this
-//! module does no I/O.
+//! The protocol itself (connecting, listing, calling), the names the model calls a server's tools by
+//! and whether a call asks the user first are the page's MCP module's (`web/mcp/`); this module does
+//! no I/O.
 
 use crate::attachment::{from_base64, NewAttachment};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-/// The tools offered to the model from all of a workspace's servers together, at most.
-pub const MAX_TOOLS: usize = 64;
 
 /// An MCP server a workspace uses. Its secret (a bearer token, OAuth tokens) is not here: the storage
 /// worker keeps it outside the archive, by [`McpServer::id`].
@@ -25,7 +24,7 @@ pub const MAX_TOOLS: usize = 64;
 pub struct McpServer {
     /// A stable id, made when the server is added (the same in every workspace that uses it).
     pub id: String,
-    /// The name its tools are offered under (`<name>__<tool>`).
+    /// The name its tools are offered under (`<name>__<tool>`, `toolName` in `web/mcp/servers.mjs`).
     pub name: String,
     /// The server's URL (Streamable HTTP, or a legacy SSE endpoint).
     pub url: String,
@@ -121,35 +120,6 @@ impl McpServer {
         self.tools.retain(|c| c.tool != tool);
         self.tools.push(ToolChoice { tool: tool.to_owned(), policy });
     }
-}
-
-/// The name the model calls `tool` of server `server` by: `<server>__<tool>` with every character
-/// outside `[a-zA-Z0-9_-]` made `_`, at most 64 characters (what every provider accepts).
-pub fn tool_name(server: &str, tool: &str) -> String {
-    let joined = format!("{server}__{tool}");
-    joined.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).take(64).collect()
-}
-
-/// Whether a call asks the user first, by `policy` and the tool's `annotations` as the server lists
-/// them. A tool is read-only only when `readOnlyHint` is `true` and `destructiveHint` is not.
-pub fn asks(policy: ToolPolicy, annotations: &Value) -> bool {
-    let read_only = annotations["readOnlyHint"] == json!(true) && annotations["destructiveHint"] != json!(true);
-    match policy {
-        ToolPolicy::AlwaysAsk => true,
-        ToolPolicy::AskUnlessReadOnly => !read_only,
-        ToolPolicy::NeverAsk => false,
-    }
-}
-
-/// A listed tool (`{name, title, description, inputSchema, …}`) as the model is offered it, in the
-/// OpenAI function format under `name`; its schema passes through as the server gave it.
-pub fn definition(name: &str, tool: &Value) -> Value {
-    let description = tool["description"].as_str().or(tool["title"].as_str()).unwrap_or_default();
-    let parameters = match &tool["inputSchema"] {
-        Value::Object(schema) => Value::Object(schema.clone()),
-        _ => json!({"type": "object"}),
-    };
-    json!({"type": "function", "function": {"name": name, "description": description, "parameters": parameters}})
 }
 
 /// A `CallToolResult` taken apart for the archive.

@@ -451,7 +451,9 @@ struct McpImage;
 
 impl ToolHost for McpImage {
     fn definitions(&self) -> Vec<Value> {
-        vec![cowork_core::mcp::definition("everything__get-tiny-image", &json!({"name": "get-tiny-image"}))]
+        vec![
+            json!({"type": "function", "function": {"name": "everything__get-tiny-image", "description": "", "parameters": {"type": "object"}}}),
+        ]
     }
     fn approval(&self, _: &str) -> ApprovalPolicy {
         ApprovalPolicy::Auto

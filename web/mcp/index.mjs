@@ -1,5 +1,5 @@
 // Cowork's MCP client (spec §16): the official TypeScript SDK's client (`@modelcontextprotocol/client`)
-// behind a small API of plain JSON-able values, which the storage worker calls once it has loaded the
+// behind a small API of plain JSON-able values, which the page calls once it has loaded the
 // bundle (`scripts/mcp-bundle.sh` → dist/mcp-<hash>.js, global `CoworkMcp`). The protocol is the SDK's:
 // Streamable HTTP with the protocol revision negotiated (2026-07-28 by `server/discover` when the server
 // speaks it, else the 2025 `initialize` handshake), the legacy HTTP+SSE transport as the fallback the
@@ -13,6 +13,7 @@
 //   conn.info; await conn.listTools(); await conn.listResources(); await conn.readResource(uri);
 //   await conn.listPrompts(); await conn.getPrompt(name, args);
 //   await conn.callTool(name, args, {signal, onProgress}); await conn.close();
+// The page's MCP host (the model's calls, host.mjs): offer(servers), call(name, args, callId), abort().
 import { Client, ProtocolError, ProtocolErrorCode, SdkError, SSEClientTransport, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { classify, failure, guardedFetch, httpStatus } from './errors.mjs';
 import { CoworkOAuthProvider, grantProvider, withOAuth } from './oauth.mjs';
@@ -23,6 +24,8 @@ export { signOut } from './signin.mjs';
 export * from './servers.mjs';
 export { mountTools } from './ui-tools.mjs';
 export { mountMenus } from './ui-menus.mjs';
+export { abort, call, configure, offer, progressText } from './host.mjs';
+export { askUser, contentOf, fieldsOf } from './elicit.mjs';
 
 /** What Cowork calls itself to servers. */
 export const CLIENT_INFO = { name: 'Cowork', version: '0.1.0' };
@@ -95,8 +98,9 @@ function newClient(options, versionNegotiation) {
   if (sampling) capabilities.sampling = {};
   const client = new Client(CLIENT_INFO, { capabilities, ...(versionNegotiation ? { versionNegotiation } : {}) });
   if (capabilities.elicitation) {
-    client.setRequestHandler('elicitation/create', async (request) => {
-      const answer = await options.onElicit(plain(request.params));
+    client.setRequestHandler('elicitation/create', async (request, ctx) => {
+      // The signal aborts when the server cancels its request (or the call it belongs to ends).
+      const answer = await options.onElicit(plain(request.params), ctx?.mcpReq?.signal);
       return plain(answer);
     });
   }

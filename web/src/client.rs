@@ -19,6 +19,9 @@ use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use web_sys::{ErrorEvent, MessageEvent, PageTransitionEvent, Worker, WorkerOptions, WorkerType};
 
+#[cfg(target_arch = "wasm32")]
+mod mcp;
+
 /// New workers started after a crash, at most, per page.
 const MAX_RESTARTS: u32 = 3;
 
@@ -95,6 +98,9 @@ struct Inner {
     requesters: RefCell<HashMap<u64, u64>>,
     next_handle: Cell<u64>,
     tools: RefCell<Option<Rc<dyn ToolRunner>>>,
+    /// Whether the MCP bundle ran anything for the worker (`client/mcp.rs`): Stop stops it too.
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    mcp_used: Cell<bool>,
     on_message: Handler<MessageEvent>,
     on_error: Handler<ErrorEvent>,
     _on_pagehide: Handler<PageTransitionEvent>,
@@ -133,6 +139,7 @@ impl StorageClient {
             requesters: RefCell::new(HashMap::new()),
             next_handle: Cell::new(1),
             tools: RefCell::new(None),
+            mcp_used: Cell::new(false),
             on_message: RefCell::new(None),
             on_error: RefCell::new(None),
             _on_pagehide: RefCell::new(None),
@@ -189,11 +196,7 @@ impl StorageClient {
     /// The page's tools and instructions, to send with a message.
     pub fn host_options(&self) -> HostOptions {
         let runner = self.inner.tools.borrow().clone();
-        let host = runner.map(|r| r.host_options()).unwrap_or_default();
-        // The MCP module, loaded by the worker only for a workspace that uses an MCP server.
-        #[cfg(target_arch = "wasm32")]
-        let host = HostOptions { mcp_module: crate::app::tools::module_url(), ..host };
-        host
+        runner.map(|r| r.host_options()).unwrap_or_default()
     }
 
     /// Resolves once the worker has opened the archive (or failed to).
@@ -265,6 +268,11 @@ impl StorageClient {
     /// per operation).
     async fn send(&self, op: Op, buffers: Vec<js_sys::ArrayBuffer>) -> Result<Reply, StorageError> {
         self.ready().await?;
+        // Stop stops the MCP calls in flight too.
+        #[cfg(target_arch = "wasm32")]
+        if matches!(op, Op::Stop) && self.inner.mcp_used.get() {
+            mcp::abort().await;
+        }
         let id = self.inner.next_id.get();
         self.inner.next_id.set(id + 1);
         let (tx, rx) = oneshot::channel();
@@ -339,6 +347,14 @@ impl Inner {
         let runner = self.tools.borrow().clone();
         let inner = self.clone();
         wasm_bindgen_futures::spawn_local(async move {
+            // The worker's request for the MCP tools to offer, and the calls of those (no page tool's).
+            #[cfg(target_arch = "wasm32")]
+            if name == ops::MCP_OFFER
+                || !runner.as_ref().is_some_and(|r| r.host_options().tools.iter().any(|t| t.name == name))
+            {
+                inner.mcp_used.set(true);
+                return inner.post_out_of_turn(mcp::run(call_id, name, arguments).await.into_op());
+            }
             let answer = match runner {
                 Some(r) => r.run(call_id.clone(), name, arguments).await,
                 None => ToolAnswer {
@@ -346,11 +362,17 @@ impl Inner {
                     success: false,
                 },
             };
-            let id = inner.next_id.get();
-            inner.next_id.set(id + 1);
-            let op = ops::ToolResult { call_id, content: answer.content, success: answer.success }.into_op();
-            let _ = inner.post(&Request { id, op });
+            inner.post_out_of_turn(
+                ops::ToolResult { call_id, content: answer.content, success: answer.success, result: None }.into_op(),
+            );
         });
+    }
+
+    /// Posts an operation answered out of turn, whose answer nobody waits for.
+    fn post_out_of_turn(&self, op: Op) {
+        let id = self.next_id.get();
+        self.next_id.set(id + 1);
+        let _ = self.post(&Request { id, op });
     }
 
     /// Starts a worker and wires its messages here.

@@ -2,32 +2,6 @@ use super::*;
 use serde_json::json;
 
 #[test]
-fn tool_names_are_namespaced_and_valid_for_every_provider() {
-    let check =
-        |server: &str, tool: &str, expect: &str| assert_eq!(tool_name(server, tool), expect, "{server} / {tool}");
-    check("everything", "echo", "everything__echo");
-    check("my server", "get.weather", "my_server__get_weather");
-    check("é", "x/y", "___x_y");
-    let long = tool_name(&"s".repeat(40), &"t".repeat(40));
-    assert_eq!(long.len(), 64, "{long}");
-}
-
-#[test]
-fn approval_follows_the_policy_and_never_trusts_read_only_when_destructive() {
-    let check = |policy: ToolPolicy, annotations: Value, expect: bool| {
-        assert_eq!(asks(policy, &annotations), expect, "{policy:?} with {annotations}");
-    };
-    let read_only = json!({"readOnlyHint": true});
-    check(ToolPolicy::AskUnlessReadOnly, read_only.clone(), false);
-    check(ToolPolicy::AskUnlessReadOnly, json!({"readOnlyHint": true, "destructiveHint": true}), true);
-    check(ToolPolicy::AskUnlessReadOnly, json!({}), true);
-    check(ToolPolicy::AskUnlessReadOnly, Value::Null, true);
-    check(ToolPolicy::AskUnlessReadOnly, json!({"readOnlyHint": "true"}), true);
-    check(ToolPolicy::AlwaysAsk, read_only, true);
-    check(ToolPolicy::NeverAsk, json!({"destructiveHint": true}), false);
-}
-
-#[test]
 fn a_tool_policy_overrides_the_servers_and_configs_read_back_with_defaults() {
     let server: McpServer = serde_json::from_value(
         json!({"id": "s1", "name": "fs", "url": "http://127.0.0.1:1/mcp", "tools": [{"tool": "write", "policy": "always_ask"}]}),
@@ -39,19 +13,6 @@ fn a_tool_policy_overrides_the_servers_and_configs_read_back_with_defaults() {
     assert_eq!(server.policy_of("read"), ToolPolicy::AskUnlessReadOnly);
     let text = serde_json::to_string(&server).unwrap();
     assert!(!text.contains("token") && !text.contains("secret"), "{text}");
-}
-
-#[test]
-fn definitions_pass_the_schema_through() {
-    let tool = json!({"name": "echo", "description": "Echoes", "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}});
-    let d = definition("everything__echo", &tool);
-    assert_eq!(d["function"]["name"], "everything__echo");
-    assert_eq!(d["function"]["description"], "Echoes");
-    assert_eq!(d["function"]["parameters"], tool["inputSchema"]);
-    assert_eq!(
-        definition("x__y", &json!({"name": "y", "title": "Why"}))["function"]["parameters"],
-        json!({"type": "object"})
-    );
 }
 
 /// One `CallToolResult`: what the model reads, whether it succeeded, the attachments (name, mime,

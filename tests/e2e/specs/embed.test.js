@@ -9,6 +9,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { useServerAndBrowser, launchBrowser, openPage, DIST } from '../harness.js';
+import { startEverything } from '../../../web/mcp/support/servers.mjs';
 
 const app = useServerAndBrowser();
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -375,4 +376,60 @@ test('the TypeScript declarations: tsc --noEmit passes on a file that uses every
     ),
   );
   assert.equal(code, 0, output);
+});
+
+test('addMcpServer: an MCP server’s tool and the page’s own tool called in one session, the MCP call approved by the handler and seen in the events', async () => {
+  // A real server-everything on loopback, for this test alone.
+  const everything = await startEverything();
+  try {
+    const origin = new URL(everything.url).origin;
+    const page = await openPage(app.browser.context, new URL('/examples/embed/', app.server.url).href, { expectLoadFailuresFrom: [origin] });
+    await page.locator('body[data-ready="true"]').waitFor({ timeout: 30_000 });
+    const out = await page.evaluate(async (url) => {
+      const { default: init, openArchive } = await import('/embed/cowork.js');
+      await init();
+      const err = async (f) => {
+        try {
+          await f();
+          return 'no error';
+        } catch (e) {
+          return `${e instanceof Error ? 'Error' : typeof e}[${e.kind}]: ${e.message}`;
+        }
+      };
+      const a = await openArchive({ storage: 'memory' });
+      const r = {};
+      r.server = await a.addMcpServer(url, { name: 'everything', token: 'embed-secret-7c1d', workspace: 'mcp', policy: 'always_ask' });
+      const approvals = [];
+      a.setApprovalHandler((request) => {
+        approvals.push(request);
+        return true;
+      });
+      const written = [];
+      a.registerTool({ name: 'write_file', parameters: { type: 'object' }, handler: (args) => (written.push(args), 'written') });
+      const events = [];
+      a.on('tool', (e) => events.push(`${e.event} ${e.name}`));
+      const s = await a.createSession({ workspace: 'mcp' });
+      await a.send(s.id, '[[mcp:everything/echo {"message": "from the embedding page"}]]');
+      await a.send(s.id, 'write file notes/a.md: hi');
+      r.toolTurns = (await a.readTurns(s.id)).filter((t) => t.role === 'tool').map((t) => `${t.tool_name}: ${t.content}`);
+      r.approvals = approvals.map((q) => [q.name, q.mcp]);
+      r.events = events;
+      r.written = written.length;
+      r.again = await err(() => a.addMcpServer(url, { name: 'everything', workspace: 'mcp' }));
+      r.notUrl = await err(() => a.addMcpServer('ftp://127.0.0.1/mcp'));
+      return r;
+    }, everything.url);
+    assert.deepEqual(Object.keys(out.server).sort(), ['auth', 'enabled', 'id', 'name', 'policy', 'url'], 'no token in what the workspace keeps');
+    assert.equal(out.server.auth, 'bearer');
+    assert.deepEqual(out.toolTurns, ['everything__echo: Echo: from the embedding page', 'write_file: written']);
+    assert.deepEqual(out.approvals, [['everything__echo', { server: 'everything', tool: 'echo' }]], 'its policy asks; the page tool does not');
+    assert.deepEqual(out.events, ['tool_started everything__echo', 'tool_finished everything__echo', 'tool_started write_file', 'tool_finished write_file']);
+    assert.equal(out.written, 1);
+    assert.match(out.again, /^Error\[invalid\]: addMcpServer: workspace "mcp" already has a server named "everything"/);
+    assert.match(out.notUrl, /^Error\[invalid\]: addMcpServer: "ftp:\/\/127\.0\.0\.1\/mcp" is not an http\(s\) URL of an MCP server$/);
+    assert.deepEqual(page.problems, []);
+    await page.close();
+  } finally {
+    everything.child.kill('SIGKILL');
+  }
 });

@@ -1,5 +1,5 @@
 //! `[[mcp:server/tool {"a":1}]]`: the demo model calls the offered tool that is that MCP server's
-//! tool (`<server>__<tool>`, as the app names it, `cowork_core::mcp::tool_name`) with those
+//! tool (`<server>__<tool>`, as the page names it, `toolName` in `web/mcp/servers.mjs`) with those
 //! arguments; its answer to the result quotes the result's first text (up to its first blank line).
 
 use super::Plan;
@@ -14,12 +14,19 @@ pub fn call(text: &str, tools: &[String]) -> Option<Plan> {
     let inner = &text[start..start + text[start..].find("]]")?];
     let (target, args) = inner.split_once(' ').unwrap_or((inner, ""));
     let (server, tool) = target.split_once('/')?;
-    let name = cowork_core::mcp::tool_name(server, tool);
+    let name = tool_name(server, tool);
     let arguments = match args.trim() {
         "" => json!({}),
         a => serde_json::from_str::<Value>(a).ok()?,
     };
     tools.contains(&name).then_some(Plan::Call { name, arguments })
+}
+
+/// The name the page offers `tool` of `server` under (`toolName` in `web/mcp/servers.mjs`):
+/// `<server>__<tool>`, every character outside `[a-zA-Z0-9_-]` made `_`, at most 64 characters.
+fn tool_name(server: &str, tool: &str) -> String {
+    let joined = format!("{server}__{tool}");
+    joined.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).take(64).collect()
 }
 
 /// The answer to an MCP tool's result `text` (a tool named `<server>__<tool>`): its first part.

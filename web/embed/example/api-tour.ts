@@ -12,6 +12,7 @@ import init, {
   type CoworkError,
   type ErrorKind,
   type HostTool,
+  type McpServer,
   type MountHandle,
   type Resumed,
   type SearchHit,
@@ -49,7 +50,15 @@ export async function tour(panel: HTMLElement, otherPanel: HTMLElement): Promise
 
   archive.registerTool(writeFile);
   archive.registerTool({ name: "read_file", handler: ({ path }: { path: string }) => files.get(path) ?? "" });
-  archive.setApprovalHandler(async (request) => request.name === "write_file");
+  archive.setApprovalHandler(async (request) => request.name === "write_file" || request.mcp?.server === "docs");
+  // An MCP server's tools, offered beside the page's own in the workspace's sessions.
+  const docs: McpServer = await archive.addMcpServer("http://127.0.0.1:8808/mcp", {
+    name: "docs",
+    token: "a bearer token",
+    workspace: "tour",
+    policy: "ask_unless_read_only",
+  });
+  log.push(`MCP server ${docs.name} (${docs.auth}) at ${docs.url}`);
   log.push(`tools: ${archive.listTools().join(", ")}`);
 
   const stopTurns = archive.on("turn", ({ turn }: ArchiveEvents["turn"]) => log.push(`turn ${turn.turn_number}`));

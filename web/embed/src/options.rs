@@ -292,6 +292,7 @@ impl ToolInit {
             parameters: self.parameters,
             approval,
             file_action: self.files,
+            mcp: None,
         })
     }
 }

@@ -334,6 +334,37 @@ export interface ApprovalRequest {
   name: string;
   /** The parsed arguments (the raw text when they are not JSON). */
   arguments: unknown;
+  /** For a tool of an MCP server (`addMcpServer`): the server's name and the tool's, as it names it. */
+  mcp?: { server: string; tool: string };
+}
+
+/** Whether a call of an MCP server's tool asks the approval handler first: every call, every call of a
+ * tool the server does not mark read-only (`readOnlyHint`, and not `destructiveHint`), or none. */
+export type McpToolPolicy = "always_ask" | "ask_unless_read_only" | "never_ask";
+
+/** An MCP server as a workspace keeps it (in the archive, exported and synced with the workspace);
+ * its token is not in it. */
+export interface McpServer {
+  id: string;
+  /** Its tools are offered to the model as `<name>__<tool>`. */
+  name: string;
+  url: string;
+  auth: "none" | "bearer" | "oauth";
+  enabled: boolean;
+  policy: McpToolPolicy;
+  /** Tools with a policy of their own. */
+  tools?: { tool: string; policy: McpToolPolicy }[];
+}
+
+export interface McpServerOptions {
+  /** Default: the URL's host name. Unique within the workspace. */
+  name?: string;
+  /** A bearer token, kept in this browser outside the archive (never exported or synced). */
+  token?: string;
+  /** The workspace whose sessions use the server (default: the one `createSession` uses without one). */
+  workspace?: string;
+  /** Default: `"ask_unless_read_only"`. */
+  policy?: McpToolPolicy;
 }
 
 /** The events of `Archive.on`, by kind. */

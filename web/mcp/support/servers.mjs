@@ -1,6 +1,6 @@
 // Helpers of the tests in ../test/: the real MCP servers of scripts/mcp-servers.sh on loopback, started
 // in a temporary directory and stopped (their temporary folder removed) by `stop()`.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -60,4 +60,28 @@ export function recordingFetch() {
     return response;
   };
   return { fetch, sent };
+}
+
+/**
+ * One server-everything of a test's own (Streamable HTTP), to kill: `{url, child}`. On `port` when
+ * given (a server started again where one died), else on a free one.
+ */
+export async function startEverything(port) {
+  port ??= await closedPort();
+  const pkg = join(ROOT, 'tests/mcp');
+  const child = spawn(process.execPath, ['--import', join(pkg, 'loopback.mjs'), join(pkg, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js'), 'streamableHttp'], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  await new Promise((resolve, reject) => {
+    let log = '';
+    const seen = (d) => {
+      log += d;
+      if (log.includes('listening on port')) resolve();
+    };
+    child.stdout.on('data', seen);
+    child.stderr.on('data', seen);
+    child.on('exit', (code) => reject(new Error(`server-everything exited (${code}): ${log}`)));
+  });
+  return { url: `http://127.0.0.1:${port}/mcp`, child };
 }

@@ -1,33 +1,9 @@
 // What the MCP client says when a server cannot be used: nothing listening, a URL that is not an MCP
 // endpoint, and a server that dies in the middle of a call (the call fails, nothing waits for ever).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { connect } from '../index.mjs';
-import { closedPort, ROOT } from '../support/servers.mjs';
-
-const PKG = join(ROOT, 'tests/mcp');
-
-// One server-everything of this test's own, to kill.
-async function startEverything() {
-  const port = await closedPort();
-  const child = spawn(process.execPath, ['--import', join(PKG, 'loopback.mjs'), join(PKG, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js'), 'streamableHttp'], {
-    env: { ...process.env, PORT: String(port) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  await new Promise((resolve, reject) => {
-    let log = '';
-    const seen = (d) => {
-      log += d;
-      if (log.includes('listening on port')) resolve();
-    };
-    child.stdout.on('data', seen);
-    child.stderr.on('data', seen);
-    child.on('exit', (code) => reject(new Error(`server-everything exited (${code}): ${log}`)));
-  });
-  return { url: `http://127.0.0.1:${port}/mcp`, child };
-}
+import { closedPort, startEverything } from '../support/servers.mjs';
 
 describe('failures', { timeout: 120_000 }, () => {
   const children = [];

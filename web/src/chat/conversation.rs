@@ -60,7 +60,13 @@ fn TurnView(turn: Turn, on_action: Callback<SessionAction>) -> impl IntoView {
             } else {
                 format!("Called {}", c.name)
             };
-            view! { <div class="tool-call"><span class="tool-label">{label}</span><code>{c.arguments.clone()}</code></div> }
+            // `data-call`: where the page's MCP host shows a running call's progress (web/mcp/host.mjs).
+            view! {
+                <div class="tool-call" data-call=c.id.clone()>
+                    <span class="tool-label">{label}</span>
+                    <code>{c.arguments.clone()}</code>
+                </div>
+            }
         })
         .collect();
     let attached =

@@ -453,6 +453,10 @@ pub struct ToolResult {
     pub content: String,
     /// Whether the tool succeeded (`false`: `content` describes the failure).
     pub success: bool,
+    /// An MCP tool's `CallToolResult`, verbatim: when present, the worker takes it apart
+    /// (`cowork_core::mcp::result_parts`) for the tool turn, instead of `content` and `success`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<serde_json::Value>,
 }
 
 /// The page is going away (`pagehide`): close the archive and release the OPFS files and the
@@ -571,6 +575,10 @@ impl Op {
     }
 }
 
+/// The worker's request to the page for the MCP tools to offer (a `ToolRequested` whose arguments are
+/// the workspace's servers; the [`ToolResult`]'s content: their specs, JSON). No tool has this name.
+pub const MCP_OFFER: &str = "mcp/offer";
+
 /// A tool whose handler lives in the page (registered through the embedding API): the worker offers
 /// it to the model and asks the page to run each call ([`Event::ToolRequested`](super::Event::ToolRequested)).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -588,6 +596,9 @@ pub struct HostToolSpec {
     /// `files_touched`); tools named like `read_file` or `write_file` are known without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file_action: Option<cowork_core::state::FileAction>,
+    /// The MCP server and tool it calls, for an MCP server's tool (the approval card names them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp: Option<super::McpCallee>,
 }
 
 impl HostToolSpec {
@@ -608,8 +619,4 @@ pub struct HostOptions {
     pub tools: Vec<HostToolSpec>,
     /// Added to the system prompt (empty: nothing added).
     pub instructions: String,
-    /// The MCP module's URL, as the page names it (loaded only when the session's workspace uses an
-    /// MCP server; empty: MCP servers are not offered).
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub mcp_module: String,
 }

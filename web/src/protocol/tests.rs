@@ -198,3 +198,29 @@ fn the_backend_reads_as_its_kind_says() {
     assert!(serde_json::from_str::<Backend>(r#"{"kind":"opfs"}"#).unwrap_err().to_string().contains("`file`"));
     assert!(serde_json::from_str::<Backend>(r#"{"kind":"tape"}"#).is_err());
 }
+
+/// An MCP server's tool crosses as a page tool: its spec as the page's MCP host writes it (`offer` in
+/// `web/mcp/host.mjs`) is read whole, and its result comes back whole beside the text.
+#[test]
+fn mcp_tools_cross_as_page_tools() {
+    let offered = r#"[{"name":"everything__echo","description":"Echoes","parameters":{"type":"object"},
+        "approval":"ask_every_time","mcp":{"server":"everything","tool":"echo"}}]"#;
+    let specs: Vec<HostToolSpec> = serde_json::from_str(offered).unwrap();
+    assert_eq!(specs[0].approval, cowork_core::prompt::ApprovalPolicy::AskEveryTime);
+    assert_eq!(specs[0].mcp, Some(McpCallee { server: "everything".into(), tool: "echo".into() }));
+    let page_tool = HostToolSpec { mcp: None, ..specs[0].clone() };
+    assert!(!serde_json::to_string(&page_tool).unwrap().contains("mcp"), "a page's own tool says nothing of MCP");
+    let result = serde_json::json!({"content": [{"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}]});
+    let answer = Request {
+        id: 3,
+        op: Op::ToolResult(ops::ToolResult {
+            call_id: "c1".into(),
+            content: String::new(),
+            success: true,
+            result: Some(result),
+        }),
+    };
+    assert_eq!(serde_json::from_str::<Request>(&answer.to_json()).unwrap(), answer);
+    let plain = ops::ToolResult { call_id: "c2".into(), content: "ok".into(), success: true, result: None };
+    assert!(!serde_json::to_string(&plain).unwrap().contains("result"));
+}

@@ -333,7 +333,20 @@ impl Hub {
             }
             Op::ToolResult(c) => {
                 let ok = c.replies();
-                self.tools.tool_result(&c.call_id, ToolOutcome::text(c.content, c.success));
+                let outcome = match &c.result {
+                    // An MCP tool's result, archived whole (its images, audio and blobs as attachments).
+                    Some(result) => {
+                        let parts = cowork_core::mcp::result_parts(result);
+                        ToolOutcome {
+                            content: parts.content,
+                            success: parts.success,
+                            result: Some(parts.result),
+                            attachments: parts.attachments,
+                        }
+                    }
+                    None => ToolOutcome::text(c.content, c.success),
+                };
+                self.tools.tool_result(&c.call_id, outcome);
                 self.respond(&origin, WorkerMessage::Response { id: req.id, result: Ok(ok(())) });
             }
             Op::SyncStart(c) => {

@@ -21,7 +21,8 @@
 //! - `tools.rs`: the page's tools and the user's approvals, asked of the tab that sent the request.
 //! - `sync.rs`: the owner's sync with the user's NATS space (outbox out, stream in); `sync/push.rs`:
 //!   following each space by push, and the wait between rounds.
-//! - `mcp.rs`: the MCP servers' tools (the MCP module loaded on demand) and their tokens.
+//! - `mcp.rs`: Settings → Tools' asking of MCP servers (the MCP module loaded on demand) and their
+//!   tokens (the model's calls are the page's, as page tools).
 //! - `semantic.rs`: recall by meaning: the model's worker, background indexing, query embeddings.
 
 mod archive;
@@ -29,7 +30,6 @@ mod digest;
 mod hub;
 mod import;
 mod importer;
-mod mcp;
 mod ops;
 mod semantic;
 mod sync;

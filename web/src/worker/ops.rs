@@ -336,9 +336,11 @@ async fn send(
         Opened::Answered(reply) => return Ok(reply),
     };
     let settings = agent_settings(tools, &model, &session.workspace, &host);
-    // The workspace's MCP servers' tools (their module loaded, and each connected, only when used).
+    // The workspace's MCP servers' tools, from the page's MCP host (its bundle loaded only for them).
     let servers = archive.store()?.workspace_settings(&session.workspace)?.mcp_servers;
-    tools.mcp.prepare(&servers, &host.mcp_module).await;
+    if answer == Answer::Now && servers.iter().any(|s| s.enabled) {
+        tools.offer_mcp(&servers).await;
+    }
     let mut on_event = |e: AgentEvent| emit(wire_event(e, &session_id));
     // Background (`wait: false`) tasks that have ended since: their results join the conversation first.
     if let (Some(base), Answer::Now) = (&settings.orchestrator_url, answer) {

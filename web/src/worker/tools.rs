@@ -1,7 +1,7 @@
 //! The worker's tool host: the page's tools (offered per request, each call run by the page that sent
 //! the request) and the user's approvals, asked in that page.
 
-use crate::protocol::{Event, HostToolSpec, McpCallee};
+use crate::protocol::{ops, Event, HostToolSpec, McpCallee};
 use cowork_core::agent::{ToolHost, ToolOutcome};
 use cowork_core::prompt::ApprovalPolicy;
 use cowork_core::ToolCall;
@@ -12,6 +12,9 @@ use std::rc::Rc;
 /// Where one request's events go.
 pub(super) type EventSink = Rc<dyn Fn(Event)>;
 
+/// A call the page runs: the tool called, and where its answer goes.
+type Running = (String, futures_channel::oneshot::Sender<ToolOutcome>);
+
 /// The worker's tool host: the page's tools (offered per request, each call run by the page that
 /// sent the request, see [`Event::ToolRequested`]); approvals are asked of the user in that page.
 #[derive(Clone, Default)]
@@ -19,13 +22,12 @@ pub struct WorkerTools {
     /// Where the events of the request being served go (approval and tool requests belong to it).
     pub(super) sink: Rc<RefCell<Option<EventSink>>>,
     waiting: Rc<RefCell<HashMap<String, futures_channel::oneshot::Sender<bool>>>>,
-    /// The page's tools offered with the request being served.
+    /// The page's tools offered with the request being served (its MCP servers' tools among them).
     host: Rc<RefCell<Vec<HostToolSpec>>>,
-    running: Rc<RefCell<HashMap<String, futures_channel::oneshot::Sender<ToolOutcome>>>>,
+    /// The calls the page runs now: the tool called, and where its answer goes.
+    running: Rc<RefCell<HashMap<String, Running>>>,
     /// Recall by meaning, when this worker owns the archive: recall's searches embed their query.
     pub(super) semantic: Option<Rc<super::semantic::SemanticRunner>>,
-    /// The MCP servers' tools offered to the request being served.
-    pub(super) mcp: Rc<super::mcp::McpHost>,
 }
 
 impl WorkerTools {
@@ -43,16 +45,45 @@ impl WorkerTools {
 
     /// Delivers what the page's handler returned for `call_id`.
     pub fn tool_result(&self, call_id: &str, outcome: ToolOutcome) {
-        if let Some(tx) = self.running.borrow_mut().remove(call_id) {
+        if let Some((_, tx)) = self.running.borrow_mut().remove(call_id) {
             let _ = tx.send(outcome);
         }
     }
 
-    /// Stop: whatever waits for an approval or a tool's answer ends now (a "no", a failed call).
+    /// Stop: whatever waits for an approval or a tool's answer ends now (a "no", a call failed as
+    /// stopped; the page stops its MCP calls itself, `notifications/cancelled` to their servers).
     pub(super) fn cancel_waits(&self) {
         self.waiting.borrow_mut().clear();
-        self.running.borrow_mut().clear();
-        self.mcp.abort();
+        let running: Vec<_> = self.running.borrow_mut().drain().map(|(_, r)| r).collect();
+        for (name, tx) in running {
+            let what = match self.mcp_callee(&name) {
+                Some(McpCallee { server, tool }) => format!("{tool} on {server}"),
+                None => name,
+            };
+            let _ = tx.send(ToolOutcome::text(format!("The call to {what} was stopped by the user."), false));
+        }
+    }
+
+    /// Asks the page that sent the request for the tools of `servers` (the session's workspace's MCP
+    /// servers) and offers them beside its own; a page that cannot offer them offers none.
+    pub(super) async fn offer_mcp(&self, servers: &[cowork_core::mcp::McpServer]) {
+        let (tx, rx) = futures_channel::oneshot::channel();
+        let call_id = ops::MCP_OFFER.to_owned();
+        self.running.borrow_mut().insert(call_id.clone(), (String::new(), tx));
+        let arguments = serde_json::to_string(servers).unwrap_or_default();
+        self.emit(Event::ToolRequested { call_id, name: ops::MCP_OFFER.into(), arguments });
+        let specs = rx.await.ok().and_then(|o| serde_json::from_str::<Vec<HostToolSpec>>(&o.content).ok());
+        let mut host = self.host.borrow_mut();
+        for spec in specs.unwrap_or_default() {
+            if !host.iter().any(|t| t.name == spec.name) && cowork_core::prompt::approval_policy(&spec.name).is_none() {
+                host.push(spec);
+            }
+        }
+    }
+
+    /// The MCP server and tool behind the offered tool `name`, when it is an MCP server's.
+    fn mcp_callee(&self, name: &str) -> Option<McpCallee> {
+        self.host.borrow().iter().find(|t| t.name == name).and_then(|t| t.mcp.clone())
     }
 
     /// The page's tools for the request about to be served (names of built-in tools are not taken).
@@ -78,17 +109,10 @@ impl ToolHost for WorkerTools {
     }
 
     fn definitions(&self) -> Vec<serde_json::Value> {
-        let mut all: Vec<_> = self.host.borrow().iter().map(HostToolSpec::definition).collect();
-        all.extend(self.mcp.definitions());
-        all
+        self.host.borrow().iter().map(HostToolSpec::definition).collect()
     }
 
     fn approval(&self, name: &str) -> ApprovalPolicy {
-        match self.mcp.asks(name) {
-            Some(true) => return ApprovalPolicy::AskEveryTime,
-            Some(false) => return ApprovalPolicy::Auto,
-            None => {}
-        }
         let host = self.host.borrow();
         host.iter().find(|t| t.name == name).map_or(ApprovalPolicy::AskEveryTime, |t| t.approval)
     }
@@ -100,21 +124,18 @@ impl ToolHost for WorkerTools {
             call_id: call.id.clone(),
             name: call.name.clone(),
             arguments: call.arguments.clone(),
-            mcp: self.mcp.callee(&call.name).map(|(server, tool)| McpCallee { server, tool }),
+            mcp: self.mcp_callee(&call.name),
         });
         // A closed tab or a lost answer counts as "no": nothing runs without a yes.
         rx.await.unwrap_or(false)
     }
 
     async fn call(&self, call: &ToolCall) -> ToolOutcome {
-        if let Some(outcome) = self.mcp.call(&call.name, &call.arguments).await {
-            return outcome;
-        }
         if !self.host.borrow().iter().any(|t| t.name == call.name) {
             return ToolOutcome::text(format!("Error: there is no tool named {:?}.", call.name), false);
         }
         let (tx, rx) = futures_channel::oneshot::channel();
-        self.running.borrow_mut().insert(call.id.clone(), tx);
+        self.running.borrow_mut().insert(call.id.clone(), (call.name.clone(), tx));
         self.emit(Event::ToolRequested {
             call_id: call.id.clone(),
             name: call.name.clone(),

@@ -21,6 +21,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
 mod convert;
+mod mcp;
 mod shared;
 
 use convert::{done, message_of, plain, required, sent, session_js, storage_error, swb, text, to_js};
@@ -104,6 +105,8 @@ pub fn open_archive(options: Option<OpenOptionsArg>) -> Promise {
             None => page_default_settings(),
         };
         let url = options::worker_url(o.worker_url.as_deref(), &default_worker_url(), storage);
+        // The MCP client, loaded when a workspace's MCP server is first used (`addMcpServer`).
+        cowork_web::mcp::set_module_url(&mcp::bundle_url());
         let client = StorageClient::spawn(&url).map_err(|e| error(WHAT, e))?;
         let ready = client.ready().await.map_err(|e| error(WHAT, e))?;
         let shared = Rc::new(Shared {
@@ -118,8 +121,8 @@ pub fn open_archive(options: Option<OpenOptionsArg>) -> Promise {
         client.set_tool_runner(Some(Rc::new(Runner(shared.clone()))));
         let (events, answers) = (shared.clone(), client.clone());
         client.subscribe(move |id, event| {
-            if let Event::ApprovalNeeded { call_id, name, arguments, .. } = event {
-                ask_approval(&events, &answers, call_id.clone(), name.clone(), arguments.clone());
+            if let Event::ApprovalNeeded { call_id, name, arguments, mcp } = event {
+                ask_approval(&events, &answers, call_id.clone(), name.clone(), arguments.clone(), mcp.clone());
             }
             events.dispatch(id, event);
         });

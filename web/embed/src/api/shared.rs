@@ -68,7 +68,6 @@ impl Shared {
         HostOptions {
             tools: self.tools.borrow().values().map(|(spec, _)| spec.clone()).collect(),
             instructions: instructions.unwrap_or_else(|| self.instructions.borrow().clone()),
-            ..HostOptions::default()
         }
     }
 }
@@ -137,6 +136,7 @@ pub(crate) fn ask_approval(
     call_id: String,
     name: String,
     arguments: String,
+    mcp: Option<cowork_web::protocol::McpCallee>,
 ) {
     let handler = shared.approval.borrow().clone();
     let client = client.clone();
@@ -155,6 +155,9 @@ pub(crate) fn ask_approval(
                 let _ = Reflect::set(&request, &"name".into(), &name.into());
                 let args = js_sys::JSON::parse(&arguments).unwrap_or_else(|_| arguments.into());
                 let _ = Reflect::set(&request, &"arguments".into(), &args);
+                if let Some(callee) = mcp.and_then(|m| to_js(&m).ok()) {
+                    let _ = Reflect::set(&request, &"mcp".into(), &callee);
+                }
                 match f.call1(&JsValue::NULL, &request) {
                     Ok(v) => JsFuture::from(Promise::resolve(&v)).await.is_ok_and(|v| v.is_truthy()),
                     Err(_) => false,
