@@ -22,6 +22,11 @@ before(() => {
   const out = execFileSync('bash', [script, 'start', join(mcp.dir, 'servers.env')], { encoding: 'utf8' });
   mcp.env = Object.fromEntries(out.trim().split('\n').filter((l) => l.includes('=')).map((l) => l.split(/=(.*)/s).slice(0, 2)));
 });
+/** The MCP servers' origins: the page speaks to them itself, and the browser logs their 4xx. */
+function mcpOrigins() {
+  return Object.values(mcp.env).filter((v) => /^https?:\/\//.test(v)).map((v) => new URL(v).origin);
+}
+
 after(() => {
   execFileSync('bash', [join(root, 'scripts/mcp-servers.sh'), 'stop', join(mcp.dir, 'servers.env')]);
   rmSync(mcp.dir, { recursive: true, force: true });
@@ -44,7 +49,7 @@ async function addEverything(page) {
 }
 
 test("a server's resource attached from the composer is sent, archived and exported byte for byte", async () => {
-  const page = await openPage(app.browser.context, app.server.url);
+  const page = await openPage(app.browser.context, app.server.url, { expectLoadFailuresFrom: mcpOrigins() });
   await ready(page);
   await addEverything(page);
   await page.getByRole('button', { name: '+ New session' }).click();
@@ -82,7 +87,7 @@ test("a server's resource attached from the composer is sent, archived and expor
 
 test("typing / lists the servers' prompts; one is inserted at once, one with arguments asks for them", async () => {
   // The first test added server-everything to this workspace (the same browser profile).
-  const page = await openPage(app.browser.context, app.server.url);
+  const page = await openPage(app.browser.context, app.server.url, { expectLoadFailuresFrom: mcpOrigins() });
   await ready(page);
   await page.getByRole('button', { name: '+ New session' }).click();
   const box = page.getByLabel('Message', { exact: true });

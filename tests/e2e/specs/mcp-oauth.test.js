@@ -25,6 +25,11 @@ before(() => {
   const out = execFileSync('bash', [script, 'start', join(mcp.dir, 'servers.env')], { encoding: 'utf8' });
   mcp.env = Object.fromEntries(out.trim().split('\n').filter((l) => l.includes('=')).map((l) => l.split(/=(.*)/s).slice(0, 2)));
 });
+/** The MCP servers' origins: the page speaks to them itself, and the browser logs their 4xx. */
+function mcpOrigins() {
+  return Object.values(mcp.env).filter((v) => /^https?:\/\//.test(v)).map((v) => new URL(v).origin);
+}
+
 after(() => {
   execFileSync('bash', [join(root, 'scripts/mcp-servers.sh'), 'stop', join(mcp.dir, 'servers.env')]);
   rmSync(mcp.dir, { recursive: true, force: true });
@@ -47,7 +52,7 @@ async function download(page, click) {
 }
 
 test('OAuth from the page: sign in through the window, calls refreshed after expiry, sign out, no token exported', async () => {
-  const page = await openPage(app.browser.context, app.server.url);
+  const page = await openPage(app.browser.context, app.server.url, { expectLoadFailuresFrom: mcpOrigins() });
   await ready(page);
   const popups = [];
   page.on('popup', (p) => popups.push(p));
