@@ -22,12 +22,6 @@ pub fn ToolsSection() -> impl IntoView {
     view! { <div class="mcp-section" node_ref=el></div> }
 }
 
-/// The MCP module's absolute URL, as the page names it (empty when this build has none).
-#[cfg(target_arch = "wasm32")]
-pub fn module_url() -> String {
-    super::sync::meta_url(crate::mcp::META_NAME)
-}
-
 /// The MCP servers of `workspace` as JSON, and whether one of them is enabled; with `replace`, the
 /// workspace's servers are replaced by those first (its settings read, changed and saved). The one
 /// reader and writer of them for the MCP bundle, here and in the composer.
