@@ -253,7 +253,7 @@ pub struct WorkspaceSettings {
     /// The MCP servers whose tools the workspace's sessions are offered (never their secrets).
     /// Absent from JSON when there are none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub mcp_servers: Vec<crate::mcp::McpServer>,
+    pub mcp_servers: crate::mcp::McpServers,
 }
 
 /// Where a workspace's sessions sync to (spec §14).

@@ -8,118 +8,18 @@
 //! no I/O.
 
 use crate::attachment::{from_base64, NewAttachment};
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
+/// The MCP servers a workspace uses, as the workspace keeps them: a JSON list, each server
+/// `{id, name, url, auth, enabled, policy, tools}` as the page's MCP module writes and reads it
+/// (`web/mcp/servers.mjs` owns that shape). Kept, synced and exported with the workspace's settings,
+/// never with a secret (bearer and OAuth tokens stay in the page's keeping). Rust only carries it: a
+/// typed copy would be serde code in the app's and the worker's wasm, part of every cold start.
+pub type McpServers = Vec<Value>;
 
-/// An MCP server a workspace uses. Its secret (a bearer token, OAuth tokens) is not here: the storage
-/// worker keeps it outside the archive, by [`McpServer::id`].
-///
-/// With the archive (feature `store`), read through a `serde_json::Value` (`Wire`): the archive, sync,
-/// imports and the worker protocol each read JSON with a reader of their own, and a derived reader for
-/// each would be a copy of this code in the storage worker's wasm, part of every cold start. The UI,
-/// which has one reader, reads it directly.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "store", serde(try_from = "Value"))]
-pub struct McpServer {
-    /// A stable id, made when the server is added (the same in every workspace that uses it).
-    pub id: String,
-    /// The name its tools are offered under (`<name>__<tool>`, `toolName` in `web/mcp/servers.mjs`).
-    pub name: String,
-    /// The server's URL (Streamable HTTP, or a legacy SSE endpoint).
-    pub url: String,
-    /// How the server is signed in to.
-    #[serde(default)]
-    pub auth: McpAuth,
-    /// Whether its tools are offered (a server can be kept and switched off).
-    #[serde(default = "enabled")]
-    pub enabled: bool,
-    /// The approval policy of its tools, unless a tool has its own.
-    #[serde(default)]
-    pub policy: ToolPolicy,
-    /// Tools with a policy of their own (a list, not a map: the app's wasm has no map code to carry).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<ToolChoice>,
-}
-
-/// A tool's own approval policy.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ToolChoice {
-    /// The tool, as the server names it.
-    pub tool: String,
-    /// Its policy.
-    pub policy: ToolPolicy,
-}
-
-fn enabled() -> bool {
-    true
-}
-
-/// [`McpServer`] as JSON has it, read from a `Value` only.
-#[cfg(feature = "store")]
-#[derive(Deserialize)]
-struct Wire {
-    id: String,
-    name: String,
-    url: String,
-    #[serde(default)]
-    auth: McpAuth,
-    #[serde(default = "enabled")]
-    enabled: bool,
-    #[serde(default)]
-    policy: ToolPolicy,
-    #[serde(default)]
-    tools: Vec<ToolChoice>,
-}
-
-#[cfg(feature = "store")]
-impl TryFrom<Value> for McpServer {
-    type Error = serde_json::Error;
-
-    fn try_from(value: Value) -> Result<McpServer, serde_json::Error> {
-        let Wire { id, name, url, auth, enabled, policy, tools } = serde_json::from_value(value)?;
-        Ok(McpServer { id, name, url, auth, enabled, policy, tools })
-    }
-}
-
-/// How Cowork signs in to a server.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum McpAuth {
-    /// Not at all.
-    #[default]
-    None,
-    /// With a bearer token (kept by this device's storage worker; each device is given it itself).
-    Bearer,
-    /// With OAuth 2.1 (each device signs in itself).
-    Oauth,
-}
-
-/// Whether a tool's calls wait for the user's yes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ToolPolicy {
-    /// Every call asks.
-    AlwaysAsk,
-    /// A call asks unless the server says the tool only reads (`readOnlyHint`, and not
-    /// `destructiveHint`).
-    #[default]
-    AskUnlessReadOnly,
-    /// No call asks.
-    NeverAsk,
-}
-
-impl McpServer {
-    /// The policy of the server's tool `tool`.
-    pub fn policy_of(&self, tool: &str) -> ToolPolicy {
-        self.tools.iter().find(|c| c.tool == tool).map_or(self.policy, |c| c.policy)
-    }
-
-    /// Gives the server's tool `tool` a policy of its own.
-    pub fn set_policy(&mut self, tool: &str, policy: ToolPolicy) {
-        self.tools.retain(|c| c.tool != tool);
-        self.tools.push(ToolChoice { tool: tool.to_owned(), policy });
-    }
+/// Whether one of `servers` is switched on (a server without `enabled` is).
+pub fn any_enabled(servers: &[Value]) -> bool {
+    servers.iter().any(|s| s["enabled"] != json!(false))
 }
 
 /// A `CallToolResult` taken apart for the archive.

@@ -2,21 +2,15 @@
 //! (never a secret), and a tool's result is archived whole — its text searchable, its images as
 //! attachments exported byte for byte, the result restored exactly from the turn.
 
-use cowork_core::mcp::{restore, result_parts, McpAuth, McpServer, ToolChoice, ToolPolicy};
+use cowork_core::mcp::{restore, result_parts};
 use cowork_core::store::{NewSession, NewToolExecution, Store};
 use cowork_core::{Approval, NewTurn, SearchQuery, SearchScope, WorkspaceSettings};
 use serde_json::json;
 
-fn server() -> McpServer {
-    McpServer {
-        id: "srv-1".into(),
-        name: "everything".into(),
-        url: "http://127.0.0.1:3001/mcp".into(),
-        auth: McpAuth::Bearer,
-        enabled: true,
-        policy: ToolPolicy::AskUnlessReadOnly,
-        tools: vec![ToolChoice { tool: "echo".into(), policy: ToolPolicy::NeverAsk }],
-    }
+/// A server as the page's MCP module writes it (`web/mcp/servers.mjs`).
+fn server() -> serde_json::Value {
+    json!({"id": "srv-1", "name": "everything", "url": "http://127.0.0.1:3001/mcp", "auth": "bearer",
+        "enabled": true, "policy": "ask_unless_read_only", "tools": [{"tool": "echo", "policy": "never_ask"}]})
 }
 
 #[test]

@@ -952,15 +952,8 @@ fn a_task_follows_its_turn_into_a_conflict_fork_on_every_device() {
 fn a_workspaces_mcp_servers_and_an_mcp_result_with_its_image_reach_the_other_device() {
     let mut devices = vec![device("Laptop"), device("Phone")];
     let mut stream = Stream::default();
-    let server = cowork_core::mcp::McpServer {
-        id: "mcp-1".into(),
-        name: "everything".into(),
-        url: "http://127.0.0.1:3001/mcp".into(),
-        auth: cowork_core::mcp::McpAuth::Bearer,
-        enabled: true,
-        policy: cowork_core::mcp::ToolPolicy::AlwaysAsk,
-        tools: Vec::new(),
-    };
+    let server = serde_json::json!({"id": "mcp-1", "name": "everything", "url": "http://127.0.0.1:3001/mcp",
+        "auth": "bearer", "enabled": true, "policy": "always_ask"});
     let work = WorkspaceSettings { mcp_servers: vec![server.clone()], ..WorkspaceSettings::unset("work") };
     devices[0].store.set_workspace_settings(&work).unwrap();
     let s = devices[0].store.create_session(&NewSession::new("work")).unwrap().id;

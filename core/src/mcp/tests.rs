@@ -2,17 +2,11 @@ use super::*;
 use serde_json::json;
 
 #[test]
-fn a_tool_policy_overrides_the_servers_and_configs_read_back_with_defaults() {
-    let server: McpServer = serde_json::from_value(
-        json!({"id": "s1", "name": "fs", "url": "http://127.0.0.1:1/mcp", "tools": [{"tool": "write", "policy": "always_ask"}]}),
-    )
-    .unwrap();
-    assert!(server.enabled);
-    assert_eq!(server.auth, McpAuth::None);
-    assert_eq!(server.policy_of("write"), ToolPolicy::AlwaysAsk);
-    assert_eq!(server.policy_of("read"), ToolPolicy::AskUnlessReadOnly);
-    let text = serde_json::to_string(&server).unwrap();
-    assert!(!text.contains("token") && !text.contains("secret"), "{text}");
+fn a_server_is_on_unless_switched_off() {
+    assert!(any_enabled(&[json!({"id": "s1", "url": "http://127.0.0.1:1/mcp"})]), "enabled by default");
+    assert!(any_enabled(&[json!({"id": "s1", "enabled": false}), json!({"id": "s2", "enabled": true})]));
+    assert!(!any_enabled(&[json!({"id": "s1", "enabled": false})]));
+    assert!(!any_enabled(&[]));
 }
 
 /// One `CallToolResult`: what the model reads, whether it succeeded, the attachments (name, mime,

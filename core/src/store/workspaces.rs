@@ -43,7 +43,7 @@ pub(super) fn upsert(conn: &Connection, settings: &WorkspaceSettings) -> rusqlit
 }
 
 /// The servers as the column keeps them: empty text for none.
-fn servers_json(servers: &[crate::mcp::McpServer]) -> String {
+fn servers_json(servers: &[serde_json::Value]) -> String {
     if servers.is_empty() {
         return String::new();
     }

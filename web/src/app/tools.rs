@@ -38,7 +38,7 @@ pub async fn servers_of(
         settings.mcp_servers = serde_json::from_str(&json).map_err(|e| e.to_string())?;
         settings = c.call(ops::SaveWorkspaceSettings { settings }).await.map_err(|e| e.to_string())?;
     }
-    let used = settings.mcp_servers.iter().any(|s| s.enabled);
+    let used = cowork_core::mcp::any_enabled(&settings.mcp_servers);
     Ok((serde_json::to_string(&settings.mcp_servers).map_err(|e| e.to_string())?, used))
 }
 

@@ -338,7 +338,7 @@ async fn send(
     let settings = agent_settings(tools, &model, &session.workspace, &host);
     // The workspace's MCP servers' tools, from the page's MCP host (its bundle loaded only for them).
     let servers = archive.store()?.workspace_settings(&session.workspace)?.mcp_servers;
-    if answer == Answer::Now && servers.iter().any(|s| s.enabled) {
+    if answer == Answer::Now && cowork_core::mcp::any_enabled(&servers) {
         tools.offer_mcp(&servers).await;
     }
     let mut on_event = |e: AgentEvent| emit(wire_event(e, &session_id));

@@ -66,7 +66,7 @@ impl WorkerTools {
 
     /// Asks the page that sent the request for the tools of `servers` (the session's workspace's MCP
     /// servers) and offers them beside its own; a page that cannot offer them offers none.
-    pub(super) async fn offer_mcp(&self, servers: &[cowork_core::mcp::McpServer]) {
+    pub(super) async fn offer_mcp(&self, servers: &[serde_json::Value]) {
         let (tx, rx) = futures_channel::oneshot::channel();
         let call_id = ops::MCP_OFFER.to_owned();
         self.running.borrow_mut().insert(call_id.clone(), (String::new(), tx));

@@ -5,10 +5,10 @@
 
 use super::convert::{error, options_from, storage_error, to_js};
 use super::Archive;
-use cowork_core::mcp::{McpAuth, McpServer, ToolPolicy};
 use cowork_web::protocol::ops;
 use js_sys::Promise;
 use serde::Deserialize;
+use serde_json::json;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
@@ -28,8 +28,19 @@ struct McpOptions {
     token: Option<String>,
     /// The workspace whose sessions use it (default: the one `createSession` uses).
     workspace: String,
-    /// Whether a call asks first (default: unless the tool says it only reads).
-    policy: Option<ToolPolicy>,
+    /// Whether a call asks first: "always_ask", "ask_unless_read_only" (the default: unless the tool
+    /// says it only reads) or "never_ask".
+    policy: Option<Policy>,
+}
+
+/// A tool's approval policy, as the page's MCP module reads it (`web/mcp/servers.mjs`).
+#[derive(Debug, Clone, Copy, Default, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+enum Policy {
+    AlwaysAsk,
+    #[default]
+    AskUnlessReadOnly,
+    NeverAsk,
 }
 
 /// The MCP client, copied next to this module by the build (`scripts/embed.sh`).
@@ -64,24 +75,19 @@ impl Archive {
                 .call(ops::WorkspaceSettings { workspace: workspace.clone() })
                 .await
                 .map_err(|e| storage_error(WHAT, &e))?;
-            if settings.mcp_servers.iter().any(|s| s.name == name) {
+            if settings.mcp_servers.iter().any(|s| s["name"] == name.as_str()) {
                 return Err(error(
                     WHAT,
                     format!("workspace {workspace:?} already has a server named {name:?}; give this one another name"),
                 ));
             }
             let token = o.token.unwrap_or_default().trim().to_owned();
-            let server = McpServer {
-                id: cowork_web::protocol::random_key(),
-                name,
-                url,
-                auth: if token.is_empty() { McpAuth::None } else { McpAuth::Bearer },
-                enabled: true,
-                policy: o.policy.unwrap_or_default(),
-                tools: Vec::new(),
-            };
+            let id = cowork_web::protocol::random_key();
+            let auth = if token.is_empty() { "none" } else { "bearer" };
+            let policy = o.policy.unwrap_or_default();
+            let server = json!({"id": id, "name": name, "url": url, "auth": auth, "enabled": true, "policy": policy});
             if !token.is_empty() {
-                cowork_web::mcp::call("setToken", &[server.id.as_str().into(), token.into()])
+                cowork_web::mcp::call("setToken", &[id.as_str().into(), token.into()])
                     .await
                     .map_err(|e| error(WHAT, format!("the token could not be kept in this browser: {e}")))?;
             }
