@@ -19,7 +19,7 @@ pub type McpServers = Vec<Value>;
 
 /// Whether one of `servers` is switched on (a server without `enabled` is).
 pub fn any_enabled(servers: &[Value]) -> bool {
-    servers.iter().any(|s| s["enabled"] != json!(false))
+    servers.iter().any(|s| s["enabled"].as_bool() != Some(false))
 }
 
 /// A `CallToolResult` taken apart for the archive.

@@ -6,8 +6,11 @@
 // The Resource button lists their resources; the one chosen is read and attached like a file, named by
 // the resource, so sending keeps it in the archive like any attachment.
 //
-//   mountMenus(messageBox, bridge)   (again on the same box: the bridge is replaced)
-//   bridge: {servers: JSON of the workspace's mcp_servers, setDraft(text), attach(file)} (the app's)
+//   mountMenus(messageBox, servers)   (again on the same box: the servers are replaced)
+//   servers: JSON of the workspace's mcp_servers. The menus speak to the app through its own controls:
+//   the text goes into the message box with an `input` event (what typing sends), a resource into the
+//   composer's file picker (`input[type=file]` beside the box) with a `change` event (what picking
+//   sends), so the app's state stays the truth and its wasm carries no bridge.
 import { connectServer } from './servers.mjs';
 
 /**
@@ -122,13 +125,29 @@ async function once(server, f) {
 
 const mounted = new WeakMap(); // message box → its menus
 
-/** Mounts the menus on the composer of `box` (its message box), or gives mounted ones the new bridge. */
-export function mountMenus(box, bridge) {
+/** Mounts the menus on the composer of `box` (its message box), or gives mounted ones the new servers. */
+export function mountMenus(box, servers) {
   const known = mounted.get(box);
-  if (known) return known.update(bridge);
+  if (known) return known.update(servers);
   const menus = new Menus(box);
   mounted.set(box, menus);
-  menus.update(bridge);
+  menus.update(servers);
+}
+
+/** Puts `text` in the message box as typing would (the app reads it from the `input` event). */
+export function setDraft(box, text) {
+  box.value = text;
+  box.dispatchEvent(new Event('input', { bubbles: true }));
+}
+
+/** Gives `file` to the composer's file picker as picking would (the app reads it from `change`). */
+export function attachFile(box, file) {
+  const picker = (box.closest('form') ?? box.parentElement).querySelector('input[type=file]');
+  if (!picker) throw new Error('the composer has no file picker');
+  const files = new DataTransfer();
+  files.items.add(file);
+  picker.files = files.files;
+  picker.dispatchEvent(new Event('change', { bubbles: true }));
 }
 
 const LABELS = { prompts: 'Prompts from MCP servers', resources: 'Resources from MCP servers' };
@@ -174,11 +193,10 @@ class Menus {
     this.list.addEventListener('focusout', () => this.open === 'resources' && this.close());
   }
 
-  update(bridge) {
-    this.bridge = bridge;
+  update(json) {
     let servers = [];
     try {
-      servers = JSON.parse(bridge.servers || '[]');
+      servers = JSON.parse(json || '[]');
     } catch {}
     this.servers = (Array.isArray(servers) ? servers : []).filter((s) => s.enabled !== false);
     this.button.hidden = this.servers.length === 0;
@@ -322,7 +340,7 @@ class Menus {
     try {
       const { mime, bytes } = resourceFile(item.id, await once(item.server, (c) => c.readResource(item.id)));
       this.say('');
-      this.bridge.attach(new File([bytes], name, { type: mime }));
+      attachFile(this.box, new File([bytes], name, { type: mime }));
     } catch (e) {
       this.say(`${name} could not be attached: ${e?.message ?? e}`);
     }
@@ -334,7 +352,7 @@ class Menus {
     this.say(`Getting the prompt ${name} from ${item.server.name}…`);
     try {
       const { text, leftOut } = promptText(await once(item.server, (c) => c.getPrompt(item.id, args)));
-      this.bridge.setDraft(text);
+      setDraft(this.box, text);
       this.say(leftOut ? `${leftOut} part(s) of the prompt were left out: only the text of its user messages is inserted.` : '');
       this.box.focus();
     } catch (e) {

@@ -347,11 +347,10 @@ impl Inner {
         let runner = self.tools.borrow().clone();
         let inner = self.clone();
         wasm_bindgen_futures::spawn_local(async move {
-            // The worker's request for the MCP tools to offer, and the calls of those (no page tool's).
+            // The worker's request for the MCP tools to offer, and the calls of those: `<server>__<tool>`,
+            // which no page tool's name may be (the embedding API refuses it).
             #[cfg(target_arch = "wasm32")]
-            if name == ops::MCP_OFFER
-                || !runner.as_ref().is_some_and(|r| r.host_options().tools.iter().any(|t| t.name == name))
-            {
+            if name == ops::MCP_OFFER || name.contains("__") {
                 inner.mcp_used.set(true);
                 return inner.post_out_of_turn(mcp::run(call_id, name, arguments).await.into_op());
             }

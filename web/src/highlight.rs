@@ -63,13 +63,8 @@ mod web {
     /// The highlighter's URL, absolute (a relative one is read against the page, not against the
     /// script that imports it).
     fn module_url() -> Option<String> {
-        let document = web_sys::window()?.document()?;
-        let named = URL.with(|u| u.borrow().clone()).or_else(|| {
-            let meta = document.query_selector(&format!("meta[name=\"{META_NAME}\"]")).ok()??;
-            meta.get_attribute("content")
-        })?;
-        let base = document.base_uri().ok()??;
-        web_sys::Url::new_with_base(&named, &base).ok().map(|u| u.href())
+        let named = URL.with(|u| u.borrow().clone()).unwrap_or_else(|| crate::app::sync::meta_url(META_NAME));
+        Some(named).filter(|u| !u.is_empty())
     }
 
     /// The highlighter, loaded once per page; a failure is said once, as a warning, and not retried.

@@ -275,6 +275,11 @@ impl ToolInit {
         if !valid {
             return Err(format!("tool name {:?} is not allowed: use 1 to 64 letters, digits, '_' or '-'", self.name));
         }
+        if name.contains("__") {
+            return Err(format!(
+                "tool name {name:?} is not allowed: \"__\" is kept for MCP servers' tools (<server>__<tool>)"
+            ));
+        }
         if RESERVED_TOOLS.contains(&name.as_str()) {
             return Err(format!("{name} is built in; choose another name for the page's tool"));
         }
@@ -292,7 +297,6 @@ impl ToolInit {
             parameters: self.parameters,
             approval,
             file_action: self.files,
-            mcp: None,
         })
     }
 }
@@ -354,6 +358,7 @@ mod tests {
             (serde_json::json!({"name": ""}), "not allowed"),
             (serde_json::json!({"name": "x".repeat(65)}), "not allowed"),
             (serde_json::json!({"name": "conversation_recall"}), "built in"),
+            (serde_json::json!({"name": "files__read"}), "kept for MCP servers' tools"),
             (serde_json::json!({"name": "t", "parameters": {"type": "string"}}), "JSON Schema object"),
             (serde_json::json!({"name": "t", "parameters": []}), "JSON Schema object"),
             (serde_json::json!({"name": "t", "approval": "never"}), "\"auto\" or \"ask\""),

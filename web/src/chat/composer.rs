@@ -120,7 +120,7 @@ pub fn Composer(
         }
     });
     #[cfg(target_arch = "wasm32")]
-    mcp_menus(input, on_files);
+    mcp_menus(input);
     view! {
         <form class="composer" on:submit=move |ev| { ev.prevent_default(); on_send.run(()); }>
             <PendingChips />
@@ -163,12 +163,12 @@ pub fn Composer(
 
 /// The composer's menus of the workspace's MCP servers (`/` for their prompts, the Resource button),
 /// made by the MCP bundle (`web/mcp/ui-menus.mjs`, `mountMenus`) on the message box once the
-/// workspace uses an enabled server, and given the servers again when the workspace changes or Settings
-/// closes (a server added there). The bridge: the servers (the workspace's `mcp_servers` as JSON), the
-/// draft to set (the app's, so its state stays the truth) and the files to attach (as picked ones).
+/// workspace uses an enabled server, and given the servers (the workspace's `mcp_servers` as JSON)
+/// again when the workspace changes or Settings closes (a server added there). The menus speak to the
+/// app through its own controls (an `input` event on the box, a `change` on the file picker), so the
+/// app's state stays the truth.
 #[cfg(target_arch = "wasm32")]
-fn mcp_menus(input: NodeRef<leptos::html::Textarea>, on_files: Callback<Vec<web_sys::File>>) {
-    use wasm_bindgen::closure::Closure;
+fn mcp_menus(input: NodeRef<leptos::html::Textarea>) {
     let state = ChatState::get();
     let settings_open = use_context::<DialogState>().map(|d| d.settings_open);
     let client = use_context::<crate::app::Client>();
@@ -187,16 +187,8 @@ fn mcp_menus(input: NodeRef<leptos::html::Textarea>, on_files: Callback<Vec<web_
             if !before && !used {
                 return;
             }
-            let bridge = js_sys::Object::new();
-            let set = |k: &str, v: &wasm_bindgen::JsValue| drop(js_sys::Reflect::set(&bridge, &k.into(), v));
-            set("servers", &servers.into());
-            let draft =
-                move |text: wasm_bindgen::JsValue| drop(state.draft.try_set(text.as_string().unwrap_or_default()));
-            set("setDraft", &Closure::<dyn Fn(wasm_bindgen::JsValue)>::new(draft).into_js_value());
-            let attach = move |file: wasm_bindgen::JsValue| on_files.run(vec![file.unchecked_into()]);
-            set("attach", &Closure::<dyn Fn(wasm_bindgen::JsValue)>::new(attach).into_js_value());
             mounted.try_update_value(|m| *m = true);
-            if let Err(e) = crate::mcp::call("mountMenus", &[el.into(), bridge.into()]).await {
+            if let Err(e) = crate::mcp::call("mountMenus", &[el.into(), servers.into()]).await {
                 let text = format!("The menus of this workspace's MCP servers are missing: {e}. Reload the page.");
                 state.notice.try_set(Some(super::state::Notice::info(text)));
             }

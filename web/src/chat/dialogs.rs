@@ -159,7 +159,7 @@ pub fn ApprovalDialog(
 ) -> impl IntoView {
     let state = ChatState::get();
     move || {
-        state.approval.get().map(|Approval { call_id, name, arguments, mcp }| {
+        state.approval.get().map(|Approval { call_id, name, arguments }| {
             let args: serde_json::Value = serde_json::from_str(&arguments).unwrap_or_default();
             let goal = args["goal"].as_str().map(str::to_owned);
             let context = match &args["context"] {
@@ -168,8 +168,8 @@ pub fn ApprovalDialog(
                 other => Some(other.to_string()),
             };
             let (yes, no) = (call_id.clone(), call_id);
-            let title = match &mcp {
-                Some(m) => format!("Run {} on the MCP server {}?", m.tool, m.server),
+            let title = match name.split_once("__") {
+                Some((server, tool)) => format!("Run {tool} on the MCP server {server}?"),
                 None if name == "delegate_task" => "Delegate this task?".to_owned(),
                 None => format!("Run {name}?"),
             };

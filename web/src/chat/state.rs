@@ -75,8 +75,6 @@ pub struct Approval {
     pub name: String,
     /// Its arguments as the model wrote them (JSON text).
     pub arguments: String,
-    /// The MCP server and tool, when it is an MCP server's tool.
-    pub mcp: Option<crate::protocol::McpCallee>,
 }
 
 /// A delegated task as the checklist card shows it (in its own session only).
@@ -215,11 +213,10 @@ pub fn reduce(request: u64, event: &Event) -> Vec<Change> {
             status: status.clone(),
             checklist: checklist.clone(),
         })],
-        Event::ApprovalNeeded { call_id, name, arguments, mcp } => vec![Change::Approval(Approval {
+        Event::ApprovalNeeded { call_id, name, arguments } => vec![Change::Approval(Approval {
             call_id: call_id.clone(),
             name: name.clone(),
             arguments: arguments.clone(),
-            mcp: mcp.clone(),
         })],
         Event::Error(problem) => vec![Change::ReplyNotice(Some(Notice::problem(problem)))],
         Event::SessionsChanged { deleted } => vec![Change::SessionsChanged { deleted: deleted.clone() }],

@@ -105,11 +105,9 @@ pub enum Event {
         call_id: String,
         /// The tool called.
         name: String,
-        /// Its arguments as the model wrote them (JSON text).
+        /// Its arguments as the model wrote them (JSON text). An MCP server's tool is named
+        /// `<server>__<tool>` ([`super::McpCallee::of`]); no other tool's name holds `__`.
         arguments: String,
-        /// The MCP server and tool, when the tool is an MCP server's.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        mcp: Option<super::McpCallee>,
     },
     /// The model called one of the page's tools: run it and answer with
     /// [`Op::ToolResult`](super::Op::ToolResult).

@@ -596,9 +596,6 @@ pub struct HostToolSpec {
     /// `files_touched`); tools named like `read_file` or `write_file` are known without it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file_action: Option<cowork_core::state::FileAction>,
-    /// The MCP server and tool it calls, for an MCP server's tool (the approval card names them).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mcp: Option<super::McpCallee>,
 }
 
 impl HostToolSpec {

@@ -207,9 +207,9 @@ fn mcp_tools_cross_as_page_tools() {
         "approval":"ask_every_time","mcp":{"server":"everything","tool":"echo"}}]"#;
     let specs: Vec<HostToolSpec> = serde_json::from_str(offered).unwrap();
     assert_eq!(specs[0].approval, cowork_core::prompt::ApprovalPolicy::AskEveryTime);
-    assert_eq!(specs[0].mcp, Some(McpCallee { server: "everything".into(), tool: "echo".into() }));
-    let page_tool = HostToolSpec { mcp: None, ..specs[0].clone() };
-    assert!(!serde_json::to_string(&page_tool).unwrap().contains("mcp"), "a page's own tool says nothing of MCP");
+    let callee = McpCallee { server: "everything".into(), tool: "echo".into() };
+    assert_eq!(McpCallee::of(&specs[0].name), Some(callee), "the approval card reads it from the name");
+    assert_eq!(McpCallee::of("read_file"), None, "a name without __ is no MCP server's");
     let result = serde_json::json!({"content": [{"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}]});
     let answer = Request {
         id: 3,

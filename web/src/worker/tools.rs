@@ -1,7 +1,7 @@
 //! The worker's tool host: the page's tools (offered per request, each call run by the page that sent
 //! the request) and the user's approvals, asked in that page.
 
-use crate::protocol::{ops, Event, HostToolSpec, McpCallee};
+use crate::protocol::{ops, Event, HostToolSpec};
 use cowork_core::agent::{ToolHost, ToolOutcome};
 use cowork_core::prompt::ApprovalPolicy;
 use cowork_core::ToolCall;
@@ -12,8 +12,8 @@ use std::rc::Rc;
 /// Where one request's events go.
 pub(super) type EventSink = Rc<dyn Fn(Event)>;
 
-/// A call the page runs: the tool called, and where its answer goes.
-type Running = (String, futures_channel::oneshot::Sender<ToolOutcome>);
+/// Where the answer of a call the page runs goes.
+type Running = futures_channel::oneshot::Sender<ToolOutcome>;
 
 /// The worker's tool host: the page's tools (offered per request, each call run by the page that
 /// sent the request, see [`Event::ToolRequested`]); approvals are asked of the user in that page.
@@ -24,7 +24,7 @@ pub struct WorkerTools {
     waiting: Rc<RefCell<HashMap<String, futures_channel::oneshot::Sender<bool>>>>,
     /// The page's tools offered with the request being served (its MCP servers' tools among them).
     host: Rc<RefCell<Vec<HostToolSpec>>>,
-    /// The calls the page runs now: the tool called, and where its answer goes.
+    /// The calls the page runs now, by call id.
     running: Rc<RefCell<HashMap<String, Running>>>,
     /// Recall by meaning, when this worker owns the archive: recall's searches embed their query.
     pub(super) semantic: Option<Rc<super::semantic::SemanticRunner>>,
@@ -45,7 +45,7 @@ impl WorkerTools {
 
     /// Delivers what the page's handler returned for `call_id`.
     pub fn tool_result(&self, call_id: &str, outcome: ToolOutcome) {
-        if let Some((_, tx)) = self.running.borrow_mut().remove(call_id) {
+        if let Some(tx) = self.running.borrow_mut().remove(call_id) {
             let _ = tx.send(outcome);
         }
     }
@@ -54,13 +54,9 @@ impl WorkerTools {
     /// stopped; the page stops its MCP calls itself, `notifications/cancelled` to their servers).
     pub(super) fn cancel_waits(&self) {
         self.waiting.borrow_mut().clear();
-        let running: Vec<_> = self.running.borrow_mut().drain().map(|(_, r)| r).collect();
-        for (name, tx) in running {
-            let what = match self.mcp_callee(&name) {
-                Some(McpCallee { server, tool }) => format!("{tool} on {server}"),
-                None => name,
-            };
-            let _ = tx.send(ToolOutcome::text(format!("The call to {what} was stopped by the user."), false));
+        let running: Vec<_> = self.running.borrow_mut().drain().map(|(_, tx)| tx).collect();
+        for tx in running {
+            let _ = tx.send(ToolOutcome::text("The call was stopped by the user before it answered.", false));
         }
     }
 
@@ -69,7 +65,7 @@ impl WorkerTools {
     pub(super) async fn offer_mcp(&self, servers: &[serde_json::Value]) {
         let (tx, rx) = futures_channel::oneshot::channel();
         let call_id = ops::MCP_OFFER.to_owned();
-        self.running.borrow_mut().insert(call_id.clone(), (String::new(), tx));
+        self.running.borrow_mut().insert(call_id.clone(), tx);
         let arguments = serde_json::to_string(servers).unwrap_or_default();
         self.emit(Event::ToolRequested { call_id, name: ops::MCP_OFFER.into(), arguments });
         let specs = rx.await.ok().and_then(|o| serde_json::from_str::<Vec<HostToolSpec>>(&o.content).ok());
@@ -79,11 +75,6 @@ impl WorkerTools {
                 host.push(spec);
             }
         }
-    }
-
-    /// The MCP server and tool behind the offered tool `name`, when it is an MCP server's.
-    fn mcp_callee(&self, name: &str) -> Option<McpCallee> {
-        self.host.borrow().iter().find(|t| t.name == name).and_then(|t| t.mcp.clone())
     }
 
     /// The page's tools for the request about to be served (names of built-in tools are not taken).
@@ -124,7 +115,6 @@ impl ToolHost for WorkerTools {
             call_id: call.id.clone(),
             name: call.name.clone(),
             arguments: call.arguments.clone(),
-            mcp: self.mcp_callee(&call.name),
         });
         // A closed tab or a lost answer counts as "no": nothing runs without a yes.
         rx.await.unwrap_or(false)
@@ -135,7 +125,7 @@ impl ToolHost for WorkerTools {
             return ToolOutcome::text(format!("Error: there is no tool named {:?}.", call.name), false);
         }
         let (tx, rx) = futures_channel::oneshot::channel();
-        self.running.borrow_mut().insert(call.id.clone(), (call.name.clone(), tx));
+        self.running.borrow_mut().insert(call.id.clone(), tx);
         self.emit(Event::ToolRequested {
             call_id: call.id.clone(),
             name: call.name.clone(),

@@ -121,8 +121,8 @@ pub fn open_archive(options: Option<OpenOptionsArg>) -> Promise {
         client.set_tool_runner(Some(Rc::new(Runner(shared.clone()))));
         let (events, answers) = (shared.clone(), client.clone());
         client.subscribe(move |id, event| {
-            if let Event::ApprovalNeeded { call_id, name, arguments, mcp } = event {
-                ask_approval(&events, &answers, call_id.clone(), name.clone(), arguments.clone(), mcp.clone());
+            if let Event::ApprovalNeeded { call_id, name, arguments } = event {
+                ask_approval(&events, &answers, call_id.clone(), name.clone(), arguments.clone());
             }
             events.dispatch(id, event);
         });

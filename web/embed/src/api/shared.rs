@@ -136,8 +136,8 @@ pub(crate) fn ask_approval(
     call_id: String,
     name: String,
     arguments: String,
-    mcp: Option<cowork_web::protocol::McpCallee>,
 ) {
+    let mcp = cowork_web::protocol::McpCallee::of(&name);
     let handler = shared.approval.borrow().clone();
     let client = client.clone();
     wasm_bindgen_futures::spawn_local(async move {

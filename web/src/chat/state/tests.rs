@@ -189,11 +189,9 @@ fn an_approval_request_waits_for_the_user() {
         call_id: "c1".into(),
         name: "delegate_task".into(),
         arguments: r#"{"goal":"x"}"#.into(),
-        mcp: None,
     };
     let v = after(open_view(), 7, asked);
-    let want =
-        Approval { call_id: "c1".into(), name: "delegate_task".into(), arguments: r#"{"goal":"x"}"#.into(), mcp: None };
+    let want = Approval { call_id: "c1".into(), name: "delegate_task".into(), arguments: r#"{"goal":"x"}"#.into() };
     assert_eq!(v.approval, Some(want));
 }
 
@@ -245,7 +243,7 @@ fn changes_from_other_tabs_show_turns_and_sessions_but_never_touch_this_tab() {
         Event::Delta { session_id: "s".into(), turn_number: 3, text: "x".into() },
         Event::Error(Problem::new(ErrorKind::Auth, "bad key")),
         Event::ToolStarted { session_id: "s".into(), turn_number: 3, name: "x".into(), arguments: "{}".into() },
-        Event::ApprovalNeeded { call_id: "c".into(), name: "delegate_task".into(), arguments: "{}".into(), mcp: None },
+        Event::ApprovalNeeded { call_id: "c".into(), name: "delegate_task".into(), arguments: "{}".into() },
     ];
     for event in quiet {
         assert_eq!(after(open_view(), 0, event.clone()), open_view(), "{event:?}");
