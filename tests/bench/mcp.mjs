@@ -1,14 +1,15 @@
 // An MCP tool call's overhead (issue #31): from the model's call to the request leaving the page, in
 // headless Chromium through the real path — the demo model's reply asks for server-everything's `echo`
-// ([[mcp:everything/echo {…}]]), the storage worker's agent loop archives the call and hands it to its
-// MCP host, which calls the MCP module (the official SDK's client) — against server-everything on
-// loopback (scripts/mcp-servers.sh, started by scripts/bench.sh).
+// ([[mcp:everything/echo {…}]]), the storage worker's agent loop archives the call and asks the page to
+// run it (an MCP tool is one of the page's tools), whose MCP host (web/mcp/host.mjs) calls it with the
+// official SDK's client — against server-everything on loopback (scripts/mcp-servers.sh, started by
+// scripts/bench.sh).
 //
 // Both ends are read from the browser's network events, in the one clock of its request timings: the
 // model's call is there when the model's response has ended (its tool call is complete only then),
 // the request has left when the browser sends the `tools/call` POST. Beside it, the floor: the same
-// POST (its headers and body as the app sent them) by a bare `fetch` from the same storage worker,
-// from the call of `fetch` to the request leaving.
+// POST (its headers and body as the app sent them) by a bare `fetch` from the same page, from the call
+// of `fetch` to the request leaving.
 
 /** Adds server-everything in Settings → Tools for the current workspace. */
 async function addServer(page, url) {
@@ -26,7 +27,7 @@ async function addServer(page, url) {
 /** The headers of the app's request that a page's `fetch` may set again. */
 const RESENT = ['content-type', 'accept', 'mcp-protocol-version', 'mcp-session-id', 'mcp-method', 'mcp-name'];
 
-/** `reps` calls through the app, then `reps` bare fetches of the last one's request from the storage worker. */
+/** `reps` calls through the app, then `reps` bare fetches of the last one's request from the page. */
 export async function mcpBench({ launch, devUrl, mcpUrl, reps }) {
   const { context, close } = await launch();
   try {
@@ -57,16 +58,14 @@ export async function mcpBench({ launch, devUrl, mcpUrl, reps }) {
       if (i > 0) app.push(call.start - model);
     }
 
-    // The floor: the last call's request again, by a bare fetch from the storage worker.
+    // The floor: the last call's request again, by a bare fetch from the page that made it.
     const last = calls.at(-1).request;
     const all = await last.allHeaders();
     const headers = Object.fromEntries(Object.entries(all).filter(([k]) => RESENT.includes(k.toLowerCase())));
-    const worker = page.workers().find((w) => w.url().includes('storage-worker'));
-    if (!worker) throw new Error('bench mcp: the storage worker is not among the page\'s workers');
     const floor = [];
     for (let i = 0; i < reps; i++) {
       const before = calls.length;
-      const called = await worker.evaluate(async ({ url, headers, body }) => {
+      const called = await page.evaluate(async ({ url, headers, body }) => {
         const t = performance.timeOrigin + performance.now();
         const res = await fetch(url, { method: 'POST', headers, body });
         await res.text();

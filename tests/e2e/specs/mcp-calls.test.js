@@ -4,30 +4,15 @@
 // server is sent, and accepts, `notifications/cancelled`); an elicitation request shows as a form the
 // user fills in, whose answer the server gets; a server that dies mid-call fails the call with a clear
 // message, archived as failed, and the next message is answered.
-import { test, before, after } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { resolve } from 'node:path';
 import { useServerAndBrowser, openPage, ready, replyDone, send, openSettings, exportArchive } from '../harness.js';
+import { useMcpServers } from '../mcp-support.js';
 import { startEverything } from '../../../web/mcp/support/servers.mjs';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const app = useServerAndBrowser();
-const mcp = { dir: mkdtempSync(join(tmpdir(), 'cowork-mcp-calls-e2e-')), children: [] };
-
-before(() => {
-  const script = join(root, 'scripts/mcp-servers.sh');
-  const out = execFileSync('bash', [script, 'start', join(mcp.dir, 'servers.env')], { encoding: 'utf8' });
-  mcp.env = Object.fromEntries(out.trim().split('\n').filter((l) => l.includes('=')).map((l) => l.split(/=(.*)/s).slice(0, 2)));
-});
-after(() => {
-  mcp.children.forEach((c) => c.kill('SIGKILL'));
-  execFileSync('bash', [join(root, 'scripts/mcp-servers.sh'), 'stop', join(mcp.dir, 'servers.env')]);
-  rmSync(mcp.dir, { recursive: true, force: true });
-});
+const mcp = useMcpServers();
 
 /** Adds a server in Settings → Tools (for the current workspace) and waits until it is connected. */
 async function addServer(page, name, url) {
@@ -41,18 +26,13 @@ async function addServer(page, name, url) {
   await dialog.waitFor({ state: 'detached' });
 }
 
-/** The MCP servers' origins: the page speaks to them itself, and the browser logs their 4xx. */
-function mcpOrigins() {
-  return Object.values(mcp.env).filter((v) => /^https?:\/\//.test(v)).map((v) => new URL(v).origin);
-}
-
 /** The server's answer to the next JSON-RPC message `method` the page sends. */
 function answerTo(page, method) {
   return page.waitForResponse((r) => (r.request().postData() ?? '').includes(`"method":"${method}"`), { timeout: 30_000 });
 }
 
 test('a long-running tool shows its progress on its card; Stop cancels it at the server; the next message works', async () => {
-  const page = await openPage(app.browser.context, app.server.url, { expectLoadFailuresFrom: mcpOrigins() });
+  const page = await openPage(app.browser.context, app.server.url, { expectLoadFailuresFrom: mcp.origins() });
   await ready(page);
   await addServer(page, 'everything', mcp.env.MCP_EVERYTHING_URL);
   await page.getByRole('button', { name: '+ New session' }).click();
@@ -81,7 +61,7 @@ test('a long-running tool shows its progress on its card; Stop cancels it at the
 
 test('an elicitation request shows as a form; what the user enters reaches the server', async () => {
   // The first test added server-everything to this workspace (the same browser profile).
-  const page = await openPage(app.browser.context, app.server.url, { expectLoadFailuresFrom: mcpOrigins() });
+  const page = await openPage(app.browser.context, app.server.url, { expectLoadFailuresFrom: mcp.origins() });
   await ready(page);
   await page.getByRole('button', { name: '+ New session' }).click();
   await send(page, '[[mcp:everything/trigger-elicitation-request]]');
@@ -117,7 +97,7 @@ test('an elicitation request shows as a form; what the user enters reaches the s
 test('a server that dies mid-call: the call fails saying so, is archived as failed, and the next message works', async () => {
   const mortal = await startEverything();
   mcp.children.push(mortal.child);
-  const page = await openPage(app.browser.context, app.server.url, { expectLoadFailuresFrom: [...mcpOrigins(), new URL(mortal.url).origin] });
+  const page = await openPage(app.browser.context, app.server.url, { expectLoadFailuresFrom: [...mcp.origins(), new URL(mortal.url).origin] });
   await ready(page);
   await addServer(page, 'mortal', mortal.url);
   await page.getByRole('button', { name: '+ New session' }).click();

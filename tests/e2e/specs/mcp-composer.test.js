@@ -3,34 +3,18 @@
 // message to the model and is archived and exported byte for byte, named by the resource; `/` lists its
 // prompts (a listbox driven by the keyboard), one without arguments is inserted at once, one with
 // arguments asks for them in a form, and the text inserted is the server's.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { useServerAndBrowser, openPage, ready, replyDone, openSettings, exportArchive } from '../harness.js';
+import { useMcpServers } from '../mcp-support.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const app = useServerAndBrowser();
-const mcp = { dir: mkdtempSync(join(tmpdir(), 'cowork-mcp-composer-')) };
-
-before(() => {
-  const script = join(root, 'scripts/mcp-servers.sh');
-  const out = execFileSync('bash', [script, 'start', join(mcp.dir, 'servers.env')], { encoding: 'utf8' });
-  mcp.env = Object.fromEntries(out.trim().split('\n').filter((l) => l.includes('=')).map((l) => l.split(/=(.*)/s).slice(0, 2)));
-});
-/** The MCP servers' origins: the page speaks to them itself, and the browser logs their 4xx. */
-function mcpOrigins() {
-  return Object.values(mcp.env).filter((v) => /^https?:\/\//.test(v)).map((v) => new URL(v).origin);
-}
-
-after(() => {
-  execFileSync('bash', [join(root, 'scripts/mcp-servers.sh'), 'stop', join(mcp.dir, 'servers.env')]);
-  rmSync(mcp.dir, { recursive: true, force: true });
-});
+const mcp = useMcpServers();
 
 /** The bytes of one of server-everything's static documents, as its package holds them. */
 function everythingDoc(name) {
@@ -49,7 +33,7 @@ async function addEverything(page) {
 }
 
 test("a server's resource attached from the composer is sent, archived and exported byte for byte", async () => {
-  const page = await openPage(app.browser.context, app.server.url, { expectLoadFailuresFrom: mcpOrigins() });
+  const page = await openPage(app.browser.context, app.server.url, { expectLoadFailuresFrom: mcp.origins() });
   await ready(page);
   await addEverything(page);
   await page.getByRole('button', { name: '+ New session' }).click();
@@ -87,7 +71,7 @@ test("a server's resource attached from the composer is sent, archived and expor
 
 test("typing / lists the servers' prompts; one is inserted at once, one with arguments asks for them", async () => {
   // The first test added server-everything to this workspace (the same browser profile).
-  const page = await openPage(app.browser.context, app.server.url, { expectLoadFailuresFrom: mcpOrigins() });
+  const page = await openPage(app.browser.context, app.server.url, { expectLoadFailuresFrom: mcp.origins() });
   await ready(page);
   await page.getByRole('button', { name: '+ New session' }).click();
   const box = page.getByLabel('Message', { exact: true });

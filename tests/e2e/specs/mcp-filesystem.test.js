@@ -3,30 +3,18 @@
 // Settings → Tools, the demo model writes a file into the server's temporary folder (a destructive
 // tool: the user approves it) and reads it back (read-only: no approval); the file is on disk with the
 // bytes written, and the result of the read is in the archive.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, dirname } from 'node:path';
 import { useServerAndBrowser, openPage, ready, replyDone, send, openSettings, exportArchive } from '../harness.js';
+import { useMcpServers } from '../mcp-support.js';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const app = useServerAndBrowser();
-const mcp = { dir: mkdtempSync(join(tmpdir(), 'cowork-mcp-fs-e2e-')) };
-
-before(() => {
-  const out = execFileSync('bash', [join(root, 'scripts/mcp-servers.sh'), 'start', join(mcp.dir, 'servers.env')], { encoding: 'utf8' });
-  mcp.env = Object.fromEntries(out.trim().split('\n').filter((l) => l.includes('=')).map((l) => l.split(/=(.*)/s).slice(0, 2)));
-});
-after(() => {
-  execFileSync('bash', [join(root, 'scripts/mcp-servers.sh'), 'stop', join(mcp.dir, 'servers.env')]);
-  rmSync(mcp.dir, { recursive: true, force: true });
-});
+const mcp = useMcpServers();
 
 test('the filesystem server behind a bridge: the model writes a file, it is on disk, and reads it back', async () => {
-  const page = await openPage(app.browser.context, app.server.url);
+  const page = await openPage(app.browser.context, app.server.url, { expectLoadFailuresFrom: mcp.origins() });
   await ready(page);
   const dialog = await openSettings(page, 'Tools');
   await dialog.getByLabel('Name', { exact: true }).fill('files');

@@ -9,31 +9,12 @@
 // of the tokens the server issued, nor the words access_token / refresh_token.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { useServerAndBrowser, openPage, ready, replyDone, send, openSettings, exportArchive } from '../harness.js';
+import { useMcpServers } from '../mcp-support.js';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const app = useServerAndBrowser();
-const mcp = { dir: mkdtempSync(join(tmpdir(), 'cowork-mcp-oauth-e2e-')) };
-
-before(() => {
-  const script = join(root, 'scripts/mcp-servers.sh');
-  const out = execFileSync('bash', [script, 'start', join(mcp.dir, 'servers.env')], { encoding: 'utf8' });
-  mcp.env = Object.fromEntries(out.trim().split('\n').filter((l) => l.includes('=')).map((l) => l.split(/=(.*)/s).slice(0, 2)));
-});
-/** The MCP servers' origins: the page speaks to them itself, and the browser logs their 4xx. */
-function mcpOrigins() {
-  return Object.values(mcp.env).filter((v) => /^https?:\/\//.test(v)).map((v) => new URL(v).origin);
-}
-
-after(() => {
-  execFileSync('bash', [join(root, 'scripts/mcp-servers.sh'), 'stop', join(mcp.dir, 'servers.env')]);
-  rmSync(mcp.dir, { recursive: true, force: true });
-});
+const mcp = useMcpServers();
 
 /** What the test server did so far (registrations, codes, refreshes, calls…). */
 async function stats() {
@@ -52,7 +33,7 @@ async function download(page, click) {
 }
 
 test('OAuth from the page: sign in through the window, calls refreshed after expiry, sign out, no token exported', async () => {
-  const page = await openPage(app.browser.context, app.server.url, { expectLoadFailuresFrom: mcpOrigins() });
+  const page = await openPage(app.browser.context, app.server.url, { expectLoadFailuresFrom: mcp.origins() });
   await ready(page);
   const popups = [];
   page.on('popup', (p) => popups.push(p));

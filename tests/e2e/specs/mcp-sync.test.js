@@ -5,31 +5,28 @@
 // phone's export holds no token. Real MCP servers on loopback (scripts/mcp-servers.sh).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { root, script, turnOnSync } from '../sync-support.js';
+import { script, turnOnSync } from '../sync-support.js';
 import { startServer, launchBrowser, openPage, ready, openSettings, exportArchive } from '../harness.js';
+import { useMcpServers } from '../mcp-support.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'cowork-mcp-sync-e2e-'));
+const mcp = useMcpServers();
+const nats = mkdtempSync(join(tmpdir(), 'cowork-nats-'));
 const env = {};
 const app = {};
 
 before(async () => {
-  mkdirSync(join(dir, 'nats'));
-  Object.assign(env, script('nats.sh', ['start', join(dir, 'nats')]));
-  const out = execFileSync('bash', [join(root, 'scripts/mcp-servers.sh'), 'start', join(dir, 'servers.env')], { encoding: 'utf8' });
-  Object.assign(env, Object.fromEntries(out.trim().split('\n').filter((l) => l.includes('=')).map((l) => l.split(/=(.*)/s).slice(0, 2))));
+  Object.assign(env, mcp.env, script('nats.sh', ['start', nats]));
   app.server = await startServer();
 });
 after(async () => {
   await app.server?.stop();
   try {
-    execFileSync('bash', [join(root, 'scripts/mcp-servers.sh'), 'stop', join(dir, 'servers.env')]);
-    script('nats.sh', ['stop', join(dir, 'nats')]);
+    script('nats.sh', ['stop', nats]);
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(nats, { recursive: true, force: true });
   }
 });
 
@@ -55,7 +52,7 @@ test('a second device gets the workspace\'s MCP servers without their secrets, a
   const phone = await launchBrowser();
   const token = 'bearer-token-never-synced-7f3a';
   try {
-    const a = await openPage(laptop.context, app.server.url);
+    const a = await openPage(laptop.context, app.server.url, { expectLoadFailuresFrom: mcp.origins() });
     await ready(a);
     let dialog = await openSettings(a, 'Tools');
     const everything = await addServer(dialog, 'everything', env.MCP_EVERYTHING_URL, { token, state: 'connected' });
@@ -69,7 +66,7 @@ test('a second device gets the workspace\'s MCP servers without their secrets, a
     await turnOnSync(a, { server: env.NATS_WS_URL, device: 'Laptop' });
     await a.locator('.sync-status', { hasText: 'Synced' }).waitFor({ timeout: 30_000 });
 
-    const b = await openPage(phone.context, app.server.url);
+    const b = await openPage(phone.context, app.server.url, { expectLoadFailuresFrom: mcp.origins() });
     await ready(b);
     await turnOnSync(b, { server: env.NATS_WS_URL, device: 'Phone' });
     await b.locator('.sync-status', { hasText: 'Synced' }).waitFor({ timeout: 30_000 });

@@ -4,34 +4,18 @@
 // [[mcp:server/tool {…}]] calls one; the approval card names server and tool; the result is shown in a
 // tool card, archived (after a reload still there; its image exported byte for byte) and found by
 // Ctrl+K; a server a page cannot read and an unreachable URL say why, and the next message still works.
-import { test, before, after } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { useServerAndBrowser, openPage, ready, replyDone, send, openSettings, exportArchive } from '../harness.js';
+import { useMcpServers } from '../mcp-support.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const app = useServerAndBrowser();
-const mcp = { dir: mkdtempSync(join(tmpdir(), 'cowork-mcp-e2e-')) };
-
-before(() => {
-  const script = join(root, 'scripts/mcp-servers.sh');
-  const out = execFileSync('bash', [script, 'start', join(mcp.dir, 'servers.env')], { encoding: 'utf8' });
-  mcp.env = Object.fromEntries(out.trim().split('\n').filter((l) => l.includes('=')).map((l) => l.split(/=(.*)/s).slice(0, 2)));
-});
-/** The MCP servers' origins: the page speaks to them itself, and the browser logs their 4xx. */
-function mcpOrigins() {
-  return Object.values(mcp.env).filter((v) => /^https?:\/\//.test(v)).map((v) => new URL(v).origin);
-}
-
-after(() => {
-  execFileSync('bash', [join(root, 'scripts/mcp-servers.sh'), 'stop', join(mcp.dir, 'servers.env')]);
-  rmSync(mcp.dir, { recursive: true, force: true });
-});
+const mcp = useMcpServers();
 
 /** Adds a server in Settings → Tools (for the current workspace) and waits for its status line. */
 async function addServer(page, name, url, { token = '', state = 'connected' } = {}) {
@@ -58,7 +42,7 @@ function tinyImage() {
 }
 
 test('an MCP server added in Settings → Tools: its tools called, approved, shown, archived and found', async () => {
-  const page = await openPage(app.browser.context, app.server.url, { expectLoadFailuresFrom: mcpOrigins() });
+  const page = await openPage(app.browser.context, app.server.url, { expectLoadFailuresFrom: mcp.origins() });
   await ready(page);
   const { dialog, server } = await addServer(page, 'everything', mcp.env.MCP_EVERYTHING_URL);
   const tools = server.locator('.mcp-tools');
@@ -125,7 +109,7 @@ test('an MCP server added in Settings → Tools: its tools called, approved, sho
 });
 
 test('a server without CORS and an unreachable one say why; the token stays out of the export; the next message works', async () => {
-  const page = await openPage(app.browser.context, app.server.url, { expectLoadFailuresFrom: mcpOrigins() });
+  const page = await openPage(app.browser.context, app.server.url, { expectLoadFailuresFrom: mcp.origins() });
   await ready(page);
   const secret = 'bearer-secret-5ad1f00d';
   const { dialog, server } = await addServer(page, 'files', mcp.env.MCP_FILESYSTEM_NOCORS_URL, { token: secret, state: 'no-cors' });
@@ -149,7 +133,7 @@ test('a server without CORS and an unreachable one say why; the token stays out 
 
 test('Stop cancels a long-running MCP tool: the call ends as stopped, and the conversation goes on', async () => {
   // The first test added server-everything to this workspace (the same browser profile).
-  const page = await openPage(app.browser.context, app.server.url, { expectLoadFailuresFrom: mcpOrigins() });
+  const page = await openPage(app.browser.context, app.server.url, { expectLoadFailuresFrom: mcp.origins() });
   await ready(page);
   await page.getByRole('button', { name: '+ New session' }).click();
   await send(page, '[[mcp:everything/trigger-long-running-operation {"duration": 120, "steps": 120}]]');
