@@ -414,7 +414,7 @@ function buildRows(b, cold, stream) {
 /** The MCP row: a tool call's overhead in the page, beside the floor (a bare fetch of its request). */
 function mcpRows(m, add) {
   add('mcp', `MCP tool call: from the model's call to the request leaving the page, p50 of ${m.app.length}`, ms(p50(m.app)),
-    `floor (a bare fetch of the same request from the same worker) ${ms(p50(m.floor))}; p99 ${ms(p99(m.app))}`,
+    `floor (a bare fetch of the same request from the same page) ${ms(p50(m.floor))}; p99 ${ms(p99(m.app))}`,
     { goal: '(shown)', ratio: null, met: null });
 }
 
