@@ -314,7 +314,7 @@ export interface ToolCallInfo {
 
 /** A tool of the page, offered to the model. */
 export interface HostTool {
-  /** 1 to 64 letters, digits, `_` or `-`; not `conversation_recall` or `delegate_task`. */
+  /** 1 to 64 letters, digits, `_` or `-`; not `conversation_recall` or `delegate_task`; no `__` (MCP tools' `<server>__<tool>`). */
   name: string;
   description?: string;
   /** JSON Schema of the arguments (an object schema). */
