@@ -8,6 +8,7 @@
 // Everything here runs in the page, in the lazily loaded bundle (global `CoworkMcp`): the app's wasm,
 // part of every cold start, only asks for it.
 import { connect } from './index.mjs';
+import { keptFile } from './kept.mjs';
 import { signOut } from './signin.mjs';
 
 /** The file (in the origin private file system's root, beside the archive's folder) that keeps each
@@ -17,41 +18,21 @@ export const SECRETS_FILE = 'cowork-mcp-secrets.json';
 /** The tools offered to the model from all of a workspace's servers together, at most. */
 export const MAX_TOOLS = 64;
 
-let queue = Promise.resolve(); // the file's read-change-writes, one after another
-
-async function secretsHandle() {
-  const dir = await navigator.storage.getDirectory();
-  return dir.getFileHandle(SECRETS_FILE, { create: true });
-}
-
-async function secrets() {
-  try {
-    const text = await (await (await secretsHandle()).getFile()).text();
-    return text ? JSON.parse(text) : {};
-  } catch {
-    return {};
-  }
-}
+const secrets = keptFile(SECRETS_FILE);
 
 /** Server `id`'s bearer token ('' when there is none). */
 export async function getToken(id) {
-  await queue;
-  const token = (await secrets())[id];
+  const token = (await secrets.read())[id];
   return typeof token === 'string' ? token : '';
 }
 
 /** Keeps `token` as server `id`'s bearer token; an empty one forgets it. */
 export function setToken(id, token) {
-  const run = queue.then(async () => {
-    const all = await secrets();
-    const t = String(token ?? '').trim();
+  const t = String(token ?? '').trim();
+  const run = secrets.update((all) => {
     if (t) all[id] = t;
     else delete all[id];
-    const writable = await (await secretsHandle()).createWritable();
-    await writable.write(JSON.stringify(all));
-    await writable.close();
   });
-  queue = run.catch(() => {});
   return run.catch((e) => {
     throw { kind: 'storage', message: `The token could not be kept in this browser: ${e?.message ?? e}` };
   });

@@ -13,39 +13,15 @@
 // which posts that URL under the nonce and closes. The page posts `{nonce, closed: true}` when the window
 // was closed before that. Without a nonce (a connection for the agent loop, a status check) there is no
 // window: the sign-in is refused with a message naming Settings → Tools. A refresh needs no window.
+import { keptFile } from './kept.mjs';
+
 export const CHANNEL = 'cowork-mcp-oauth';
 export const STORE_FILE = 'cowork-mcp-oauth.json';
 
 /** How long a sign-in window may take (ms) before the sign-in is given up. */
 const SIGN_IN_MS = 300_000;
 
-let queue = Promise.resolve(); // the file's read-change-writes, one after another
-
-async function handle() {
-  const dir = await navigator.storage.getDirectory();
-  return dir.getFileHandle(STORE_FILE, { create: true });
-}
-
-async function readAll() {
-  try {
-    const text = await (await (await handle()).getFile()).text();
-    return text ? JSON.parse(text) : {};
-  } catch {
-    return {};
-  }
-}
-
-function update(change) {
-  const run = queue.then(async () => {
-    const all = await readAll();
-    change(all);
-    const writable = await (await handle()).createWritable();
-    await writable.write(JSON.stringify(all));
-    await writable.close();
-  });
-  queue = run.catch(() => {});
-  return run;
-}
+const { read: readAll, update } = keptFile(STORE_FILE);
 
 /** Forgets everything kept for server `id` (Sign out). */
 export function signOut(id) {
