@@ -122,6 +122,11 @@ pub fn App(
                 dialogs.shortcuts_open.set(true);
             }
             Shortcut::CloseOrStop if dialogs.any_open() => dialogs.close_all(),
+            // The phone's sessions drawer closes after what was opened from it, and gives the focus back.
+            Shortcut::CloseOrStop if dialogs.sidebar_open.get_untracked() => {
+                focus(".sessions-toggle");
+                dialogs.sidebar_open.set(false)
+            }
             Shortcut::CloseOrStop if chat.busy.get_untracked() && chat.approval.with_untracked(Option::is_none) => {
                 actions::stop(client)
             }
@@ -247,8 +252,13 @@ fn start_new_session(chat: ChatState, dialogs: DialogState) {
 
 /// Puts the cursor in the message box.
 fn focus_composer() {
+    focus("#composer-input")
+}
+
+/// Moves the focus to the app's element that `selector` finds.
+fn focus(selector: &str) {
     use wasm_bindgen::JsCast;
-    if let Some(el) = crate::dom::query("#composer-input") {
+    if let Some(el) = crate::dom::query(selector) {
         let _ = el.unchecked_into::<web_sys::HtmlElement>().focus();
     }
 }
