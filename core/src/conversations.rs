@@ -79,6 +79,15 @@ pub fn version_of(sessions: &[Session], id: &str) -> Option<VersionOf> {
     Some(VersionOf { title: by_id[root].title.clone(), number, count: members.len() })
 }
 
+/// The order deleting versions `ids` (of one conversation, among `sessions`) removes them: the last made
+/// first, so each goes before the one it was made from and none inherits turns only to be deleted next.
+pub fn deletion_order(sessions: &[Session], ids: &[String]) -> Vec<String> {
+    let made = |id: &String| sessions.iter().find(|s| &s.id == id).map_or(0, |s| s.created_at);
+    let mut out = ids.to_vec();
+    in_order(&mut out, |id| (latest_first(made(id)), id));
+    out
+}
+
 /// `sessions` as conversations, the most recently active first (ties: by root id). A version whose
 /// parent is not among `sessions` (hidden, filtered out or deleted) starts a conversation of its own,
 /// so no session is ever left out.

@@ -239,7 +239,7 @@ async fn deleting_a_session_asks_first_and_cancel_keeps_it() {
         provide_context(dialogs);
         view! { <DeleteDialog on_action=on_action /> }
     });
-    dialogs.confirm_delete.set(Some(session(42, serde_json::json!({}))));
+    dialogs.confirm_delete.set(Some((session(42, serde_json::json!({})), vec!["s1".into()])));
     sleep(0).await;
     assert!(text(&el).contains("Delete \u{201c}Auth work\u{201d}?"), "{}", text(&el));
     assert!(text(&el).contains("Its 42 turns are removed"));
@@ -255,14 +255,21 @@ async fn deleting_a_session_asks_first_and_cancel_keeps_it() {
     sleep(0).await;
     assert!(el.query_selector(".dialog").unwrap().is_none());
     assert!(actions.get_untracked().is_empty(), "Cancel deletes nothing");
-    dialogs.confirm_delete.set(Some(session(42, serde_json::json!({}))));
+    dialogs.confirm_delete.set(Some((session(42, serde_json::json!({})), vec!["s1".into()])));
     sleep(0).await;
     button("Delete").click();
-    assert_eq!(actions.get_untracked(), [SessionAction::Delete { id: "s1".into(), confirmed: true }]);
+    assert_eq!(
+        actions.get_untracked(),
+        [SessionAction::Delete { id: "s1".into(), versions: vec!["s1".into()], confirmed: true }]
+    );
     // Regression: a one-turn session was "Its 1 turns are removed".
-    dialogs.confirm_delete.set(Some(session(1, serde_json::json!({}))));
+    dialogs.confirm_delete.set(Some((session(1, serde_json::json!({})), vec!["s1".into()])));
     sleep(0).await;
     assert!(text(&el).contains("Its 1 turn is removed"), "{}", text(&el));
+    // A conversation with versions (edits, regenerations) is deleted whole, and the dialog says so.
+    dialogs.confirm_delete.set(Some((session(4, serde_json::json!({})), vec!["s1".into(), "s2".into(), "s3".into()])));
+    sleep(0).await;
+    assert!(text(&el).contains("Its 3 versions (edits and regenerations) are removed"), "{}", text(&el));
 }
 
 #[wasm_bindgen_test]

@@ -52,6 +52,9 @@ fn edits_and_regenerations_are_one_conversation_opened_at_its_latest_version() {
     assert_eq!(all[0].last_active_at(), 60);
     assert!(all[0].contains("edit1") && !all[0].contains("other"));
     assert_eq!(conversation_root(&sessions, "regen-of-edit2"), "orig");
+    // Deleting it removes every version, each before the one it was made from.
+    let ids: Vec<String> = all[0].versions.iter().map(|s| s.id.clone()).collect();
+    assert_eq!(deletion_order(&sessions, &ids), ["regen-of-edit2", "regen1", "edit3", "edit2", "edit1", "orig"]);
 }
 
 #[test]

@@ -115,6 +115,24 @@ test('three edits and two regenerations are one sidebar entry of 6 versions; a f
   await at(page, 4, '3 / 3');
   mkdirSync(OUT, { recursive: true });
   await page.screenshot({ path: join(OUT, 'versions-desktop.png') });
+
+  // Deleting the entry deletes the conversation, all six versions (the dialog says so); the fork made
+  // from it stays, with the turns it had from it, and a reload shows the same.
+  await page.locator('.session-row:not(.fork)').getByRole('button', { name: /^Actions for/ }).click();
+  await page.getByRole('menuitem', { name: /^Delete/ }).click();
+  await page.locator('.dialog', { hasText: 'Its 6 versions (edits and regenerations) are removed' }).waitFor();
+  await page.getByRole('button', { name: 'Delete', exact: true }).click();
+  for (const reload of [false, true]) {
+    if (reload) {
+      await page.reload();
+      await ready(page);
+    }
+    await page.waitForFunction(() => document.querySelectorAll('.session-row').length === 1, null, { timeout: 20_000 });
+    assert.equal(await page.locator('.session-meta', { hasText: 'versions' }).count(), 0, 'no version is left');
+    await page.locator('.session-row .session').click();
+    await page.locator('.turn[data-turn="1"]', { hasText: 'the narwhal plan' }).waitFor();
+    await page.locator('.turn[data-turn="2"]', { hasText: 'You said' }).waitFor();
+  }
   assert.deepEqual(page.problems, []);
   await page.close();
 });

@@ -36,6 +36,14 @@ mod browser {
         c.with_value(|c| c.clone())
     }
 
+    /// Deletes sessions `ids` in that order, up to the first that cannot be.
+    async fn delete_sessions(client: &StorageClient, ids: Vec<String>) -> Result<(), crate::client::StorageError> {
+        for session_id in ids {
+            client.call(ops::DeleteSession { session_id }).await?;
+        }
+        Ok(())
+    }
+
     pub async fn refresh_sessions(client: &StorageClient, chat: ChatState) {
         let include_archived = chat.show_archived.get_untracked();
         match client.call(ops::ListSessions { workspace: None, include_archived }).await {
@@ -397,9 +405,9 @@ mod browser {
     /// Rename, fork, export, archive or delete a session (deleting asks first).
     pub fn session_action(c: Client, chat: ChatState, dialogs: DialogState, action: SessionAction) {
         let Some(client) = client(c) else { return };
-        if let SessionAction::Delete { id, confirmed: false } = &action {
+        if let SessionAction::Delete { id, versions, confirmed: false } = &action {
             let session = chat.sessions.get_untracked().into_iter().find(|s| &s.id == id);
-            dialogs.confirm_delete.set(session);
+            dialogs.confirm_delete.set(session.map(|s| (s, versions.clone())));
             return;
         }
         if let SessionAction::Export { id, format } = &action {
@@ -425,8 +433,11 @@ mod browser {
                     let archive = ops::ArchiveSession { session_id: id.clone(), archived: *archived };
                     (client.call(archive).await, "archive the session")
                 }
-                SessionAction::Delete { id, .. } => {
-                    (client.call(ops::DeleteSession { session_id: id.clone() }).await, "delete the session")
+                SessionAction::Delete { versions, .. } => {
+                    // The whole conversation (a fork of its own stays).
+                    let ids =
+                        chat.sessions.with_untracked(|all| cowork_core::conversations::deletion_order(all, versions));
+                    (delete_sessions(&client, ids).await, "delete the session")
                 }
             };
             match done {

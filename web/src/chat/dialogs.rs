@@ -14,22 +14,26 @@ pub fn DeleteDialog(on_action: Callback<SessionAction>) -> impl IntoView {
     let dialogs = DialogState::get();
     let cancel = move || dialogs.confirm_delete.set(None);
     move || {
-        dialogs.confirm_delete.get().map(|s| {
-            let id = s.id.clone();
+        dialogs.confirm_delete.get().map(|(s, versions)| {
+            let (id, count) = (s.id.clone(), versions.len());
             let title = if s.title.is_empty() { "Untitled session".to_owned() } else { s.title.clone() };
             view! {
                 <Modal on_close=Callback::new(move |_| cancel()) class="confirm" alert=true label="Delete session">
                         <h2>{format!("Delete \u{201c}{title}\u{201d}?")}</h2>
                         <p>{format!(
-                            "Its {} {} removed from this browser for good. Export it first if you may need it again; \
+                            "Its {} removed from this browser for good. Export it first if you may need it again; \
                              archiving hides it without deleting.",
-                            crate::protocol::count(s.turn_count.max(0) as usize, "turn"),
-                            if s.turn_count == 1 { "is" } else { "are" }
+                            if count > 1 {
+                                format!("{count} versions (edits and regenerations) are")
+                            } else {
+                                let turns = crate::protocol::count(s.turn_count.max(0) as usize, "turn");
+                                format!("{turns} {}", if s.turn_count == 1 { "is" } else { "are" })
+                            }
                         )}</p>
                         <div class="dialog-actions">
                             <button class="danger" on:click=move |_| {
                                 dialogs.confirm_delete.set(None);
-                                on_action.run(SessionAction::Delete { id: id.clone(), confirmed: true })
+                                on_action.run(SessionAction::Delete { id: id.clone(), versions: versions.clone(), confirmed: true })
                             }>"Delete"</button>
                             <button on:click=move |_| cancel() autofocus>"Cancel"</button>
                         </div>

@@ -45,8 +45,10 @@ pub enum SessionAction {
     },
     /// Asks first (see [`DeleteDialog`]); `confirmed` once the user said yes.
     Delete {
-        /// The session.
+        /// The session the dialog names.
         id: String,
+        /// Every version of its conversation, itself included: what is deleted.
+        versions: Vec<String>,
         /// The user confirmed in the dialog (`false`: ask first).
         confirmed: bool,
     },
@@ -379,7 +381,7 @@ fn SessionRow(
                     <button role="menuitem" on:click=move |_| versions.with_value(|v| v.iter().for_each(|id| act(SessionAction::Archive { id: id.clone(), archived: !archived })))>
                         {if archived { "Unarchive" } else { "Archive" }}
                     </button>
-                    <button role="menuitem" class="danger" on:click=move |_| act(SessionAction::Delete { id: target(), confirmed: false })>"Delete…"</button>
+                    <button role="menuitem" class="danger" on:click=move |_| act(SessionAction::Delete { id: target(), versions: versions.get_value(), confirmed: false })>"Delete…"</button>
                 </div>
             </Show>
         </li>

@@ -541,7 +541,7 @@ pub struct DialogState {
     /// The session being renamed in place.
     pub renaming: RwSignal<Option<String>>,
     /// The session waiting for the user to confirm its deletion.
-    pub confirm_delete: RwSignal<Option<Session>>,
+    pub confirm_delete: RwSignal<Option<(Session, Vec<String>)>>,
     /// Phone width: whether the session list is shown instead of the conversation.
     pub sidebar_open: RwSignal<bool>,
     /// The session panel (state register and context meter) is shown.
