@@ -1,7 +1,8 @@
 //! Branches: where a conversation could have gone otherwise. Editing a message or regenerating a reply
-//! forks the session just before it (nothing in the archive is rewritten), so the alternatives at a
-//! turn are the sessions of the same fork tree that share everything before that turn and have a turn
-//! there of their own. [`Store::branch_points`] lists them for the turns of a session's view.
+//! forks the session just before it as a version (nothing in the archive is rewritten), so the
+//! alternatives at a turn are the versions of the same conversation that share everything before that
+//! turn and have a turn there of their own. A fork made with "Fork from here" is a conversation of its
+//! own: never an alternative in the one it came from, and the root of its own versions. [`Store::branch_points`] lists them for the turns of a session's view.
 
 use super::Store;
 use crate::error::{Context, Result};
@@ -70,10 +71,11 @@ impl Store {
         Ok(points)
     }
 
-    /// Every session of `session_id`'s fork tree (its root and all the root's descendants), by id.
+    /// Every version of `session_id`'s conversation (its root and the versions made from it, and from
+    /// them), by id.
     fn fork_tree(&self, session_id: &str) -> Result<HashMap<String, Node>> {
         let mut root = self.get_session(session_id)?;
-        while let Some(parent) = root.parent_session_id.as_deref() {
+        while let Some(parent) = root.parent_session_id.as_deref().filter(|_| root.is_version) {
             match self.get_session(parent) {
                 Ok(p) => root = p,
                 Err(_) => break,
@@ -84,7 +86,7 @@ impl Store {
             .conn
             .prepare_cached(
                 "SELECT id, parent_session_id, fork_turn, turn_count, created_at, last_active_at
-                 FROM sessions WHERE parent_session_id = ?1 AND id NOT IN (SELECT session_id FROM sync_deleting)",
+                 FROM sessions WHERE parent_session_id = ?1 AND is_version AND id NOT IN (SELECT session_id FROM sync_deleting)",
             )
             .context("reading a session's forks")?;
         let mut queue = vec![root.id.clone()];

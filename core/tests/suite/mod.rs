@@ -796,12 +796,12 @@ pub fn edits_and_regenerations_are_branches_of_one_conversation(store: &mut Stor
     }
     assert_eq!(store.branch_points(&p).unwrap(), Vec::new(), "no edits, no branches");
     // Edit turn 3 twice, then regenerate turn 4 of the first edit.
-    let f1 = store.fork_session(&p, 2).unwrap().id;
+    let f1 = store.version_session(&p, 2).unwrap().id;
     store.append_turn(&f1, &NewTurn::user("second question, edited")).unwrap();
     store.append_turn(&f1, &NewTurn::assistant("answer to the edit")).unwrap();
-    let f2 = store.fork_session(&p, 2).unwrap().id;
+    let f2 = store.version_session(&p, 2).unwrap().id;
     store.append_turn(&f2, &NewTurn::user("second question, edited again")).unwrap();
-    let g = store.fork_session(&f1, 3).unwrap().id;
+    let g = store.version_session(&f1, 3).unwrap().id;
     store.append_turn(&g, &NewTurn::assistant("a regenerated answer")).unwrap();
 
     let at = |id: &str| store.branch_points(id).unwrap();
@@ -821,13 +821,27 @@ pub fn edits_and_regenerations_are_branches_of_one_conversation(store: &mut Stor
     assert_eq!(original, ["first question", "first answer", "second question", "second answer"]);
 
     // Editing the first message forks at turn 0.
-    let e = store.fork_session(&p, 0).unwrap().id;
+    let e = store.version_session(&p, 0).unwrap().id;
     store.append_turn(&e, &NewTurn::user("a different first question")).unwrap();
     let at = |id: &str| store.branch_points(id).unwrap();
     let first = &at(&e)[0];
     assert_eq!((first.turn_number, first.current, first.sessions.len()), (1, 1, 2));
     assert_eq!(first.sessions[1], e);
     assert_eq!(at(&p)[0].turn_number, 1, "the original sees the edit of its first message too");
+
+    // "Fork from here" makes a conversation of its own: what it says next is no version of the
+    // original's turn, and the fork's own view has no switch to the original's versions.
+    let (before, before_f1) = (at(&p), at(&f1));
+    let fork = store.fork_session(&f1, 3).unwrap().id;
+    store.append_turn(&fork, &NewTurn::assistant("an answer in a fork")).unwrap();
+    assert_eq!(store.branch_points(&p).unwrap(), before, "a fork is not a version of the original");
+    assert_eq!(store.branch_points(&f1).unwrap(), before_f1, "nor of the version it was forked from");
+    assert_eq!(store.branch_points(&fork).unwrap(), Vec::new(), "the fork has no versions yet");
+    // A version of the fork (its reply regenerated) is the fork's alternative, not the original's.
+    let v = store.version_session(&fork, 3).unwrap().id;
+    store.append_turn(&v, &NewTurn::assistant("the fork's answer, regenerated")).unwrap();
+    assert_eq!(store.branch_points(&v).unwrap(), [point(4, &[&fork, &v], 1)]);
+    assert_eq!(store.branch_points(&f1).unwrap(), before_f1);
 }
 
 /// Sync's quarantine on this backend (schema v9): a change from another device that cannot be applied
