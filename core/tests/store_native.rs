@@ -419,6 +419,27 @@ fn rusqlite_version_of(path: &std::path::Path) -> i64 {
 }
 
 #[test]
+fn an_archive_indexed_before_text_files_were_embedded_embeds_them_after_the_upgrade() {
+    let db = TempDb::new("semantic-files");
+    {
+        let mut store = Store::open(db.path()).unwrap();
+        let s = store.create_session(&NewSession::new("w")).unwrap().id;
+        let file = cowork_core::NewAttachment::new("notes.md", "text/markdown", "The tokens expire hourly.".as_bytes());
+        store.append_turn_with_attachments(&s, &NewTurn::user("See the notes."), &[file], 0).unwrap();
+        store.append_turn(&s, &NewTurn::assistant("Read them.")).unwrap();
+        suite::semantic::index_all(&mut store, 10);
+        // As the earlier build left it: every turn looked at, schema 11.
+        store.connection().execute_batch("DELETE FROM semantic_redo; PRAGMA user_version = 11;").unwrap();
+    }
+    let store = Store::open(db.path()).unwrap();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    assert!(!store.semantic_progress().unwrap().complete(), "the turn with a text file waits to be embedded again");
+    let batch = store.semantic_pending(10).unwrap();
+    let texts: Vec<&str> = batch.chunks.iter().map(|c| c.text.as_str()).collect();
+    assert_eq!(texts, ["See the notes.", "notes.md\nThe tokens expire hourly."], "only that turn, with its file");
+}
+
+#[test]
 fn a_version_1_archive_is_upgraded_in_place() {
     let db = TempDb::new("migrate");
     std::fs::copy(fixture("archive-v1.db"), &db.0).unwrap();

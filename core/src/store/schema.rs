@@ -464,8 +464,15 @@ const V11: &str = r#"
 ALTER TABLE workspace_settings ADD COLUMN mcp_servers TEXT NOT NULL DEFAULT '';
 "#;
 
+/// Version 12: the semantic index embeds a turn's text files too (`Store::semantic_pending`); turns
+/// with one that were embedded before are queued to be embedded again. Derived data: nothing is sent.
+const V12: &str = r#"
+INSERT OR IGNORE INTO semantic_redo (turn_id)
+SELECT DISTINCT a.turn_id FROM attachments a, semantic_meta m WHERE a.kind = 'text' AND a.turn_id <= m.cursor;
+"#;
+
 /// Every migration, in order: `MIGRATIONS[i]` upgrades version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12];
 
 /// The schema version this build writes.
 pub const LATEST: i64 = MIGRATIONS.len() as i64;

@@ -156,8 +156,9 @@ impl Store {
     }
 
     /// The next turns to embed, at most `max_turns` of them: those whose text changed first, then the
-    /// turns after the cursor in order. Turns with nothing to embed (a tool call without text, a
-    /// system turn) are passed over. Empty when the index is complete.
+    /// turns after the cursor in order. A turn's chunks are its text's, then its text files' (each
+    /// headed by the file's name). Turns with nothing to embed (a tool call without text, a system
+    /// turn) are passed over. Empty when the index is complete.
     pub fn semantic_pending(&self, max_turns: usize) -> Result<PendingBatch> {
         let max_turns = max_turns.max(1);
         let what = "reading turns to embed";
@@ -177,16 +178,43 @@ impl Store {
                 .context(what)?;
             Ok(semantic::context_tail(&text.unwrap_or_default()).to_owned())
         };
+        // A turn's text files, each as "name" and its text (as much of it as full-text search reads).
+        let files = |id: i64| -> Result<Vec<String>> {
+            self.conn
+                .prepare_cached(
+                    "SELECT a.name, substr(b.data, 1, ?2) FROM attachments a JOIN blobs b ON b.sha256 = a.sha256
+                     WHERE a.turn_id = ?1 AND a.kind = 'text' ORDER BY a.position",
+                )
+                .and_then(|mut s| {
+                    s.query_map(params![id, crate::attachment::TEXT_INDEX_MAX_BYTES as i64], |r| {
+                        Ok(format!(
+                            "{}\n{}",
+                            r.get::<_, String>(0)?,
+                            crate::attachment::text_of(&r.get::<_, Vec<u8>>(1)?)
+                        ))
+                    })?
+                    .collect()
+                })
+                .context(what)
+        };
         let add = |batch: &mut PendingBatch, id: i64, role: Role, content: &str| -> Result<()> {
             if role == Role::System {
                 return Ok(());
             }
+            let mut n = 0u32;
             for (i, text) in semantic::chunks(content).into_iter().enumerate() {
                 let text = match i {
                     0 => semantic::with_context(&before(id)?, text),
                     _ => text.to_owned(),
                 };
-                batch.chunks.push(PendingChunk { turn_id: id, chunk: i as u32, text });
+                batch.chunks.push(PendingChunk { turn_id: id, chunk: n, text });
+                n += 1;
+            }
+            for file in files(id)? {
+                for text in semantic::chunks(&file) {
+                    batch.chunks.push(PendingChunk { turn_id: id, chunk: n, text: text.to_owned() });
+                    n += 1;
+                }
             }
             Ok(())
         };

@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 mod attachments;
-mod semantic;
+pub mod semantic;
 pub use attachments::*;
 pub use semantic::*;
 
@@ -54,6 +54,7 @@ macro_rules! store_cases {
             vectors_go_with_their_turn_and_a_fork_keeps_its_copies,
             a_model_change_reindexes_and_indexing_resumes_where_it_stopped,
             long_turns_are_embedded_in_chunks_and_changed_text_again,
+            a_text_file_is_embedded_with_its_turn,
             the_index_is_in_no_export_and_no_sync_message,
             a_synced_change_that_cannot_be_applied_is_kept_aside
         );

@@ -204,6 +204,36 @@ pub fn long_turns_are_embedded_in_chunks_and_changed_text_again(store: &mut Stor
     assert_eq!(hybrid(store, "password", SearchScope::All).first().map(|h| h.0), Some(3));
 }
 
+/// A text file sent with a message is embedded after the message's own text, headed by its name, so a
+/// question about what only the file says finds the turn by meaning; an image is not text to embed.
+pub fn a_text_file_is_embedded_with_its_turn(store: &mut Store) {
+    use cowork_core::NewAttachment;
+    let s = session(store, "w");
+    let files = [
+        NewAttachment::new("notes.md", "text/markdown", "Decided: the auth tokens expire after an hour.".as_bytes()),
+        NewAttachment::new("shot.png", "image/png", tiny_png()),
+    ];
+    store.append_turn_with_attachments(&s, &NewTurn::user("Here is the plan."), &files, 0).unwrap();
+    store.append_turn(&s, &NewTurn::assistant("Thanks, I read it.")).unwrap();
+    store.append_turn(&s, &NewTurn::user("We ship on Fridays.")).unwrap();
+    let batch = store.semantic_pending(1).unwrap();
+    let texts: Vec<&str> = batch.chunks.iter().map(|c| c.text.as_str()).collect();
+    assert_eq!(texts, ["Here is the plan.", "notes.md\nDecided: the auth tokens expire after an hour."]);
+    assert_eq!(batch.chunks.iter().map(|c| c.chunk).collect::<Vec<_>>(), [0, 1]);
+    index_all(store, 10);
+    let lexical = store.search(&SearchQuery::new("logging in", SearchScope::All)).unwrap();
+    assert!(lexical.is_empty(), "no word of the question is in the archive: {lexical:?}");
+    assert_eq!(hybrid(store, "logging in", SearchScope::All).first(), Some(&(1, Matched::Meaning)));
+}
+
+/// The smallest valid PNG (1×1), as an image attachment.
+fn tiny_png() -> Vec<u8> {
+    let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+    png.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0]);
+    png.extend_from_slice(&[0x1f, 0x15, 0xc4, 0x89]);
+    png
+}
+
 pub fn the_index_is_in_no_export_and_no_sync_message(store: &mut Store) {
     store.set_semantic_settings(&SemanticSettings { enabled: true, paused: false, model_url: String::new() }).unwrap();
     store.enable_sync("Laptop").unwrap();
