@@ -206,7 +206,8 @@ impl Store {
     }
 
     /// SQLite's plans for a search's two candidate queries (every match, then the newest window), one
-    /// after the other (diagnostics and regression tests).
+    /// after the other (diagnostics and regression tests). Native only: the browser's SQLite is built
+    /// without `EXPLAIN` (`.cargo/config.toml`), so there it returns an error.
     #[doc(hidden)]
     pub fn explain_search(&self, q: &SearchQuery) -> Result<Vec<String>> {
         let expr = Terms::parse(&q.text, q.prefix_last).any().unwrap_or_else(|| "\"x\"".into());
