@@ -105,7 +105,7 @@ impl Store {
                 counts.push((n as usize, i));
             }
         }
-        counts.sort();
+        crate::order::sort_by(&mut counts, Ord::cmp);
         let matching: Vec<(usize, usize)> = counts.into_iter().filter(|&(n, _)| n > 0).collect();
         let Some(&(rarest, _)) = matching.first() else { return Ok(None) };
         if rarest > RANK_BUDGET {
@@ -206,7 +206,8 @@ impl Store {
     }
 
     /// SQLite's plans for a search's two candidate queries (every match, then the newest window), one
-    /// after the other (diagnostics and regression tests).
+    /// after the other (diagnostics and regression tests). Native only: the browser's SQLite is built
+    /// without `EXPLAIN` (`.cargo/config.toml`), so there it returns an error.
     #[doc(hidden)]
     pub fn explain_search(&self, q: &SearchQuery) -> Result<Vec<String>> {
         let expr = Terms::parse(&q.text, q.prefix_last).any().unwrap_or_else(|| "\"x\"".into());
@@ -256,7 +257,7 @@ impl Store {
                 .collect()
             })
             .context(format!("searching the archive for {:?}", q.text))?;
-        candidates.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+        crate::order::sort_by(&mut candidates, |a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
         candidates.truncate(limit);
         let snippets = self.snippets(expr, &candidates)?;
         self.hits(candidates, snippets)

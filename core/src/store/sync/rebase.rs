@@ -86,7 +86,7 @@ pub(super) fn lift(conn: &Connection, space: &Space) -> Result<Lifted> {
         lifted.workspaces.insert(gid, workspace);
         sources.push(session);
     }
-    sources.sort();
+    crate::order::sort_by(&mut sources, Ord::cmp);
     sources.dedup();
     for s in sources.iter().chain(lifted.forks.keys()) {
         recount(conn, s)?;
