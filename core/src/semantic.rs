@@ -1,6 +1,7 @@
 //! Recall by meaning, the pure part: what text of a turn is embedded (in chunks), how a vector is kept
-//! (int8, unit length × 127), how two ranked lists are fused (reciprocal rank), and the plain data the
-//! store, the storage worker and the UI exchange about the semantic index.
+//! (int8, unit length × 127), how two ranked lists are fused (reciprocal rank, then a hit's neighbour
+//! turns lifted), and the plain data the store, the storage worker and the UI exchange about the
+//! semantic index.
 //!
 //! The embedding model itself runs elsewhere (the `semantic/` crate, in its own web worker); the store
 //! keeps the vectors (`store/vectors.rs`) and searches with them (`store/hybrid.rs`). Vectors are
@@ -232,8 +233,9 @@ pub fn fuse(lexical: &[i64], semantic: &[i64]) -> Vec<(i64, Matched, f64)> {
 /// Share of a hit's fused score that the turns just before and just after it in the same session
 /// add to theirs, when they are candidates too: what answers a question often sits next to what
 /// matched it (the question a reply answers, the reply to a question, a fact stated over two turns).
-/// Tuned on LoCoMo's conversations 0–4 (BENCHMARKS.md): 0.3 raised hybrid recall at 10 and 25 by
-/// about 2 points there and on the held-out 5–9; 0.2 and 0.5 gave less.
+/// Tuned on LoCoMo's conversations 0–4 (BENCHMARKS.md): alone, 0.3 raised hybrid recall at 5 / 10 /
+/// 25 by 0.7 / 2.1 / 1.4 points there and 0.4 / 2.3 / 3.7 on the held-out 5–9; 0.2 and 0.3 were about
+/// equal on 0–4, 0.1 gained less, 0.4 and 0.5 lost at 5.
 pub const NEIGHBOUR_SHARE: f64 = 0.3;
 
 /// `fused` (best first, from [`fuse`]) with each candidate's score raised by [`NEIGHBOUR_SHARE`] of
