@@ -77,9 +77,10 @@ pub struct RecallContext {
     /// The turn number where the current exchange began (the user turn that asked): the recalling
     /// session's turns from it on are never hits of its own search. `None`: nothing is left out.
     pub exclude_from_turn: Option<i64>,
-    /// The search query's embedding when recall by meaning is on (see [`search_query`]): hits are
-    /// then ranked by words and meaning together. `None`: by words alone.
-    pub query_vector: Option<Vec<f32>>,
+    /// The search query's embedding when recall by meaning is on (see [`search_query`]), and the
+    /// words to search for with it (the query without its stop words): hits are then ranked by words
+    /// and meaning together. `None`: by the query's words alone.
+    pub query_vector: Option<(Vec<f32>, String)>,
 }
 
 /// The text a `conversation_recall` call searches for, when it is a search: what to embed for
@@ -162,7 +163,7 @@ fn search_hits(
         prefix_last: false,
     };
     let hits = match &context.query_vector {
-        Some(vector) => source.search_hybrid(&request, vector),
+        Some((vector, words)) => source.search_hybrid(&SearchQuery { text: words.clone(), ..request }, vector),
         None => source.search(&request),
     };
     let mut hits = hits.map_err(|e| format!("the archive search failed: {e}"))?;

@@ -94,6 +94,35 @@ fn a_hit_both_lists_rank_moderately_beats_one_list_ranks_first() {
 }
 
 #[test]
+fn a_candidate_next_to_a_strong_hit_rises_above_a_weaker_one_elsewhere() {
+    // 1 is found by both lists; 4 (by meaning) is the turn after it; 2 (by words) is ahead of 4 in
+    // the fusion, in another session; 3 is two turns after 4; 5 has no known place.
+    let fused = fuse(&[1, 2, 3, 5], &[1, 4]);
+    assert_eq!(fused.iter().map(|f| f.0).collect::<Vec<_>>(), vec![1, 2, 4, 3, 5]);
+    let place = |id: i64| match id {
+        1 => Some(("s".to_owned(), 10)),
+        2 => Some(("t".to_owned(), 11)),
+        3 => Some(("s".to_owned(), 13)),
+        4 => Some(("s".to_owned(), 11)),
+        _ => None,
+    };
+    let lifted = lift_neighbours(fused.clone(), place);
+    assert_eq!(lifted.iter().map(|f| f.0).collect::<Vec<_>>(), vec![1, 4, 2, 3, 5]);
+    // 4 gained a share of 1's score, and kept how it was found; 1 gained a share of 4's.
+    let score = |list: &[(i64, Matched, f64)], id: i64| list.iter().find(|f| f.0 == id).map(|f| (f.1, f.2)).unwrap();
+    let (how, s4) = score(&lifted, 4);
+    assert_eq!(how, Matched::Meaning);
+    assert!((s4 - (score(&fused, 4).1 + NEIGHBOUR_SHARE * score(&fused, 1).1)).abs() < 1e-12);
+    assert!((score(&lifted, 1).1 - (score(&fused, 1).1 + NEIGHBOUR_SHARE * score(&fused, 4).1)).abs() < 1e-12);
+    // Not next to another candidate (another session, two turns away, no place): unchanged.
+    for id in [2, 3, 5] {
+        assert_eq!(score(&lifted, id), score(&fused, id));
+    }
+    // Nothing placed: the fused order exactly.
+    assert_eq!(lift_neighbours(fused.clone(), |_| None), fused);
+}
+
+#[test]
 fn a_first_chunk_carries_the_end_of_the_turn_before() {
     assert_eq!(with_context("", "yes, every hour"), "yes, every hour");
     assert_eq!(

@@ -21,6 +21,7 @@ use std::fmt;
 use tokenizers::pipeline::{EncodeOptions, Override, PipelineTokenizer};
 use tokenizers::{TruncationDirection, TruncationParams, TruncationStrategy};
 
+pub mod query;
 #[cfg(target_arch = "wasm32")]
 mod worker;
 

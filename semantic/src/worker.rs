@@ -36,3 +36,9 @@ impl SemanticEmbedder {
         Ok(self.inner.embed(&texts)?.concat())
     }
 }
+
+/// The words part of a search by words and meaning: `query` without its stop words ([`crate::query`]).
+#[wasm_bindgen(js_name = queryWords)]
+pub fn query_words(query: &str) -> String {
+    crate::query::query_words(query)
+}

@@ -7,11 +7,14 @@
 //   {type:"load", id, base_url:"…/", model:"all-MiniLM-L6-v2"}
 //     → {type:"progress", id, loaded, total}*   (bytes, while downloading; total 0 if unknown)
 //     → {type:"loaded", id, from_cache, load_ms, dims:384} | {type:"error", id, message}
-//   {type:"embed", id, texts:[string…]}
-//     → {type:"vectors", id, dims, vectors: Float32Array(texts.length * dims)} | {type:"error", id, message}
+//   {type:"embed", id, texts:[string…], query?:true}
+//     → {type:"vectors", id, dims, vectors: Float32Array(texts.length * dims), words?:[string…]}
+//       | {type:"error", id, message}
+//     With `query`, the texts are search queries: `words` gives each without its stop words, for the
+//     words part of the search (semantic/src/query.rs; the list lives here, not in the storage worker).
 // Messages are handled one at a time, in order, so an embed sent right after a load waits for it.
 // A load may also carry `max_batch` (texts per forward pass, default 8; for measurements).
-import init, { SemanticEmbedder } from './semantic.js';
+import init, { SemanticEmbedder, queryWords } from './semantic.js';
 
 const MODEL_ID = 'all-MiniLM-L6-v2';
 const FILES = ['config.json', 'tokenizer.json', 'model.safetensors'];
@@ -75,7 +78,7 @@ async function load({ id, base_url: baseUrl, model, max_batch: maxBatch }) {
   reply({ type: 'loaded', id, from_cache: fromCache, load_ms: performance.now() - started, dims: embedder.dims() });
 }
 
-async function embed({ id, texts }) {
+async function embed({ id, texts, query }) {
   if (!embedder) {
     return reply({ type: 'error', id, message: 'The embedding model is not loaded yet: send a "load" message first (turn semantic recall on in Settings).' });
   }
@@ -88,7 +91,8 @@ async function embed({ id, texts }) {
   } catch (e) {
     throw new Error(`Could not embed the texts: ${e?.message ?? e}`);
   }
-  reply({ type: 'vectors', id, dims: embedder.dims(), vectors }, [vectors.buffer]);
+  const words = query ? { words: texts.map((t) => queryWords(t)) } : {};
+  reply({ type: 'vectors', id, dims: embedder.dims(), vectors, ...words }, [vectors.buffer]);
 }
 
 /** models/<model>/ in OPFS, or null where OPFS is unavailable (then every load downloads). */

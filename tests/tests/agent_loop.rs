@@ -183,8 +183,8 @@ impl ToolHost for Meaning {
     async fn call(&self, call: &ToolCall) -> ToolOutcome {
         ToolOutcome::text(format!("unknown tool {}", call.name), false)
     }
-    async fn embed_query(&self, text: &str) -> Option<Vec<f32>> {
-        Some(meaning_vector(text))
+    async fn embed_query(&self, text: &str) -> Option<(Vec<f32>, String)> {
+        Some((meaning_vector(text), text.to_owned()))
     }
 }
 

@@ -42,8 +42,9 @@ pub trait ToolHost {
     /// Runs a call already allowed to run.
     async fn call(&self, call: &ToolCall) -> ToolOutcome;
     /// The embedding of a `conversation_recall` search's query, when recall by meaning is on here
-    /// (unit length, of the archive's semantic model); `None`: the search is by words alone.
-    async fn embed_query(&self, _text: &str) -> Option<Vec<f32>> {
+    /// (unit length, of the archive's semantic model), and the words to search for with it (the query
+    /// without its stop words, as the model's worker gives them); `None`: the search is by words alone.
+    async fn embed_query(&self, _text: &str) -> Option<(Vec<f32>, String)> {
         None
     }
 }

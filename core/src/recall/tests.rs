@@ -454,3 +454,47 @@ fn call_signatures() {
         "w(content=\"xxxxxxxxxx…\")"
     );
 }
+
+/// A source that records the text each search asked for, and whether by meaning too.
+struct Recording<'a> {
+    inner: &'a TestArchive,
+    asked: std::cell::RefCell<Vec<(String, bool)>>,
+}
+
+impl RecallSource for Recording<'_> {
+    fn search(&self, query: &SearchQuery) -> crate::Result<Vec<SearchHit>> {
+        self.asked.borrow_mut().push((query.text.clone(), false));
+        self.inner.search(query)
+    }
+    fn search_hybrid(&self, query: &SearchQuery, _vector: &[f32]) -> crate::Result<Vec<SearchHit>> {
+        self.asked.borrow_mut().push((query.text.clone(), true));
+        self.inner.search(query)
+    }
+    fn turns_range(&self, session_id: &str, start: i64, end: i64) -> crate::Result<Vec<Turn>> {
+        self.inner.turns_range(session_id, start, end)
+    }
+    fn tool_executions(&self, session_id: &str, tool_name: &str, limit: usize) -> crate::Result<Vec<ToolExecution>> {
+        self.inner.tool_executions(session_id, tool_name, limit)
+    }
+    fn session(&self, session_id: &str) -> crate::Result<Session> {
+        self.inner.session(session_id)
+    }
+    fn tasks(&self, session_id: &str) -> crate::Result<Vec<TaskRecord>> {
+        self.inner.tasks(session_id)
+    }
+}
+
+#[test]
+fn by_meaning_the_words_part_is_the_words_the_host_gave() {
+    let archive = archive();
+    let source = Recording { inner: &archive, asked: Default::default() };
+    let args = r#"{"action":"search","query":"what did we do about the refresh token"}"#;
+    let context = RecallContext { query_vector: Some((vec![0.0; 4], "refresh token".into())), ..Default::default() };
+    let out = run_recall_with(&source, "s1", args, &context);
+    assert!(out.contains("refresh"), "{out}");
+    assert_eq!(source.asked.borrow().first(), Some(&("refresh token".to_owned(), true)));
+    // By words alone, the query as the model wrote it.
+    source.asked.borrow_mut().clear();
+    run_recall_with(&source, "s1", args, &RecallContext::default());
+    assert_eq!(source.asked.borrow().first(), Some(&("what did we do about the refresh token".to_owned(), false)));
+}

@@ -1,5 +1,7 @@
 //! Hybrid search: the full-text ranking (`search.rs`) and the nearest vectors (`vectors.rs`) fused by
-//! reciprocal rank (`semantic::fuse`), with the same scope, roles and limit. Without a query vector,
+//! reciprocal rank (`semantic::fuse`), with the same scope, roles and limit; then a candidate next to
+//! a better one in its session (the turn before or after) takes a share of its score
+//! (`semantic::lift_neighbours`; one query reads where the candidates are). Without a query vector,
 //! or while the index holds none, it is the full-text search exactly.
 
 use super::rows::parse_role;
@@ -33,7 +35,10 @@ impl Store {
         let mut by_id: Vec<Option<SearchHit>> = lexical.into_iter().map(Some).collect();
         let mut titles: HashMap<String, String> = HashMap::new();
         let mut hits = Vec::with_capacity(limit);
-        for (id, matched, score) in semantic::fuse(&lexical_ids, &near_ids).into_iter().take(limit) {
+        let fused = semantic::fuse(&lexical_ids, &near_ids);
+        let places = self.places(&fused)?;
+        let fused = semantic::lift_neighbours(fused, |id| places.get(&id).cloned());
+        for (id, matched, score) in fused.into_iter().take(limit) {
             let hit = match by_id.iter_mut().find(|h| h.as_ref().is_some_and(|h| h.turn_id == id)) {
                 Some(hit) => hit.take(),
                 None => self.meaning_hit(id, &mut titles)?,
@@ -43,6 +48,16 @@ impl Store {
             }
         }
         Ok(hits)
+    }
+
+    /// Where each candidate is: its session and turn number, in one query for them all (the ids are
+    /// integers of our own, written into the statement as the snippets' are).
+    fn places(&self, fused: &[(i64, Matched, f64)]) -> Result<HashMap<i64, (String, i64)>> {
+        let ids = fused.iter().map(|f| f.0.to_string()).collect::<Vec<String>>().join(",");
+        self.conn
+            .prepare(&format!("SELECT id, session_id, turn_number FROM turns WHERE id IN ({ids})"))
+            .and_then(|mut s| s.query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?.collect())
+            .context("reading where the hits are")
     }
 
     /// A hit for turn `id`, found by meaning: its opening words as the snippet, nothing highlighted.

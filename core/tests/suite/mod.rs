@@ -51,6 +51,7 @@ macro_rules! store_cases {
             attachments_export_and_import_byte_for_byte,
             a_paraphrase_is_found_by_meaning_and_marked_so,
             semantic_search_keeps_to_scope_and_fork_points,
+            the_reply_next_to_a_strong_hit_ranks_with_it,
             vectors_go_with_their_turn_and_a_fork_keeps_its_copies,
             a_model_change_reindexes_and_indexing_resumes_where_it_stopped,
             long_turns_are_embedded_in_chunks_and_changed_text_again,

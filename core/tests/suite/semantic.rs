@@ -85,6 +85,35 @@ pub fn a_paraphrase_is_found_by_meaning_and_marked_so(store: &mut Store) {
     assert_eq!(plain, store.search(&q).unwrap());
 }
 
+pub fn the_reply_next_to_a_strong_hit_ranks_with_it(store: &mut Store) {
+    // The question (turn 1) matches the search by words and by meaning; its answer (turn 2) shares
+    // no word with the search and is only a fair match by meaning. Other sessions: a turn close in
+    // meaning with none of the words, and one with one of the words but about something else.
+    let s = session(store, "w");
+    store.append_turn(&s, &NewTurn::user("When do we deploy to production?")).unwrap();
+    store.append_turn(&s, &NewTurn::assistant("On Fridays, once the postgres schema migrations ran.")).unwrap();
+    let t = session(store, "w");
+    store.append_turn(&t, &NewTurn::user("We ship the release as a rollout.")).unwrap();
+    let u = session(store, "w");
+    store
+        .append_turn(&u, &NewTurn::user("The production database: postgres schema migrations for the orm and sql."))
+        .unwrap();
+    index_all(store, 8);
+    let q = SearchQuery { limit: 10, ..SearchQuery::new("deploy production", SearchScope::All) };
+    let found: Vec<(String, i64, Matched)> = store
+        .search_hybrid(&q, Some(&embed("deploy production")))
+        .unwrap()
+        .into_iter()
+        .map(|h| (h.session_id, h.turn_number, h.matched))
+        .collect();
+    let at = |i: usize| found.get(i).map(|h| (h.0.as_str(), h.1, h.2));
+    assert_eq!(at(0), Some((s.as_str(), 1, Matched::Both)), "{found:?}");
+    // Without its neighbour it would rank last of the four; next to the best hit it comes second.
+    assert_eq!(at(1), Some((s.as_str(), 2, Matched::Meaning)), "the answer comes right after its question: {found:?}");
+    assert_eq!(at(2), Some((t.as_str(), 1, Matched::Meaning)), "{found:?}");
+    assert_eq!(at(3), Some((u.as_str(), 1, Matched::Words)), "{found:?}");
+}
+
 pub fn semantic_search_keeps_to_scope_and_fork_points(store: &mut Store) {
     let a = session(store, "alpha");
     store.append_turn(&a, &NewTurn::user("postgres schema migrations are run by hand")).unwrap();

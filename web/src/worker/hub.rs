@@ -376,11 +376,15 @@ impl Hub {
             Op::Search(c) if self.semantic.ready() => {
                 let (hub, id) = (self.clone(), req.id);
                 wasm_bindgen_futures::spawn_local(async move {
-                    let vector = hub.semantic.embed_query(&c.query.text).await;
+                    // The words part searches for the query without its stop words.
+                    let (query, vector) = match hub.semantic.embed_query(&c.query.text).await {
+                        Some((vector, text)) => (cowork_core::SearchQuery { text, ..c.query.clone() }, Some(vector)),
+                        None => (c.query.clone(), None),
+                    };
                     let result = match hub.archive.try_borrow() {
                         Ok(archive) => match archive.as_ref() {
                             Some((store, _)) => {
-                                c.answer(store.search_hybrid(&c.query, vector.as_deref()).map_err(Problem::from))
+                                c.answer(store.search_hybrid(&query, vector.as_deref()).map_err(Problem::from))
                             }
                             None => Err(Problem::new(ErrorKind::Storage, CLOSED)),
                         },

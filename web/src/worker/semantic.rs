@@ -64,10 +64,13 @@ impl SemanticRunner {
         self.model.borrow().is_some()
     }
 
-    /// `text`'s embedding, or `None` when the model is not loaded or fails (the search is then lexical).
-    pub async fn embed_query(&self, text: &str) -> Option<Vec<f32>> {
+    /// A search query's embedding and the words to search for with it (the query without its stop
+    /// words: the list is in the model's worker), or `None` when the model is not loaded or fails (the
+    /// search is then lexical, with the query as typed).
+    pub async fn embed_query(&self, text: &str) -> Option<(Vec<f32>, String)> {
         let model = self.model.borrow().clone()?;
-        model.workers[0].embed(&[text.to_owned()]).await.ok()?.into_iter().next()
+        let (mut vectors, words) = model.workers[0].ask_embed(&[text.to_owned()], true).await.ok()?;
+        Some((vectors.pop()?, words.as_string().unwrap_or_else(|| text.to_owned())))
     }
 }
 
@@ -315,8 +318,15 @@ impl ModelWorker {
 
     /// The unit vectors of `texts`, in order.
     async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
+        Ok(self.ask_embed(texts, false).await?.0)
+    }
+
+    /// The unit vectors of `texts`, in order; with `query`, also the first text's words to search for
+    /// (the worker's answer's `words[0]`; undefined without).
+    async fn ask_embed(&self, texts: &[String], query: bool) -> Result<(Vec<Vec<f32>>, JsValue), String> {
         let msg = js_sys::Object::new();
         set(&msg, "type", &"embed".into());
+        set(&msg, "query", &query.into());
         let list = js_sys::Array::new();
         for t in texts {
             list.push(&t.into());
@@ -328,7 +338,8 @@ impl ModelWorker {
         if dims == 0 || flat.len() != dims * texts.len() {
             return Err(format!("the model answered {} numbers for {} texts", flat.len(), texts.len()));
         }
-        Ok(flat.chunks(dims).map(<[f32]>::to_vec).collect())
+        let words = js_sys::Reflect::get_u32(&get(&answer, "words"), 0).unwrap_or(JsValue::UNDEFINED);
+        Ok((flat.chunks(dims).map(<[f32]>::to_vec).collect(), words))
     }
 }
 

@@ -92,7 +92,7 @@ impl WorkerTools {
 }
 
 impl ToolHost for WorkerTools {
-    async fn embed_query(&self, text: &str) -> Option<Vec<f32>> {
+    async fn embed_query(&self, text: &str) -> Option<(Vec<f32>, String)> {
         match &self.semantic {
             Some(semantic) if semantic.ready() => semantic.embed_query(text).await,
             _ => None,

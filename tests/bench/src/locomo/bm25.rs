@@ -9,18 +9,9 @@ pub const K1: f64 = 1.2;
 /// Length normalisation.
 pub const B: f64 = 0.75;
 
-/// A small fixed English stop-word list (function words, question words, auxiliaries, and the
-/// pieces "'s", "n't" and "'d" split off as tokens).
-pub const STOP_WORDS: &[&str] = &[
-    "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "been", "before", "being",
-    "both", "but", "by", "can", "could", "d", "did", "do", "does", "doing", "during", "each", "for", "from", "had",
-    "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it",
-    "its", "just", "ll", "me", "might", "more", "most", "my", "no", "nor", "not", "of", "on", "once", "only", "or",
-    "other", "our", "ours", "out", "over", "own", "re", "s", "same", "she", "should", "so", "some", "such", "t",
-    "than", "that", "the", "their", "theirs", "them", "then", "there", "these", "they", "this", "those", "through",
-    "to", "too", "under", "until", "up", "us", "ve", "very", "was", "we", "were", "what", "when", "where", "which",
-    "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours",
-];
+/// The stop words of the second form of each question: the list the model's worker takes out of a
+/// hybrid search's words part (`cowork_semantic::query`), so both forms measure the same list.
+pub use cowork_semantic::query::STOP_WORDS;
 
 /// Lowercase runs of letters and digits; everything else separates them.
 pub fn tokens(text: &str) -> Vec<String> {

@@ -8,6 +8,7 @@
 use super::bm25::{without_stop_words, Bm25};
 use cowork_core::store::Store;
 use cowork_core::{Result, SearchQuery, SearchScope};
+use cowork_semantic::query::query_words;
 use cowork_semantic::Embedder;
 use std::collections::HashMap;
 
@@ -52,8 +53,8 @@ pub enum Retriever {
     Lexical,
     /// Textbook Okapi BM25 over the workspace's turns.
     Bm25,
-    /// `Store::search_hybrid` as `conversation_recall` calls it with recall by meaning on: the same
-    /// query, with its embedding by the app's model (all-MiniLM-L6-v2).
+    /// `Store::search_hybrid` as `conversation_recall` calls it with recall by meaning on: the query
+    /// embedded by the app's model (all-MiniLM-L6-v2), its words without stop words.
     Hybrid,
     /// The same with no words to match: the ranking of the vectors alone (for comparison).
     Meaning,
@@ -86,8 +87,10 @@ impl Retriever {
                 .unwrap_or_default()),
             Retriever::Hybrid | Retriever::Meaning => {
                 let vector = ctx.embed(text)?;
-                let words = if self == Retriever::Hybrid { text } else { "" };
-                let hits = ctx.store.search_hybrid(&recall_query(words, workspace), Some(&vector))?;
+                // The words part is what the model's worker answers with the embedding: the query
+                // without its stop words (`cowork_semantic::query`, as `conversation_recall` gets it).
+                let words = if self == Retriever::Hybrid { query_words(text) } else { String::new() };
+                let hits = ctx.store.search_hybrid(&recall_query(&words, workspace), Some(&vector))?;
                 Ok(hits.into_iter().map(|h| h.turn_id).collect())
             }
         }
