@@ -175,9 +175,11 @@ test('a phone: drawer, model name, one-line composer, attach, switch model, edit
   await fits(page, 'the drawer', '.sidebar');
   await page.mouse.click(PHONE.width - 20, PHONE.height / 2); // beside the drawer
   await drawer.waitFor({ state: 'hidden' });
-  // Esc closes it too (with a keyboard attached), and the focus goes back to the button that opens it.
+  // Opened, it takes the focus (a keyboard goes on inside it); Esc closes it (with a keyboard attached),
+  // and the focus goes back to the button that opens it.
   await page.getByRole('button', { name: 'Sessions' }).tap();
   await drawer.waitFor();
+  await page.waitForFunction(() => document.activeElement?.classList.contains('new-session'));
   await page.keyboard.press('Escape');
   await drawer.waitFor({ state: 'hidden' });
   assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Sessions', 'the focus is on the Sessions button');

@@ -186,7 +186,14 @@ pub fn App(
             <header class="app-header">
                 <button class="header-button sessions-toggle" aria-label="Sessions"
                     aria-expanded=move || dialogs.sidebar_open.get().to_string()
-                    on:click=move |_| dialogs.sidebar_open.update(|o| *o = !*o)>"☰"</button>
+                    on:click=move |_| {
+                        let open = !dialogs.sidebar_open.get_untracked();
+                        dialogs.sidebar_open.set(open);
+                        // The drawer takes the focus once it shows, so a keyboard goes on inside it.
+                        if open {
+                            request_animation_frame(|| focus(".sidebar .new-session"));
+                        }
+                    }>"☰"</button>
                 <h1 class="brand">"Cowork"</h1>
                 <ModelPicker on_choose=Callback::new(move |c| actions::choose(chat, providers, c))
                     on_list=Callback::new(move |id: String| actions::list_models(client, providers, id)) />
