@@ -37,6 +37,19 @@ pub fn query(selector: &str) -> Option<web_sys::Element> {
     }
 }
 
+/// Moves the focus to the first of the app's elements matching `selector`, if there is one.
+pub fn focus(selector: &str) {
+    use wasm_bindgen::JsCast;
+    if let Some(el) = query(selector) {
+        let _ = el.unchecked_into::<web_sys::HtmlElement>().focus();
+    }
+}
+
+/// [`focus`], once the view has rendered what `selector` finds (the next frame).
+pub fn focus_later(selector: &'static str) {
+    leptos::prelude::request_animation_frame(move || focus(selector));
+}
+
 /// The focused element within the app's part of the page.
 pub fn active_element() -> Option<web_sys::Element> {
     let root = ROOT.with(|r| r.borrow().clone());

@@ -124,7 +124,7 @@ pub fn App(
             Shortcut::CloseOrStop if dialogs.any_open() => dialogs.close_all(),
             // The phone's sessions drawer closes after what was opened from it, and gives the focus back.
             Shortcut::CloseOrStop if dialogs.sidebar_open.get_untracked() => {
-                focus(".sessions-toggle");
+                crate::dom::focus(".sessions-toggle");
                 dialogs.sidebar_open.set(false)
             }
             Shortcut::CloseOrStop if chat.busy.get_untracked() && chat.approval.with_untracked(Option::is_none) => {
@@ -191,7 +191,7 @@ pub fn App(
                         dialogs.sidebar_open.set(open);
                         // The drawer takes the focus once it shows, so a keyboard goes on inside it.
                         if open {
-                            request_animation_frame(|| focus(".sidebar .new-session"));
+                            crate::dom::focus_later(".sidebar .new-session");
                         }
                     }>"☰"</button>
                 <h1 class="brand">"Cowork"</h1>
@@ -259,15 +259,7 @@ fn start_new_session(chat: ChatState, dialogs: DialogState) {
 
 /// Puts the cursor in the message box.
 fn focus_composer() {
-    focus("#composer-input")
-}
-
-/// Moves the focus to the app's element that `selector` finds.
-fn focus(selector: &str) {
-    use wasm_bindgen::JsCast;
-    if let Some(el) = crate::dom::query(selector) {
-        let _ = el.unchecked_into::<web_sys::HtmlElement>().focus();
-    }
+    crate::dom::focus("#composer-input")
 }
 
 /// The UI's handle on the archive (a storage worker client; `None` where none could start, natively

@@ -296,10 +296,7 @@ pub fn SettingsDialog(
         };
         ev.prevent_default();
         section.set(all[next]);
-        if let Some(el) = crate::dom::query(&format!("#settings-tab-{}", all[next].key())) {
-            use wasm_bindgen::JsCast;
-            let _ = el.unchecked_into::<web_sys::HtmlElement>().focus();
-        }
+        crate::dom::focus(&format!("#settings-tab-{}", all[next].key()));
     };
     view! {
         <Show when=move || dialogs.settings_open.get()>

@@ -364,7 +364,7 @@ fn SessionRow(
                     let opening = next.is_some();
                     dialogs.menu.set(next);
                     if opening {
-                        focus_later(".session-menu [role=menuitem]");
+                        crate::dom::focus_later(".session-menu [role=menuitem]");
                     }
                 }>"⋯"</button>
             <Show when=menu_open>
@@ -372,7 +372,7 @@ fn SessionRow(
                     <button role="menuitem" on:click=move |_| {
                         dialogs.menu.set(None);
                         dialogs.renaming.set(Some(id.get_value()));
-                        focus_later(".session-row input.rename");
+                        crate::dom::focus_later(".session-row input.rename");
                     }>"Rename"</button>
                     <button role="menuitem" on:click=move |_| { let t = target(); let at_turn = state.sessions.with_untracked(|all| all.iter().find(|s| s.id == t).map_or(0, |s| s.turn_count)); act(SessionAction::Fork { id: t, at_turn }) }>"Fork"</button>
                     <button role="menuitem" on:click=move |_| act(SessionAction::Export { id: target(), format: ExportFormat::Jsonl })>"Export (JSON Lines)"</button>
@@ -386,16 +386,6 @@ fn SessionRow(
             </Show>
         </li>
     }
-}
-
-/// Focuses the first element matching `selector` once the view has rendered it.
-fn focus_later(selector: &'static str) {
-    request_animation_frame(move || {
-        use wasm_bindgen::JsCast;
-        if let Some(el) = crate::dom::query(selector) {
-            let _ = el.unchecked_into::<web_sys::HtmlElement>().focus();
-        }
-    });
 }
 
 /// The session menu's keys: arrows and Home/End move between its items, Esc closes it.
