@@ -72,7 +72,7 @@ fn every_case_of_the_suite_is_listed_and_runs_on_both_backends() {
          them; add each to the list:\n  {}",
         unlisted.join("\n  ")
     );
-    for runner in ["store_native.rs", "store_opfs.rs"] {
+    for runner in ["store_native.rs", "store_opfs.rs", "store_joined.rs"] {
         let text = std::fs::read_to_string(dir.join(runner)).expect("read a store runner");
         assert!(
             text.lines().any(|l| l.starts_with("store_cases!(") && !l.contains("listed")),

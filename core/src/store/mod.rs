@@ -23,9 +23,13 @@ mod export_chatgpt;
 mod foreign;
 mod hybrid;
 mod import;
+mod joined;
 mod jsonl;
 #[cfg(target_arch = "wasm32")]
 pub mod opfs;
+// SQLite's C VFS interface: the one module allowed `unsafe`.
+#[allow(unsafe_code)]
+mod join_vfs;
 mod query;
 mod rows;
 mod schema;
@@ -150,6 +154,17 @@ fn configure(conn: &Connection) -> Result<()> {
     // BENCHMARKS.md.
     conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
         .context("configuring the archive")
+}
+
+/// Puts the layer the browser's storage uses to join a file's back-to-back writes (`join_vfs.rs`) over
+/// SQLite's own file VFS, and returns its VFS name: tests open `file:PATH?vfs=NAME` to run an archive
+/// through it natively.
+#[cfg(not(target_arch = "wasm32"))]
+#[doc(hidden)]
+pub fn join_writes_natively() -> Result<&'static str> {
+    // SQLite's unix VFS takes at most 128 KB a write (its `seekAndWrite`).
+    join_vfs::register(c"unix", (128 << 10) - 1, false)?;
+    Ok(join_vfs::NAME.to_str().expect("an ASCII name"))
 }
 
 /// The SQLite library version in use (e.g. "3.50.4").

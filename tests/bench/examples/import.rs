@@ -1,7 +1,7 @@
 //! The import benchmark, natively: a generated 100 MB ChatGPT export (5,000 conversations) imported
 //! into a file archive with `Store::import_foreign`, timed, with the peak resident memory above what
 //! was resident before (the input included: Linux's `VmHWM`, reset first) beside the largest
-//! conversation's size. (The workspace forbids `unsafe`, so no counting allocator.)
+//! conversation's size. (The workspace denies `unsafe`, so no counting allocator.)
 //!
 //!     cargo run --release -p cowork-bench --example import -- [conversations] [megabytes]
 //!
