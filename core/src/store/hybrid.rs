@@ -1,7 +1,8 @@
 //! Hybrid search: the full-text ranking (`search.rs`) and the nearest vectors (`vectors.rs`) fused by
 //! reciprocal rank (`semantic::fuse`), with the same scope, roles and limit; then a candidate next to
 //! a better one in its session (the turn before or after) takes a share of its score
-//! (`semantic::lift_neighbours`; one query reads where the candidates are). Without a query vector,
+//! (`semantic::lift_neighbours`), and every candidate a share of the best score in its session
+//! (`semantic::lift_sessions`; one query reads where the candidates are). Without a query vector,
 //! or while the index holds none, it is the full-text search exactly.
 
 use super::rows::parse_role;
@@ -38,6 +39,7 @@ impl Store {
         let fused = semantic::fuse(&lexical_ids, &near_ids);
         let places = self.places(&fused)?;
         let fused = semantic::lift_neighbours(fused, |id| places.get(&id).cloned());
+        let fused = semantic::lift_sessions(fused, |id| places.get(&id).map(|p| p.0.clone()));
         for (id, matched, score) in fused.into_iter().take(limit) {
             let hit = match by_id.iter_mut().find(|h| h.as_ref().is_some_and(|h| h.turn_id == id)) {
                 Some(hit) => hit.take(),
