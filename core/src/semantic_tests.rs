@@ -134,3 +134,27 @@ fn a_first_chunk_carries_the_end_of_the_turn_before() {
     assert!(tail.chars().count() <= CONTEXT_CHARS && tail.ends_with("the end of it") && tail.starts_with("word"));
     assert_eq!(context_tail("  short  "), "short");
 }
+
+#[test]
+fn candidates_in_the_session_of_a_strong_hit_rise_above_weaker_ones_elsewhere() {
+    // 1 (both lists) and 3 are in session "s", far apart; 2 is in "t"; 4 has no known place.
+    let fused = fuse(&[1, 2, 3, 4], &[1]);
+    assert_eq!(fused.iter().map(|f| f.0).collect::<Vec<_>>(), vec![1, 2, 3, 4]);
+    let session = |id: i64| match id {
+        1 | 3 => Some("s".to_owned()),
+        2 => Some("t".to_owned()),
+        _ => None,
+    };
+    let lifted = lift_sessions(fused.clone(), session);
+    assert_eq!(lifted.iter().map(|f| f.0).collect::<Vec<_>>(), vec![1, 3, 2, 4]);
+    let score = |list: &[(i64, Matched, f64)], id: i64| list.iter().find(|f| f.0 == id).map(|f| (f.1, f.2)).unwrap();
+    let best = score(&fused, 1).1;
+    // Each adds a share of its session's best score (the best one its own), and keeps how it was found.
+    assert!((score(&lifted, 1).1 - best * (1.0 + SESSION_SHARE)).abs() < 1e-12);
+    assert!((score(&lifted, 3).1 - (score(&fused, 3).1 + SESSION_SHARE * best)).abs() < 1e-12);
+    assert!((score(&lifted, 2).1 - score(&fused, 2).1 * (1.0 + SESSION_SHARE)).abs() < 1e-12);
+    assert_eq!(score(&lifted, 3).0, Matched::Words);
+    assert_eq!(score(&lifted, 4), score(&fused, 4), "no known session: unchanged");
+    // Nothing placed: the fused order exactly.
+    assert_eq!(lift_sessions(fused.clone(), |_| None), fused);
+}

@@ -440,6 +440,36 @@ fn an_archive_indexed_before_text_files_were_embedded_embeds_them_after_the_upgr
 }
 
 #[test]
+fn a_version_12_archive_is_indexed_again_with_stemming() {
+    let db = TempDb::new("migrate-v12");
+    let sid = {
+        let mut store = Store::open_at_version(db.path(), 12).unwrap();
+        let s = store.create_session(&NewSession::new("w")).unwrap().id;
+        store.append_turn(&s, &NewTurn::user("I started researching ceramic glazes")).unwrap();
+        store.append_turn(&s, &NewTurn::assistant("Which glaze recipes worked?")).unwrap();
+        assert!(store.search(&SearchQuery::new("research", SearchScope::All)).unwrap().is_empty(), "v12: exact words");
+        s
+    };
+    let mut store = Store::open(db.path()).unwrap();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    let numbers = |store: &Store, text: &str| -> Vec<i64> {
+        store.search(&SearchQuery::new(text, SearchScope::All)).unwrap().iter().map(|h| h.turn_number).collect()
+    };
+    assert_eq!(numbers(&store, "research"), [1], "the old turns are indexed again, stemmed");
+    let mut glaze = numbers(&store, "glaze");
+    glaze.sort_unstable();
+    assert_eq!(glaze, [1, 2], "glazes and glaze");
+    // New turns are indexed stemmed too, and the index matches the turns.
+    store.append_turn(&sid, &NewTurn::user("The researcher replied")).unwrap();
+    assert_eq!(numbers(&store, "researched").len(), 2);
+    store
+        .connection()
+        .execute("INSERT INTO turns_fts(turns_fts, rank) VALUES ('integrity-check', 1)", [])
+        .expect("the full-text index matches the turns");
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+}
+
+#[test]
 fn a_version_1_archive_is_upgraded_in_place() {
     let db = TempDb::new("migrate");
     std::fs::copy(fixture("archive-v1.db"), &db.0).unwrap();

@@ -1,7 +1,8 @@
 //! Hybrid search: the full-text ranking (`search.rs`) and the nearest vectors (`vectors.rs`) fused by
 //! reciprocal rank (`semantic::fuse`), with the same scope, roles and limit; then a candidate next to
 //! a better one in its session (the turn before or after) takes a share of its score
-//! (`semantic::lift_neighbours`; one query reads where the candidates are). Without a query vector,
+//! (`semantic::lift_neighbours`), and every candidate a share of the best score in its session
+//! (`semantic::lift_sessions`; one query reads where the candidates are). Without a query vector,
 //! or while the index holds none, it is the full-text search exactly.
 
 use super::rows::parse_role;
@@ -15,6 +16,12 @@ use std::collections::HashMap;
 /// A hit found by meaning alone must be at least this similar to the query (cosine): below it,
 /// nearest neighbours are whatever happens to be least unrelated.
 pub const MIN_SIMILARITY: f32 = 0.2;
+/// How many of the nearest turns are candidates (those at least [`MIN_SIMILARITY`] similar): more than
+/// a search returns, so that the rules after the fusion (a neighbour's or the session's share) can
+/// lift one that is far down the vector ranking. Tuned on LoCoMo's conversations 0–4 (BENCHMARKS.md):
+/// 200 raised hybrid recall at 25 by 1.0 point there (1.3 on the held-out 5–9) over 50, a search's
+/// most hits; 100 and 150 gained less, 300 and more no more (the similarity floor ends the list).
+pub const NEAREST_CANDIDATES: usize = 200;
 /// Characters of a turn shown for a hit found by meaning (it has no matched words to centre on).
 const MEANING_SNIPPET_CHARS: usize = 160;
 
@@ -26,7 +33,7 @@ impl Store {
         let limit = q.limit.clamp(1, MAX_SEARCH_LIMIT);
         let lexical = self.search(&SearchQuery { limit: MAX_SEARCH_LIMIT, ..q.clone() })?;
         let near: Vec<(i64, f32)> = self
-            .nearest(q, vector, MAX_SEARCH_LIMIT)?
+            .nearest(q, vector, NEAREST_CANDIDATES)?
             .into_iter()
             .filter(|&(_, similarity)| similarity >= MIN_SIMILARITY)
             .collect();
@@ -38,6 +45,7 @@ impl Store {
         let fused = semantic::fuse(&lexical_ids, &near_ids);
         let places = self.places(&fused)?;
         let fused = semantic::lift_neighbours(fused, |id| places.get(&id).cloned());
+        let fused = semantic::lift_sessions(fused, |id| places.get(&id).map(|p| p.0.clone()));
         for (id, matched, score) in fused.into_iter().take(limit) {
             let hit = match by_id.iter_mut().find(|h| h.as_ref().is_some_and(|h| h.turn_id == id)) {
                 Some(hit) => hit.take(),

@@ -8,10 +8,24 @@
 //! between balanced double quotes is one phrase. A possessive `'s` ends an unquoted word
 //! (`Caroline's` is the term `Caroline`, as the question means it; unicode61 would read it as the
 //! phrase "caroline s"). [`Terms::all`] and [`Terms::any`] join every term, [`Terms::any_of`] some of
-//! them; [`Terms::term`] is one term alone (the search counts each term's matches).
+//! them; [`Terms::term`] is one term alone (the search counts each term's matches). The index and
+//! queries are stemmed alike (FTS5's `porter`), so "researching" finds "research"; a prefix for
+//! search-as-you-type also matches the stems of the words it may begin ([`STEM_REACH`]).
 
 /// At most this many terms are used; the rest of a very long query is ignored.
 pub const MAX_TERMS: usize = 32;
+
+/// How many characters shorter than a search-as-you-type word its stems may be. The index holds
+/// words stemmed (FTS5's `porter`: "running" as "run", "happiness" as "happi", "caring" as "care"),
+/// so a word typed part way ("runn", "happin", "cari") is no prefix of its stem. The typed word is
+/// therefore also matched as its forms up to this many characters shorter, and each with an `e`
+/// added: "runn" finds "run" (running), "cari" finds "care" (caring), "happines" finds "happi". Each
+/// form is an exact term, so "happin" does not match every word beginning "hap"; a short form can
+/// still be a word of its own ("cari" also finds "car"). Farther from the stem ("relationa", 4 past
+/// "relat") the word is found again once it is typed whole.
+pub const STEM_REACH: usize = 3;
+/// The shortest such form.
+pub const MIN_STEM: usize = 3;
 
 /// The searchable terms of a query, each a phrase of one or more tokens.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,10 +97,30 @@ impl Terms {
         (!parts.is_empty()).then(|| parts.join(" OR "))
     }
 
-    /// Term `i` alone, as an FTS5 expression (`i` must be below [`Terms::len`]).
+    /// Term `i` alone, as an FTS5 expression (`i` must be below [`Terms::len`]). The last term of a
+    /// prefix search is widened to the stems of the words it may begin (see [`STEM_REACH`]).
     pub fn term(&self, i: usize) -> String {
-        let star = if self.prefix_last && i + 1 == self.phrases.len() { "*" } else { "" };
-        format!("\"{}\"{star}", self.phrases[i].join(" "))
+        let phrase = &self.phrases[i];
+        if !(self.prefix_last && i + 1 == self.phrases.len()) {
+            return format!("\"{}\"", phrase.join(" "));
+        }
+        let mut alternatives = vec![format!("\"{}\"*", phrase.join(" "))];
+        let (last, head) = phrase.split_last().expect("a term has a token");
+        let chars: Vec<char> = last.chars().collect();
+        for k in chars.len().saturating_sub(STEM_REACH).max(MIN_STEM)..chars.len() {
+            let cut: String = chars[..k].iter().collect();
+            for stem in [cut.clone(), format!("{cut}e")] {
+                let words: Vec<&str> = head.iter().map(String::as_str).chain([stem.as_str()]).collect();
+                let alternative = format!("\"{}\"", words.join(" "));
+                if !alternatives.contains(&alternative) {
+                    alternatives.push(alternative);
+                }
+            }
+        }
+        match alternatives.len() {
+            1 => alternatives.remove(0),
+            _ => format!("({})", alternatives.join(" OR ")),
+        }
     }
 
     fn join(&self, op: &str) -> Option<String> {

@@ -25,6 +25,7 @@ macro_rules! store_cases {
             content_comes_back_verbatim,
             large_turns_are_stored_whole,
             search_finds_words_phrases_identifiers_and_paths,
+            search_finds_other_forms_of_a_word,
             search_is_scoped_filtered_and_names_session_and_turn,
             reasoning_is_searchable_but_ranked_below_content,
             any_search_string_is_safe,
@@ -172,10 +173,12 @@ pub fn search_finds_words_phrases_identifiers_and_paths(store: &mut Store) {
     assert_eq!(numbers(&search(store, "src/auth.py", all.clone())), [2], "paths");
     assert_eq!(numbers(&search(store, "migrations.sql", all.clone())), [4], "tool-call arguments are searchable");
     assert_eq!(numbers(&search(store, "cafe resume", all.clone())), [5], "diacritics are folded");
-    assert_eq!(numbers(&search(store, "Authent", all.clone())), Vec::<i64>::new(), "no prefix match unless asked");
+    // "Authent" is the stem of "Authentication" (the index stems words), "Authenti" is not.
+    assert_eq!(numbers(&search(store, "Authenti", all.clone())), Vec::<i64>::new(), "no prefix match unless asked");
     let prefix =
-        store.search(&SearchQuery { prefix_last: true, ..SearchQuery::new("Authent", SearchScope::All) }).unwrap();
-    assert_eq!(prefix.iter().map(|h| h.turn_number).collect::<Vec<_>>(), [1], "prefix search for as-you-type");
+        store.search(&SearchQuery { prefix_last: true, ..SearchQuery::new("Authenti", SearchScope::All) }).unwrap();
+    // Its shorter forms (the stems a longer word may have) also find "auth" in src/auth.py, below it.
+    assert_eq!(prefix.first().map(|h| h.turn_number), Some(1), "prefix search for as-you-type: {prefix:?}");
     assert_eq!(numbers(&search(store, "jwt kangaroo", all.clone())), [1], "no turn has both: any term, ranked");
 
     let hits = store.search(&SearchQuery::new("rotate_refresh_token_v2", SearchScope::All)).unwrap();
@@ -183,6 +186,26 @@ pub fn search_finds_words_phrases_identifiers_and_paths(store: &mut Store) {
     assert!(h.snippet.contains("rotate_refresh_token_v2"), "snippet shows the match: {:?}", h.snippet);
     let marked: Vec<&str> = h.highlights.iter().map(|&(a, b)| &h.snippet[a..b]).collect();
     assert_eq!(marked, ["rotate_refresh_token_v2"], "the highlight covers the matched identifier");
+}
+
+pub fn search_finds_other_forms_of_a_word(store: &mut Store) {
+    let sid = session(store, "w");
+    user(store, &sid, "She has been researching pottery glazes since March."); // 1
+    user(store, &sid, "Running every morning keeps me happy."); // 2
+    user(store, &sid, "I was caring for the neighbours' cats."); // 3
+    let all = SearchScope::All;
+    assert_eq!(numbers(&search(store, "research", all.clone())), [1], "a stem finds its inflected form");
+    assert_eq!(numbers(&search(store, "researched glaze", all.clone())), [1], "and another form finds it");
+    assert_eq!(numbers(&search(store, "\"researched pottery\"", all.clone())), [1], "phrases are stemmed too");
+    assert_eq!(numbers(&search(store, "ran", all.clone())), Vec::<i64>::new(), "irregular forms are not");
+    let hits = store.search(&SearchQuery::new("runs", all.clone())).unwrap();
+    let marked: Vec<&str> = hits[0].highlights.iter().map(|&(a, b)| &hits[0].snippet[a..b]).collect();
+    assert_eq!(marked, ["Running"], "the word as written is highlighted");
+    // Search-as-you-type finds a word at every letter typed, past its stem too.
+    for (typed, turn) in [("researchi", 1), ("runn", 2), ("runnin", 2), ("happ", 2), ("cari", 3), ("neighbou", 3)] {
+        let hits = store.search(&SearchQuery { prefix_last: true, ..SearchQuery::new(typed, all.clone()) }).unwrap();
+        assert!(hits.iter().any(|h| h.turn_number == turn), "{typed:?} finds turn {turn}: {hits:?}");
+    }
 }
 
 pub fn search_is_scoped_filtered_and_names_session_and_turn(store: &mut Store) {

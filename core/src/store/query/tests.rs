@@ -13,7 +13,8 @@ fn words_identifiers_paths_and_phrases() {
     check("refresh_token", false, Some(r#""refresh token""#));
     check("src/auth.py", false, Some(r#""src auth py""#));
     check(r#""exact phrase here" rest"#, false, Some(r#""exact phrase here" AND "rest""#));
-    check("migrat", true, Some(r#""migrat"*"#));
+    check("migrat", true, Some(r#"("migrat"* OR "mig" OR "mige" OR "migr" OR "migre" OR "migra" OR "migrae")"#));
+    check("jwt", true, Some(r#""jwt"*"#));
     check("migrat ", true, Some(r#""migrat""#));
     check("auth auth", false, Some(r#""auth""#));
 }
@@ -46,6 +47,22 @@ fn possessives_end_a_word() {
 fn single_terms_and_some_of_them() {
     let t = Terms::parse("jwt src/auth.py migrat", true);
     assert_eq!(t.term(1), r#""src auth py""#);
-    assert_eq!(t.any_of(&[2, 0]).as_deref(), Some(r#""migrat"* OR "jwt""#));
+    assert_eq!(
+        t.any_of(&[2, 0]).as_deref(),
+        Some(r#"("migrat"* OR "mig" OR "mige" OR "migr" OR "migre" OR "migra" OR "migrae") OR "jwt""#)
+    );
     assert_eq!(t.any_of(&[7]), None);
+}
+
+#[test]
+fn a_prefix_also_matches_the_stems_of_the_words_it_may_begin() {
+    // "runn" is "running" typed part way; the index holds it as "run".
+    assert_eq!(Terms::parse("runn", true).term(0), r#"("runn"* OR "run" OR "rune")"#);
+    // Only the last few shorter forms, none under MIN_STEM characters; in a phrase, its last word.
+    let t = Terms::parse("src/happines", true);
+    assert_eq!(
+        t.term(0),
+        r#"("src happines"* OR "src happi" OR "src happie" OR "src happin" OR "src happine" OR "src happinee")"#
+    );
+    assert_eq!(Terms::parse("run", true).term(0), r#""run"*"#);
 }
