@@ -22,7 +22,8 @@ pub const MAX_TERMS: usize = 32;
 /// added: "runn" finds "run" (running), "cari" finds "care" (caring), "happines" finds "happi". Each
 /// form is an exact term, so "happin" does not match every word beginning "hap"; a short form can
 /// still be a word of its own ("cari" also finds "car"). Farther from the stem ("relationa", 4 past
-/// "relat") the word is found again once it is typed whole.
+/// "relat") the word is found again once it is typed whole. Only a word typed part way that no word
+/// of the archive begins with is widened ([`Terms::keep_prefix_as_typed`]).
 pub const STEM_REACH: usize = 3;
 /// The shortest such form.
 pub const MIN_STEM: usize = 3;
@@ -32,6 +33,8 @@ pub const MIN_STEM: usize = 3;
 pub struct Terms {
     phrases: Vec<Vec<String>>,
     prefix_last: bool,
+    /// Whether the last term, a prefix, also matches the stems it may begin ([`STEM_REACH`]).
+    widen_last: bool,
 }
 
 impl Terms {
@@ -68,7 +71,8 @@ impl Terms {
             }
         }
         let ends_in_word = text.chars().last().is_some_and(is_token_char);
-        Terms { phrases, prefix_last: prefix_last && ends_in_word }
+        let prefix_last = prefix_last && ends_in_word;
+        Terms { phrases, prefix_last, widen_last: prefix_last }
     }
 
     /// Whether nothing in the text is searchable (the search then finds nothing).
@@ -97,14 +101,32 @@ impl Terms {
         (!parts.is_empty()).then(|| parts.join(" OR "))
     }
 
+    /// The last term as typed, a prefix, when this is a prefix search whose last term would be
+    /// widened: the search asks whether it matches anything as it is before widening it.
+    pub fn typed_prefix(&self) -> Option<String> {
+        let last = self.phrases.last().filter(|_| self.widen_last)?;
+        Some(format!("\"{}\"*", last.join(" ")))
+    }
+
+    /// Keeps the last term as typed, not widened: some word begins with it, so the stems it might
+    /// also stand for would only rank words it does not begin ("start" for "starte", typed on the way
+    /// to "starter") above the ones it does.
+    pub fn keep_prefix_as_typed(&mut self) {
+        self.widen_last = false;
+    }
+
     /// Term `i` alone, as an FTS5 expression (`i` must be below [`Terms::len`]). The last term of a
-    /// prefix search is widened to the stems of the words it may begin (see [`STEM_REACH`]).
+    /// prefix search is widened to the stems of the words it may begin (see [`STEM_REACH`]), unless
+    /// [`Terms::keep_prefix_as_typed`].
     pub fn term(&self, i: usize) -> String {
         let phrase = &self.phrases[i];
         if !(self.prefix_last && i + 1 == self.phrases.len()) {
             return format!("\"{}\"", phrase.join(" "));
         }
         let mut alternatives = vec![format!("\"{}\"*", phrase.join(" "))];
+        if !self.widen_last {
+            return alternatives.remove(0);
+        }
         let (last, head) = phrase.split_last().expect("a term has a token");
         let chars: Vec<char> = last.chars().collect();
         for k in chars.len().saturating_sub(STEM_REACH).max(MIN_STEM)..chars.len() {

@@ -70,12 +70,17 @@ impl Store {
     /// Ranked full-text search (see the module's doc for which matches are ranked). Any text is safe;
     /// text with nothing searchable finds nothing.
     pub fn search(&self, q: &SearchQuery) -> Result<Vec<SearchHit>> {
-        let terms = Terms::parse(&q.text, q.prefix_last);
+        let mut terms = Terms::parse(&q.text, q.prefix_last);
         let limit = q.limit.clamp(1, MAX_SEARCH_LIMIT);
         if terms.is_empty() {
             return Ok(Vec::new());
         }
         let Some(filter) = self.search_filter(q)? else { return Ok(Vec::new()) };
+        if let Some(typed) = terms.typed_prefix() {
+            if self.matches_any(&typed, &filter).context("searching the archive as you type")? {
+                terms.keep_prefix_as_typed();
+            }
+        }
         match self.plan(&terms, &filter).context(format!("searching the archive for {:?}", q.text))? {
             Some(Plan::All(expr)) => self.ranked(&expr, &filter, false, limit, q),
             Some(Plan::Newest) => {
@@ -88,6 +93,13 @@ impl Store {
             }
             None => Ok(Vec::new()),
         }
+    }
+
+    /// Whether `expr` matches any turn in the filter's rowid range.
+    fn matches_any(&self, expr: &str, filter: &Filter) -> rusqlite::Result<bool> {
+        self.conn
+            .prepare_cached("SELECT 1 FROM turns_fts WHERE turns_fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3 LIMIT 1")?
+            .exists(params![expr, filter.lo, filter.hi])
     }
 
     /// Counts each term's matches (each count stops past the budget) and chooses the candidates;

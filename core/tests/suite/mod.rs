@@ -206,6 +206,14 @@ pub fn search_finds_other_forms_of_a_word(store: &mut Store) {
         let hits = store.search(&SearchQuery { prefix_last: true, ..SearchQuery::new(typed, all.clone()) }).unwrap();
         assert!(hits.iter().any(|h| h.turn_number == turn), "{typed:?} finds turn {turn}: {hits:?}");
     }
+    // A word typed part way that some word begins with is not widened to shorter stems, which would
+    // rank "starts" (stem "start") above "starter" while "starte" is typed.
+    user(store, &sid, "Feed the rye starter twice daily."); // 4
+    user(store, &sid, "The migration starts at the north gate."); // 5
+    for typed in ["rye st", "rye starte", "rye starter"] {
+        let hits = store.search(&SearchQuery { prefix_last: true, ..SearchQuery::new(typed, all.clone()) }).unwrap();
+        assert_eq!(hits.first().map(|h| h.turn_number), Some(4), "{typed:?} keeps the rye starter first: {hits:?}");
+    }
 }
 
 pub fn search_is_scoped_filtered_and_names_session_and_turn(store: &mut Store) {

@@ -13,8 +13,9 @@ import { useServerAndBrowser, openPage, ready, replyDone, send, importFile } fro
 const app = useServerAndBrowser();
 
 const FACT = 'Note for later: the auth tokens expire after an hour and refresh silently.';
-// Shares no word with FACT (nor with the demo model's replies): only its meaning leads there.
-const PARAPHRASE = 'how long until sign-in expires';
+// Shares no word, nor any form of one, with FACT (nor with the demo model's replies): only its
+// meaning leads there. (The words are stemmed: "expires" would find "expire".)
+const PARAPHRASE = 'how long does login stay valid';
 
 async function openStorage(page) {
   await page.locator('.storage-usage').click();
