@@ -38,7 +38,11 @@ mod web {
     use wasm_bindgen::prelude::*;
     use wasm_bindgen::JsCast;
 
-    #[wasm_bindgen(inline_js = "export function import_module(url) { return import(url); }")]
+    // A file of its own, not `inline_js`: the app and the storage worker are both built from this
+    // crate into one `snippets/` folder, where inline snippets are numbered per build (`inline0.js`,
+    // …), so one build's could overwrite the other's under the same name and fail the page's
+    // integrity check. A file keeps its path and its bytes in both.
+    #[wasm_bindgen(module = "/src/dynamic_import.js")]
     extern "C" {
         /// The browser's dynamic `import(url)` (a promise of the module's namespace).
         #[wasm_bindgen(catch)]

@@ -18,9 +18,9 @@ mod web {
     use wasm_bindgen_futures::JsFuture;
 
     // The import's promise is kept and awaited by every caller: the bundle loads once per page, with
-    // no future-sharing code in the app's wasm (a failure is kept too: a reload retries).
-    #[wasm_bindgen(inline_js = "let p; export function import_bundle(url) { \
-        return (p ??= import(url).then(() => globalThis.CoworkMcp)); }")]
+    // no future-sharing code in the app's wasm (a failure is kept too: a reload retries). A file, not
+    // `inline_js`: see `highlight.rs`.
+    #[wasm_bindgen(module = "/src/dynamic_import.js")]
     extern "C" {
         fn import_bundle(url: &str) -> js_sys::Promise;
     }
