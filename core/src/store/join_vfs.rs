@@ -5,15 +5,15 @@
 //! Each file it opens holds the layer below's file right after its header, and every call goes on to
 //! the layer below, found by name each time (the OPFS pool unregisters itself while paused, and
 //! opening then fails as it would without this layer). A file's held writes reach the layer below
-//! before anything that could see the file: a read, its size, a truncate, a flush, a file control, a
-//! close, or a write that does not continue them.
+//! before a flush, a truncate, a close, or a write that does not continue them; reads and the file's
+//! size see them from memory, so a write that fails is reported where SQLite is writing.
 
 use super::joined::Joiner;
 use crate::error::{Error, Result};
 use ffi::{
     sqlite3_file, sqlite3_filename, sqlite3_int64, sqlite3_io_methods, sqlite3_vfs, sqlite3_vfs_find,
-    sqlite3_vfs_register, SQLITE_CANTOPEN, SQLITE_IOERR, SQLITE_NOTFOUND, SQLITE_OK, SQLITE_OPEN_MAIN_DB,
-    SQLITE_OPEN_WAL,
+    sqlite3_vfs_register, SQLITE_CANTOPEN, SQLITE_IOERR, SQLITE_IOERR_SHORT_READ, SQLITE_NOTFOUND, SQLITE_OK,
+    SQLITE_OPEN_MAIN_DB, SQLITE_OPEN_WAL,
 };
 #[cfg(not(target_arch = "wasm32"))]
 use rusqlite::ffi;
@@ -243,8 +243,27 @@ unsafe extern "C" fn x_close(file: *mut sqlite3_file) -> c_int {
     }
 }
 
+/// Read from the file, with the held run laid over it: a read never flushes, so a write that fails
+/// (the quota) is reported at a write or a flush, where SQLite takes it as such.
 unsafe extern "C" fn x_read(file: *mut sqlite3_file, buf: *mut c_void, amount: c_int, offset: sqlite3_int64) -> c_int {
-    flushed!(file, xRead, SQLITE_IOERR, buf, amount, offset)
+    let rc = on_inner!(file, xRead, SQLITE_IOERR, buf, amount, offset);
+    let Some(joiner) = (*file.cast::<File>()).joiner.as_ref() else { return rc };
+    let Some(start) = joiner.pending().map(|run| run.offset) else { return rc };
+    if rc != SQLITE_OK && rc != SQLITE_IOERR_SHORT_READ {
+        return rc;
+    }
+    let out = std::slice::from_raw_parts_mut(buf.cast::<u8>(), amount.max(0) as usize);
+    let reached = joiner.read_into(offset as u64, out);
+    if rc == SQLITE_IOERR_SHORT_READ && reached == out.len() {
+        // Short on the file, whole with the run when the file reaches where the run starts.
+        let mut size: sqlite3_int64 = 0;
+        if on_inner!(file, xFileSize, SQLITE_IOERR, &mut size) == SQLITE_OK
+            && (size as u64 >= start || offset as u64 >= start)
+        {
+            return SQLITE_OK;
+        }
+    }
+    rc
 }
 
 unsafe extern "C" fn x_write(
@@ -275,8 +294,15 @@ unsafe extern "C" fn x_sync(file: *mut sqlite3_file, flags: c_int) -> c_int {
     flushed!(file, xSync, SQLITE_IOERR, flags)
 }
 
+/// The file's size with the held run (which may end past it), without flushing.
 unsafe extern "C" fn x_file_size(file: *mut sqlite3_file, size: *mut sqlite3_int64) -> c_int {
-    flushed!(file, xFileSize, SQLITE_IOERR, size)
+    let rc = on_inner!(file, xFileSize, SQLITE_IOERR, size);
+    if let Some(joiner) = (*file.cast::<File>()).joiner.as_ref().filter(|j| j.pending().is_some()) {
+        if rc == SQLITE_OK {
+            *size = (*size).max(joiner.end() as sqlite3_int64);
+        }
+    }
+    rc
 }
 
 unsafe extern "C" fn x_lock(file: *mut sqlite3_file, level: c_int) -> c_int {
@@ -291,8 +317,12 @@ unsafe extern "C" fn x_check_reserved_lock(file: *mut sqlite3_file, out: *mut c_
     on_inner!(file, xCheckReservedLock, SQLITE_IOERR, out)
 }
 
+/// Not flushed first: SQLite ignores what some file controls answer (its "hints", such as the size a
+/// checkpoint will need), so a held run that failed to reach the file there would be lost unseen. None
+/// of them reads what a write changed; the flush that follows (SQLite flushes before it relies on the
+/// file) reports a failure where SQLite sees it.
 unsafe extern "C" fn x_file_control(file: *mut sqlite3_file, op: c_int, arg: *mut c_void) -> c_int {
-    flushed!(file, xFileControl, SQLITE_NOTFOUND, op, arg)
+    on_inner!(file, xFileControl, SQLITE_NOTFOUND, op, arg)
 }
 
 unsafe extern "C" fn x_sector_size(file: *mut sqlite3_file) -> c_int {

@@ -4,8 +4,10 @@
 //! two writes per 4 KB page, so a 1 MB attachment is about 512 writes before the one flush. On OPFS
 //! each write is a call out of wasm into the browser, and those calls, not the bytes, were most of an
 //! attachment's append (BENCHMARKS.md, issue #34). A [`Joiner`] keeps writes that continue one another
-//! in memory and hands them out as one [`Run`] when the file must see them: before a write elsewhere in
-//! the file, a read, a flush, a size, a truncate, a close, or when the run would pass its cap.
+//! in memory and hands them out as one [`Run`] when the file must have them: before a write elsewhere in
+//! the file, a flush, a truncate, a close, or when the run would pass its cap. Reads are served from
+//! the run ([`Joiner::read_into`]), so a write that fails is always reported at a write or a flush,
+//! where SQLite expects it (a quota error then reads as "full", not as a failed read).
 //!
 //! SQLite assumes nothing is on disk before it flushes a file, so holding writes until then changes
 //! no guarantee: what a commit wrote is in the file before its flush, in the order it was written.
@@ -58,110 +60,24 @@ impl Joiner {
         self.bytes.shrink_to(self.cap);
     }
 
-    fn end(&self) -> u64 {
+    /// Where the held run ends (the file's size as SQLite sees it, when the run goes past the file's).
+    pub fn end(&self) -> u64 {
         self.start + self.bytes.len() as u64
+    }
+
+    /// Copies what the held run has of the `buf.len()` bytes at `offset` into `buf` (a read serves the
+    /// run from memory instead of flushing it: a failed write must be reported where SQLite is writing).
+    /// Returns how far into `buf` the run reaches (0: it does not overlap).
+    pub fn read_into(&self, offset: u64, buf: &mut [u8]) -> usize {
+        let (start, end) = (self.start.max(offset), self.end().min(offset + buf.len() as u64));
+        if self.bytes.is_empty() || start >= end {
+            return 0;
+        }
+        let (from, to) = ((start - self.start) as usize, (end - self.start) as usize);
+        buf[(start - offset) as usize..(end - offset) as usize].copy_from_slice(&self.bytes[from..to]);
+        (end - offset) as usize
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    /// The browser's cap (`opfs.rs`).
-    const OPFS_CAP: usize = 4 << 20;
-
-    /// A file in memory: what the bytes are after the writes.
-    fn put(file: &mut Vec<u8>, offset: u64, bytes: &[u8]) {
-        let (start, end) = (offset as usize, offset as usize + bytes.len());
-        if file.len() < end {
-            file.resize(end, 0);
-        }
-        file[start..end].copy_from_slice(bytes);
-    }
-
-    /// Writes through a joiner the way the VFS does; returns the file and how many writes reached it.
-    fn through_joiner(writes: &[(u64, Vec<u8>)]) -> (Vec<u8>, usize) {
-        let (mut file, mut joiner, mut count) = (Vec::new(), Joiner::new(OPFS_CAP), 0);
-        for (offset, bytes) in writes {
-            if !joiner.joins(*offset, bytes.len()) {
-                let run = joiner.pending().expect("a run that does not join is a held one");
-                put(&mut file, run.offset, run.bytes);
-                count += 1;
-                joiner.clear();
-            }
-            joiner.hold(*offset, bytes);
-        }
-        if let Some(run) = joiner.pending() {
-            put(&mut file, run.offset, run.bytes);
-            count += 1;
-        }
-        (file, count)
-    }
-
-    /// A WAL commit: a 24-byte frame header then a 4 KB page, `pages` times, after the 32-byte header.
-    fn frames(pages: usize) -> Vec<(u64, Vec<u8>)> {
-        let mut writes = vec![(0, vec![0xAA; 32])];
-        for page in 0..pages {
-            let at = 32 + page as u64 * (24 + 4096);
-            writes.push((at, vec![page as u8; 24]));
-            writes.push((at + 24, vec![!(page as u8); 4096]));
-        }
-        writes
-    }
-
-    #[test]
-    fn a_commits_frames_reach_the_file_as_one_write() {
-        let writes = frames(256);
-        let (file, count) = through_joiner(&writes);
-        assert_eq!(count, 1, "a 1 MB commit of 513 writes is one write");
-        let mut direct = Vec::new();
-        writes.iter().for_each(|(o, b)| put(&mut direct, *o, b));
-        assert_eq!(file, direct);
-    }
-
-    #[test]
-    fn a_run_longer_than_the_cap_is_written_in_parts() {
-        let pages = OPFS_CAP / 4096 * 2; // about twice the cap
-        let (_, count) = through_joiner(&frames(pages));
-        assert!((2..=3).contains(&count), "{count} writes for {pages} pages");
-    }
-
-    #[test]
-    fn nothing_is_pending_after_clear() {
-        let mut joiner = Joiner::new(OPFS_CAP);
-        joiner.hold(4096, b"page");
-        assert_eq!(joiner.pending(), Some(Run { offset: 4096, bytes: b"page" }));
-        assert!(!joiner.joins(0, 4), "a write before the run does not join it");
-        assert!(!joiner.joins(4096, 4), "nor does one over it");
-        assert!(joiner.joins(4100, 4), "one that continues it does");
-        joiner.clear();
-        assert_eq!(joiner.pending(), None);
-        assert!(joiner.joins(0, 4), "an empty joiner takes a write anywhere");
-    }
-
-    proptest! {
-        /// Whatever the writes (back to back, overlapping, rewriting, far apart), the file ends up
-        /// with the same bytes as if each had been written at once.
-        #[test]
-        fn the_file_is_what_the_writes_made_it(
-            writes in proptest::collection::vec((0u64..3, 0u64..20_000, 1usize..5_000, any::<u8>()), 1..60)
-        ) {
-            let mut end = 0u64;
-            let writes: Vec<(u64, Vec<u8>)> = writes
-                .into_iter()
-                .map(|(kind, at, len, byte)| {
-                    // Mostly continuing the last write, as SQLite's frames do; else anywhere.
-                    let offset = if kind == 0 { at } else { end };
-                    end = offset + len as u64;
-                    (offset, vec![byte; len])
-                })
-                .collect();
-            let mut direct = Vec::new();
-            writes.iter().for_each(|(o, b)| put(&mut direct, *o, b));
-            let (file, count) = through_joiner(&writes);
-            prop_assert_eq!(file, direct);
-            prop_assert!(count <= writes.len());
-        }
-    }
-}
+mod tests;
