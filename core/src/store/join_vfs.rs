@@ -1,6 +1,7 @@
 //! A VFS layer that joins each file's back-to-back writes into one call ([`Joiner`], `joined.rs`), for
-//! the database and its write-ahead log. In the browser it sits in front of SQLite's OPFS pool
-//! (`opfs-sahpool`) as the default VFS (`opfs.rs`); natively, tests put it over SQLite's own file VFS.
+//! the database and its write-ahead log. Natively, tests put it over SQLite's own file VFS. It is made
+//! to sit in front of the browser's OPFS pool (`opfs-sahpool`) as the default VFS, and is not there
+//! yet: a full quota must first read as "full" through it (ARCHITECTURE.md, `store/mod.rs`).
 //!
 //! Each file it opens holds the layer below's file right after its header, and every call goes on to
 //! the layer below, found by name each time (the OPFS pool unregisters itself while paused, and
