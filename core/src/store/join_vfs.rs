@@ -1,7 +1,7 @@
 //! A VFS layer that joins each file's back-to-back writes into one call ([`Joiner`], `joined.rs`), for
-//! the database and its write-ahead log. Natively, tests put it over SQLite's own file VFS. It is made
-//! to sit in front of the browser's OPFS pool (`opfs-sahpool`) as the default VFS, and is not there
-//! yet: a full quota must first read as "full" through it (ARCHITECTURE.md, `store/mod.rs`).
+//! the database and its write-ahead log. In the browser it sits in front of the OPFS pool
+//! (`opfs-sahpool`) as SQLite's default VFS (`opfs.rs`); natively, tests put it over SQLite's own file
+//! VFS (`join_writes_natively`).
 //!
 //! Each file it opens holds the layer below's file right after its header, and every call goes on to
 //! the layer below, found by name each time (the OPFS pool unregisters itself while paused, and
@@ -13,8 +13,8 @@ use super::joined::Joiner;
 use crate::error::{Error, Result};
 use ffi::{
     sqlite3_file, sqlite3_filename, sqlite3_int64, sqlite3_io_methods, sqlite3_vfs, sqlite3_vfs_find,
-    sqlite3_vfs_register, SQLITE_CANTOPEN, SQLITE_IOERR, SQLITE_IOERR_SHORT_READ, SQLITE_NOTFOUND, SQLITE_OK,
-    SQLITE_OPEN_MAIN_DB, SQLITE_OPEN_WAL,
+    sqlite3_vfs_register, SQLITE_CANTOPEN, SQLITE_IOCAP_POWERSAFE_OVERWRITE, SQLITE_IOERR, SQLITE_IOERR_SHORT_READ,
+    SQLITE_NOTFOUND, SQLITE_OK, SQLITE_OPEN_MAIN_DB, SQLITE_OPEN_WAL,
 };
 #[cfg(not(target_arch = "wasm32"))]
 use rusqlite::ffi;
@@ -330,6 +330,13 @@ unsafe extern "C" fn x_sector_size(file: *mut sqlite3_file) -> c_int {
     on_inner!(file, xSectorSize, 4096)
 }
 
+/// The layer below's, with power-safe overwrite (a write changes no byte outside it, as SQLite's own
+/// unix VFS assumes by default). Without it SQLite pads each WAL commit to a sector boundary and
+/// flushes in the middle of the padding frame, then writes the frame's tail after the flush: this
+/// layer would hold that tail with the next commit's frames, and when that commit failed (a full
+/// quota) the tail was lost with them, while the WAL's index pointed at it ("disk I/O error" on the
+/// next read). With it, a commit writes nothing after its flush, and a flush that fails loses only
+/// writes of the transaction that fails.
 unsafe extern "C" fn x_device_characteristics(file: *mut sqlite3_file) -> c_int {
-    on_inner!(file, xDeviceCharacteristics, 0)
+    on_inner!(file, xDeviceCharacteristics, 0) | SQLITE_IOCAP_POWERSAFE_OVERWRITE
 }

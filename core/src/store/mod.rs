@@ -23,15 +23,11 @@ mod export_chatgpt;
 mod foreign;
 mod hybrid;
 mod import;
-#[cfg(not(target_arch = "wasm32"))]
 mod joined;
 mod jsonl;
 #[cfg(target_arch = "wasm32")]
 pub mod opfs;
-// SQLite's C VFS interface: the one module allowed `unsafe`. Native only for now: in front of the
-// OPFS pool it made a 1 MB attachment's append 1.6x faster, but a full quota then read as "disk I/O
-// error" instead of "full" (e2e runtime.test.js); see ARCHITECTURE.md.
-#[cfg(not(target_arch = "wasm32"))]
+// SQLite's C VFS interface: the one module allowed `unsafe`.
 #[allow(unsafe_code)]
 mod join_vfs;
 mod query;

@@ -1,6 +1,7 @@
 //! The browser's persistent storage: SQLite's OPFS `sahpool` VFS, usable only in a dedicated worker.
 //!
-//! `install` registers the VFS as SQLite's default, after which [`Store::open`](super::Store::open)
+//! `install` registers the VFS, with the layer that joins a file's back-to-back writes in front of it
+//! (`join_vfs.rs`), as SQLite's default, after which [`Store::open`](super::Store::open)
 //! with a plain file name (e.g. `"cowork.db"`) opens a file in the origin-private file system.
 
 use crate::error::{Error, Result};
@@ -11,6 +12,13 @@ use sqlite_wasm_vfs::sahpool::{OpfsSAHError, OpfsSAHPoolCfgBuilder, OpfsSAHPoolU
 pub struct Opfs {
     util: OpfsSAHPoolUtil,
 }
+
+/// The pool's VFS name (`sqlite-wasm-vfs`'s default, which `install` keeps).
+const POOL: &std::ffi::CStr = c"opfs-sahpool";
+
+/// The longest run of joined writes held for a file: 4 MB, a transaction's worth of pages (SQLite's
+/// page cache spills at 2 MB), so memory stays bounded during a large import.
+const JOINED_CAP: usize = 4 << 20;
 
 /// File slots kept in the pool: each database needs its file and its journal.
 const MIN_CAPACITY: usize = 8;
@@ -63,6 +71,7 @@ pub async fn install() -> std::result::Result<Opfs, Unavailable> {
         .await
         .map_err(|e| unavailable("installing the OPFS storage", e))?;
     util.ensure_capacity(MIN_CAPACITY).await.map_err(|e| unavailable("reserving OPFS files", e))?;
+    super::join_vfs::register(POOL, JOINED_CAP, true).map_err(Unavailable::NotSupported)?;
     Ok(Opfs { util })
 }
 
@@ -108,6 +117,7 @@ impl Opfs {
 
     /// Re-acquires the access handles after [`Opfs::pause`].
     pub async fn resume(&self) -> Result<()> {
-        self.util.resume().await.map_err(|e| storage("re-acquiring the OPFS files", e))
+        self.util.resume().await.map_err(|e| storage("re-acquiring the OPFS files", e))?;
+        super::join_vfs::register(POOL, JOINED_CAP, true)
     }
 }
