@@ -47,7 +47,10 @@ static VFS: OnceLock<(usize, &'static CStr, usize)> = OnceLock::new();
 pub(super) fn register(below: &'static CStr, cap: usize, default: bool) -> Result<()> {
     let inner = find(below);
     if inner.is_null() {
-        return Err(Error::Storage(format!("the storage below the archive ({below:?}) is not installed")));
+        return Err(Error::Storage(format!(
+            "the storage below the archive ({}) is not installed",
+            below.to_string_lossy()
+        )));
     }
     let &(vfs, registered_below, _) = VFS.get_or_init(|| {
         // SAFETY: `inner` is a registered VFS, read once for its sizes.
@@ -55,7 +58,10 @@ pub(super) fn register(below: &'static CStr, cap: usize, default: bool) -> Resul
         (Box::into_raw(Box::new(vfs(INNER as c_int + size, path))) as usize, below, cap)
     });
     if registered_below != below {
-        return Err(Error::Storage(format!("the archive's storage layer is already over {registered_below:?}")));
+        return Err(Error::Storage(format!(
+            "the archive's storage layer is already over {}",
+            registered_below.to_string_lossy()
+        )));
     }
     // SAFETY: the VFS lives for the program (leaked once); registering it again only relinks it.
     match unsafe { sqlite3_vfs_register(vfs as *mut sqlite3_vfs, default as c_int) } {
