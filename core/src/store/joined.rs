@@ -1,4 +1,4 @@
-//! Joining a file's back-to-back writes into one, for the browser's storage (`opfs_join.rs`).
+//! Joining a file's back-to-back writes into one, for the browser's storage (`join_vfs.rs`).
 //!
 //! SQLite writes a commit into the write-ahead log one frame at a time: a 24-byte header and a page,
 //! two writes per 4 KB page, so a 1 MB attachment is about 512 writes before the one flush. On OPFS
