@@ -15,10 +15,10 @@ use cowork_core::store::{join_writes_natively, NewSession, Store};
 use cowork_core::{NewTurn, SearchQuery, SearchScope};
 use std::path::Path;
 
-/// Sets the largest file this process may write (`RLIM_INFINITY`: no limit).
+/// Sets the largest file this process may write, within the hard limit (`RLIM_INFINITY`: the hard
+/// limit itself).
 fn limit_file_size(bytes: libc::rlim_t) {
-    let hard = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-    let mut current = hard;
+    let mut current = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: plain calls with a pointer to a local `rlimit`.
     unsafe {
         assert_eq!(libc::getrlimit(libc::RLIMIT_FSIZE, &mut current), 0);
