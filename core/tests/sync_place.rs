@@ -8,7 +8,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use cowork_core::store::sync::SyncMessage;
-use cowork_core::store::{NewSession, SessionFilter, Store};
+use cowork_core::store::{NewSession, SessionFilter, SessionTurns, Store};
 use cowork_core::{NewTurn, Session, Space};
 use proptest::prelude::*;
 use std::collections::{HashMap, HashSet};
@@ -108,6 +108,20 @@ fn import_fork(store: &mut Store, parent: &str, at: i64, id: &str) {
     assert_eq!(summary.sessions_added, 1, "the fork {id} of {parent} at {at} is imported");
 }
 
+/// Assembles `session`'s context as the agent loop does, through the turns kept from the last request
+/// (`store/turn_cache.rs`), and checks it against the same assembly over every turn read afresh: what
+/// sync changed in between (turns placed, lifted and replayed, forks detached) is never stale.
+fn assemble_checked(d: &Device, session: &str) {
+    use cowork_core::context::{assemble_context, ContextSettings};
+    use cowork_core::state::SessionState;
+    let (settings, state) = (ContextSettings::default(), SessionState::default());
+    let kept = assemble_context(&settings, "", &state, &SessionTurns::new(&d.store, session).unwrap()).unwrap();
+    let all = d.store.turns_range(session, 1, d.store.turn_count(session).unwrap()).unwrap();
+    let fresh = assemble_context(&settings, "", &state, all.as_slice()).unwrap();
+    assert_eq!(kept.manifest, fresh.manifest, "the context of {session} is what a fresh read gives");
+    assert_eq!(kept.messages, fresh.messages, "the context of {session} is what a fresh read gives");
+}
+
 #[derive(Debug, Clone)]
 enum Op {
     NewSession { form: usize },
@@ -178,6 +192,11 @@ fn run(ndev: usize, ops: &[(usize, Op)]) -> (Vec<Device>, HashMap<String, Option
             Op::Publish { n } => stream.publish(d, *n),
             Op::Consume { n } => stream.consume(d, *n),
         }
+        // The next request in the two sessions listed first (the archive keeps the turns of the
+        // last two it assembled).
+        for s in sessions(d).iter().take(2) {
+            assemble_checked(d, s);
+        }
     }
     for _ in 0..3 {
         for d in devices.iter_mut() {
@@ -200,6 +219,7 @@ fn check(devices: &[Device], saw: &HashMap<String, Option<String>>) -> Result<()
     }
     for d in devices {
         for s in sessions(d) {
+            assemble_checked(d, &s);
             let turns = shown(d, &s);
             let shown: Vec<&String> = turns.iter().map(|(t, _)| t).collect();
             for (k, (text, log)) in turns.iter().enumerate() {
@@ -362,10 +382,13 @@ fn a_turn_after_a_deleted_parents_turn_opens_a_conflict_fork_whatever_the_forks_
         devices[1].store.append_turn(&fork, &NewTurn::user("phone: by bike")).unwrap();
         stream.publish(&mut devices[0], usize::MAX);
         stream.publish(&mut devices[1], usize::MAX);
+        // The phone's next request would have held its own turn; the laptop's takes its place.
+        assemble_checked(&devices[1], &fork);
         for d in devices.iter_mut() {
             stream.consume(d, usize::MAX);
         }
         for d in &devices {
+            assemble_checked(d, &fork);
             assert_eq!(texts(d, &fork), ["Plan the trip", "laptop: by train"], "fork id {fork}");
             let conflict = sessions(d).into_iter().find(|s| *s != fork).expect("a conflict fork");
             assert_eq!(texts(d, &conflict), ["Plan the trip", "phone: by bike"], "fork id {fork}");
@@ -373,6 +396,34 @@ fn a_turn_after_a_deleted_parents_turn_opens_a_conflict_fork_whatever_the_forks_
         let first = devices[0].store.export_jsonl(None).unwrap();
         assert_eq!(devices[1].store.export_jsonl(None).unwrap(), first, "fork id {fork}");
     }
+}
+
+/// The phone's next request, assembled while its own reply was the newest turn, kept that turn;
+/// the laptop's turn after the same one arrives first in the stream and takes its place (the phone's
+/// goes to a conflict fork): the request after that holds the laptop's turn, not the phone's.
+#[test]
+fn a_turn_placed_before_ours_by_sync_replaces_it_in_the_next_request() {
+    let mut devices: Vec<Device> = ["Laptop", "Phone"]
+        .iter()
+        .map(|name| {
+            let mut store = Store::open_in_memory().unwrap();
+            store.enable_sync(name).unwrap();
+            Device { store, read: 0 }
+        })
+        .collect();
+    let mut stream = Stream::default();
+    let s = devices[0].store.create_session(&NewSession::new("work")).unwrap().id;
+    devices[0].store.append_turn(&s, &NewTurn::user("Plan the trip")).unwrap();
+    stream.publish(&mut devices[0], usize::MAX);
+    stream.consume(&mut devices[1], usize::MAX);
+    devices[0].store.append_turn(&s, &NewTurn::user("laptop: by train")).unwrap();
+    devices[1].store.append_turn(&s, &NewTurn::user("phone: by bike")).unwrap();
+    assemble_checked(&devices[1], &s);
+    stream.publish(&mut devices[0], usize::MAX);
+    stream.publish(&mut devices[1], usize::MAX);
+    stream.consume(&mut devices[1], usize::MAX);
+    assert_eq!(texts(&devices[1], &s), ["Plan the trip", "laptop: by train"]);
+    assemble_checked(&devices[1], &s);
 }
 
 /// A lift (this device's pending changes taken out while others' are applied) removes only the

@@ -40,6 +40,7 @@ mod sources;
 pub mod sync;
 mod synced;
 mod tasks;
+mod turn_cache;
 mod turns;
 mod vectors;
 mod workspaces;
@@ -70,6 +71,8 @@ pub struct Store {
     last_ms: std::cell::Cell<i64>,
     /// The semantic index's vectors, read into memory on the first search by meaning.
     vectors: std::cell::RefCell<Option<vectors::VectorCache>>,
+    /// The turns context assembly read last, per session (`turn_cache`).
+    turn_cache: std::cell::RefCell<turn_cache::TurnCache>,
 }
 
 impl Store {
@@ -98,7 +101,12 @@ impl Store {
     }
 
     fn with(conn: Connection) -> Store {
-        Store { conn, last_ms: std::cell::Cell::new(0), vectors: std::cell::RefCell::new(None) }
+        Store {
+            conn,
+            last_ms: std::cell::Cell::new(0),
+            vectors: std::cell::RefCell::new(None),
+            turn_cache: Default::default(),
+        }
     }
 
     /// A timestamp (ms) later than any this store handed out before.

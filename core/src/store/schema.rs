@@ -502,8 +502,35 @@ END;
 INSERT INTO turns_fts(turns_fts) VALUES ('rebuild');
 "#;
 
+/// Version 14: a counter of changes to turns already saved (`turn_changes.generation`), which the
+/// cache of the turns context assembly read last (`turn_cache.rs`) checks before each use. Appending a
+/// turn leaves it alone; changing a column a turn shows, deleting a turn, changing or deleting an
+/// attachment (attachments are only ever added with their turn) and moving a session's fork point
+/// bump it. Device data: no sync trigger reads it and no export writes it.
+const V14: &str = r#"
+CREATE TABLE IF NOT EXISTS turn_changes (id INTEGER PRIMARY KEY CHECK (id = 1), generation INTEGER NOT NULL DEFAULT 0);
+INSERT OR IGNORE INTO turn_changes (id) VALUES (1);
+CREATE TRIGGER IF NOT EXISTS turn_changes_turn_update AFTER UPDATE OF session_id, turn_number, role, content, tool_calls,
+    tool_call_id, tool_name, token_count, status, created_at, metadata ON turns BEGIN
+    UPDATE turn_changes SET generation = generation + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS turn_changes_turn_delete AFTER DELETE ON turns BEGIN
+    UPDATE turn_changes SET generation = generation + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS turn_changes_attachment_update AFTER UPDATE OF turn_id, position, sha256, name, mime, size,
+    kind, width, height ON attachments BEGIN
+    UPDATE turn_changes SET generation = generation + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS turn_changes_attachment_delete AFTER DELETE ON attachments BEGIN
+    UPDATE turn_changes SET generation = generation + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS turn_changes_fork AFTER UPDATE OF parent_session_id, fork_turn ON sessions BEGIN
+    UPDATE turn_changes SET generation = generation + 1;
+END;
+"#;
+
 /// Every migration, in order: `MIGRATIONS[i]` upgrades version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14];
 
 /// The schema version this build writes.
 pub const LATEST: i64 = MIGRATIONS.len() as i64;

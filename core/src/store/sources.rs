@@ -1,8 +1,10 @@
 //! The archive as the context engine's data sources: [`RecallSource`] for `conversation_recall` and
 //! [`SessionTurns`] as the lazily read [`TurnSource`] of context assembly.
 
+use super::turn_cache::Missing;
 use super::Store;
 use crate::context::TurnSource;
+use crate::error::Context;
 use crate::recall::RecallSource;
 use crate::{Result, SearchHit, SearchQuery, Session, TaskRecord, ToolExecution, Turn};
 use std::cell::Cell;
@@ -33,6 +35,41 @@ impl RecallSource for Store {
     }
 }
 
+impl Store {
+    /// As [`Store::turns_before`] for a session of `count` turns, through the turns the last context
+    /// assemblies read (`turn_cache`): only what they did not read comes from the archive.
+    fn turns_before_kept(&self, session_id: &str, count: i64, before: Option<i64>, limit: usize) -> Result<Vec<Turn>> {
+        let end = before.map_or(count, |b| b.saturating_sub(1).min(count));
+        let start = end.saturating_sub(i64::try_from(limit).unwrap_or(i64::MAX).saturating_sub(1)).max(1);
+        if start > end {
+            return Ok(Vec::new());
+        }
+        // Inside a transaction a turn read could still be rolled back: nothing is kept or used.
+        if !self.conn.is_autocommit() {
+            return self.turns_range(session_id, start, end);
+        }
+        let generation: i64 = self
+            .conn
+            .prepare_cached("SELECT generation FROM turn_changes")
+            .and_then(|mut s| s.query_row([], |r| r.get(0)))
+            .context("reading the archive's change counter")?;
+        let mut cache = self.turn_cache.borrow_mut();
+        cache.check(generation);
+        let missing = cache.missing(session_id, start, end);
+        let fetched = match missing {
+            Missing::All => self.turns_range(session_id, start, end)?,
+            Missing::Around { older, newer } => {
+                let mut turns = Vec::new();
+                for (lo, hi) in older.into_iter().chain(newer) {
+                    turns.extend(self.turns_range(session_id, lo, hi)?);
+                }
+                turns
+            }
+        };
+        Ok(cache.fill(session_id, (start, end), missing, fetched))
+    }
+}
+
 /// One session's turns, read page by page from the newest as context assembly asks for them.
 pub struct SessionTurns<'a> {
     store: &'a Store,
@@ -56,7 +93,7 @@ impl<'a> SessionTurns<'a> {
 
 impl TurnSource for SessionTurns<'_> {
     fn turns_before(&self, before_turn_number: Option<i64>, limit: usize) -> Result<Vec<Turn>> {
-        let turns = self.store.turns_before(&self.session_id, before_turn_number, limit)?;
+        let turns = self.store.turns_before_kept(&self.session_id, self.count, before_turn_number, limit)?;
         self.read.set(self.read.get() + turns.len());
         Ok(turns)
     }

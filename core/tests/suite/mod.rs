@@ -4,8 +4,10 @@
 #![allow(dead_code)]
 
 mod attachments;
+mod context_reads;
 pub mod semantic;
 pub use attachments::*;
+pub use context_reads::*;
 pub use semantic::*;
 
 use cowork_core::store::{BranchPoint, NewSession, NewToolExecution, SessionFilter, Store};
@@ -58,7 +60,8 @@ macro_rules! store_cases {
             long_turns_are_embedded_in_chunks_and_changed_text_again,
             a_text_file_is_embedded_with_its_turn,
             the_index_is_in_no_export_and_no_sync_message,
-            a_synced_change_that_cannot_be_applied_is_kept_aside
+            a_synced_change_that_cannot_be_applied_is_kept_aside,
+            context_sees_every_change_since_the_last_request
         );
     };
 }

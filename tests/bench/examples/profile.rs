@@ -55,6 +55,20 @@ fn main() {
             let (p50, p99) = time(&mut || drop(assemble(&store, &sessions[0], window).unwrap()), 50);
             println!("context {window} p50 {p50:.3} ms p99 {p99:.3} ms");
         }
+        // As the agent loop does: a new turn, then the context for the next request.
+        let ms: Vec<f64> = (0..50)
+            .map(|_| {
+                store.append_turn(&sessions[0], &gen::turn(&mut rng, 1)).unwrap();
+                let t = Instant::now();
+                drop(assemble(&store, &sessions[0], 200_000).unwrap());
+                t.elapsed().as_secs_f64() * 1000.0
+            })
+            .collect();
+        println!(
+            "context 200000 after a new turn p50 {:.3} ms p99 {:.3} ms",
+            percentile(&ms, 50.0),
+            percentile(&ms, 99.0)
+        );
     }
     if what == "all" || what == "append" {
         let (p50, p99) = time(

@@ -337,6 +337,23 @@ impl Bench {
         Ok(vec![now() - t, r.turns.len() as f64])
     }
 
+    /// Appends the session's next generated turn (as a conversation goes on between two model
+    /// requests); returns milliseconds.
+    pub fn append_to(&mut self, session: usize) -> Result<f64, JsValue> {
+        let sid = self.session_id(session).ok_or_else(|| JsValue::from_str("no such session"))?;
+        let current = self.current()? == sid;
+        let n = self.store()?.turn_count(&sid).map_err(js)?;
+        let turn = gen::turn(&mut self.rng, n as usize);
+        let store = self.store_mut()?;
+        let t = now();
+        store.append_turn(&sid, &turn).map_err(js)?;
+        let ms = now() - t;
+        if current {
+            self.next_index += 1;
+        }
+        Ok(ms)
+    }
+
     /// Context assembly as the agent loop does it: `[ms, turns read, messages, estimated tokens]`.
     pub fn context(&self, session: usize, context_window: f64) -> Result<Vec<f64>, JsValue> {
         let sid = self.session_id(session).ok_or_else(|| JsValue::from_str("no such session"))?;
