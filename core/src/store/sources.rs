@@ -70,7 +70,8 @@ impl Store {
     }
 }
 
-/// One session's turns, read page by page from the newest as context assembly asks for them.
+/// One session's turns, read page by page from the newest as context assembly asks for them: those
+/// the session's last assemblies read come from memory (`turn_cache.rs`), the rest from the archive.
 pub struct SessionTurns<'a> {
     store: &'a Store,
     session_id: String,
@@ -85,7 +86,7 @@ impl<'a> SessionTurns<'a> {
         Ok(SessionTurns { store, session_id: session_id.to_owned(), count, read: Cell::new(0) })
     }
 
-    /// How many turns have been read from the archive so far.
+    /// How many turns have been handed to assembly so far (from memory or from the archive).
     pub fn turns_read(&self) -> usize {
         self.read.get()
     }

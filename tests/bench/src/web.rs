@@ -220,19 +220,28 @@ impl Bench {
         self.store_mut()?.sync_published(&cowork_core::Space::Personal, seq as i64).map_err(js)
     }
 
-    /// Applies fetched messages (a JSON list of `{ seq, body }`, as the transport's `fetch` gives them)
-    /// in one transaction with the cursor, as the worker does; returns the milliseconds it took.
-    pub fn apply_sync(&mut self, json: &str) -> Result<f64, JsValue> {
+    /// Applies fetched messages (the transport's `fetch` gives them as `{ seq, body }` objects) in one
+    /// transaction with the cursor, as the worker does; returns the milliseconds it took.
+    pub fn apply_sync(&mut self, messages: js_sys::Array) -> Result<f64, JsValue> {
         let t = now();
-        let list: Vec<serde_json::Value> = serde_json::from_str(json).map_err(|e| e.to_string())?;
-        let batch = list
+        // As the storage worker takes a fetch's messages (web/src/worker/sync.rs): each one's
+        // sequence and body read from the JavaScript object, the body parsed by `read_message`.
+        let field = |m: &JsValue, k: &str| js_sys::Reflect::get(m, &k.into()).ok();
+        let batch: Vec<_> = messages
             .iter()
             .map(|m| {
-                let body = m["body"].as_str().unwrap_or_default();
-                serde_json::from_str(body).map(|msg| (m["seq"].as_i64().unwrap_or(0), msg)).map_err(|e| e.to_string())
+                let seq = field(&m, "seq").and_then(|v| v.as_f64()).unwrap_or(0.0) as i64;
+                let body = field(&m, "body").and_then(|v| v.as_string()).unwrap_or_default();
+                (seq, cowork_core::store::sync::read_message(&body))
             })
-            .collect::<Result<Vec<_>, _>>()?;
-        self.store_mut()?.apply_sync_batch(&cowork_core::Space::Personal, &batch).map_err(js)?;
+            .collect();
+        let mut sealed = |i: usize| {
+            field(&messages.get(i as u32), "sealed")
+                .and_then(|v| v.dyn_into::<js_sys::Uint8Array>().ok())
+                .map(|a| a.to_vec())
+                .unwrap_or_default()
+        };
+        self.store_mut()?.apply_sync_received(&cowork_core::Space::Personal, &batch, &mut sealed).map_err(js)?;
         Ok(now() - t)
     }
 

@@ -144,7 +144,7 @@ async function applyBatch(bench, space, after, batch = 2000) {
   const { messages, lastSeq } = await space.fetch(cursor, batch, 16 << 20);
   after.seq = Math.max(after.seq, lastSeq ?? 0);
   if (!messages.length) return [0, 0];
-  return [messages.length, bench.apply_sync(JSON.stringify(messages.map(({ seq, body }) => ({ seq, body }))))];
+  return [messages.length, bench.apply_sync(messages)];
 }
 
 /** The storage worker's read by push (web/src/worker/sync/push.rs): what the follower holds when its
@@ -167,7 +167,7 @@ async function receiveBatch(bench, space, read) {
     if (fetched.lastSeq >= fetched.streamLast) read.follower = space.follow(fetched.lastSeq);
   }
   if (!messages.length) return [0, 0];
-  return [messages.length, bench.apply_sync(JSON.stringify(messages.map(({ seq, body }) => ({ seq, body }))))];
+  return [messages.length, bench.apply_sync(messages)];
 }
 
 /** The wait between two of the worker's rounds (sync/push.rs `wait`): `ms` at most, less when the
