@@ -160,3 +160,81 @@ fn every_candidate_query_is_driven_by_the_full_text_index() {
         assert!(plan[0].contains("turns_fts"), "{scope:?}: the index is the outer loop: {plan:?}");
     }
 }
+
+/// A session of `n` turns, each saying "refresh token" one to four times among filler of its own
+/// length, every third in a tool call's arguments too (`search_extra`, weighed at 0.5), so bm25 has
+/// hit counts, columns and lengths to tell apart; returns its id.
+fn token_talk(store: &mut Store, n: usize) -> String {
+    let sid = store.create_session(&NewSession::new("w")).unwrap().id;
+    let turns: Vec<NewTurn> = (1..=n)
+        .map(|i| {
+            let filler: String = filler(i).split(' ').take(5 + (i * 7) % 30).collect::<Vec<_>>().join(" ");
+            let text = format!("{filler} {}", "the refresh token expired; ".repeat(1 + i % 4));
+            match i % 3 {
+                0 => NewTurn::assistant_calls(
+                    text,
+                    vec![cowork_core::ToolCall {
+                        id: format!("c{i}"),
+                        name: "rotate".into(),
+                        arguments: format!("{{\"why\": \"{}\"}}", "refresh token ".repeat(i % 5)),
+                    }],
+                ),
+                _ => NewTurn::user(text),
+            }
+        })
+        .collect();
+    store.append_turns(&sid, &turns).unwrap();
+    sid
+}
+
+/// The newest window's ten best by FTS5's own `bm25()`, as the search orders them (best first, the
+/// newest among equals).
+fn window_by_bm25(store: &Store, expr: &str) -> Vec<i64> {
+    let mut scored: Vec<(i64, f64)> = store
+        .connection()
+        .prepare("SELECT rowid, -bm25(turns_fts, 1.0, 0.5) FROM turns_fts WHERE turns_fts MATCH ?1 ORDER BY rowid DESC LIMIT 400")
+        .unwrap()
+        .query_map([expr], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+    scored.into_iter().take(10).map(|(id, _)| id).collect()
+}
+
+#[test]
+fn the_newest_window_is_ranked_in_bm25s_order_without_its_count_of_every_match() {
+    let mut store = Store::open_in_memory().unwrap();
+    token_talk(&mut store, RANK_BUDGET + 1_000);
+    for q in ["\"refresh token\"", "refresh_token", "refresh", "the", "token expired", "\"token expired\" the"] {
+        let expr = cowork_core::store::Terms::parse(q, false).all().unwrap();
+        let matches: i64 = store
+            .connection()
+            .query_row("SELECT count(*) FROM turns_fts WHERE turns_fts MATCH ?1", [&expr], |r| r.get(0))
+            .unwrap();
+        assert!(matches as usize > RANK_BUDGET, "{q:?} must leave only the newest window to rank ({matches} matches)");
+        let got: Vec<i64> = search(&store, q, SearchScope::All).iter().map(|h| h.turn_id).collect();
+        assert_eq!(got, window_by_bm25(&store, &expr), "{q:?} ranked as bm25 ranks the newest window");
+    }
+    // One phrase: bm25 is the phrase's IDF times bm25_one, the same for every row; more than one
+    // phrase: bm25_one gives way (NULL) to bm25.
+    let ratios: Vec<f64> = store
+        .connection()
+        .prepare("SELECT bm25(turns_fts, 1.0, 0.5) / bm25_one(turns_fts, 1.0, 0.5) FROM turns_fts WHERE turns_fts MATCH '\"refresh token\"'")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let (lo, hi) = ratios.iter().fold((f64::MAX, f64::MIN), |(lo, hi), r| (lo.min(*r), hi.max(*r)));
+    assert!(lo > 0.0 && (hi - lo) / lo < 1e-9, "one IDF for every row: {lo} .. {hi}");
+    let nulls: i64 = store
+        .connection()
+        .query_row(
+            "SELECT count(*) FROM turns_fts WHERE turns_fts MATCH 'refresh AND expired' AND bm25_one(turns_fts) IS NULL",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(nulls as usize > RANK_BUDGET, "two phrases: bm25_one leaves the score to bm25");
+}

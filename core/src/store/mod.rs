@@ -21,13 +21,16 @@ mod capture;
 mod export;
 mod export_chatgpt;
 mod foreign;
+// FTS5's C API for one ranking function: `unsafe` too.
+#[allow(unsafe_code)]
+mod fts_rank;
 mod hybrid;
 mod import;
 mod joined;
 mod jsonl;
 #[cfg(target_arch = "wasm32")]
 pub mod opfs;
-// SQLite's C VFS interface: the one module allowed `unsafe`.
+// SQLite's C VFS interface: one of the two modules allowed `unsafe` (with `fts_rank`).
 #[allow(unsafe_code)]
 mod join_vfs;
 mod query;
@@ -161,7 +164,8 @@ fn configure(conn: &Connection) -> Result<()> {
     // synchronous stays FULL: a commit is on disk before `append_turn` returns. Measured in
     // BENCHMARKS.md.
     conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;")
-        .context("configuring the archive")
+        .context("configuring the archive")?;
+    fts_rank::register(conn)
 }
 
 /// Puts the layer the browser's storage uses to join a file's back-to-back writes (`join_vfs.rs`) over

@@ -15,7 +15,9 @@
 //! **Fallback.** When even the rarest term has more matches than the budget (a query of only very
 //! common words, or a phrase found in thousands of turns), the newest [`FALLBACK_WINDOW`] matches of
 //! every term (AND), or when there are none, of any term (OR), are ranked: of very many matches, the
-//! newest are the likeliest to be wanted in a conversation, and the cost stays that of the window.
+//! newest are the likeliest to be wanted in a conversation, and the cost stays that of the window: an
+//! expression of one phrase is scored by `bm25_one` (`fts_rank.rs`), in `bm25()`'s order without its
+//! count of the phrase's matches in the whole index.
 //!
 //! **Scope.** A session-scoped search restricts the index to the rowid range of the session's turns
 //! (FTS5 seeks to it), so its counts and its cost are the session's, not the archive's. Roles, the
@@ -190,15 +192,24 @@ impl Store {
     /// The candidate query: every match in the filter (`newest`: the newest [`FALLBACK_WINDOW`]),
     /// with its bm25 score. bm25 weighs the content at 1.0 and `search_extra` (tool names, argument
     /// values, a reply's reasoning) at 0.5: what a turn says ranks above what its model only thought.
+    /// When only the window is ranked, an expression of one phrase is scored by `bm25_one`
+    /// (`fts_rank.rs`): the same order, without `bm25()`'s count of the phrase's matches in the whole
+    /// index, which would cost what the window saves.
     fn candidate_sql(filter: &Filter, newest: bool) -> String {
+        let score = if newest {
+            "coalesce(bm25_one(turns_fts, 1.0, 0.5), bm25(turns_fts, 1.0, 0.5))"
+        } else {
+            "bm25(turns_fts, 1.0, 0.5)"
+        };
         let mut sql = if filter.conds.is_empty() {
-            "SELECT turns_fts.rowid, bm25(turns_fts, 1.0, 0.5) FROM turns_fts
-             WHERE turns_fts MATCH ?1 AND turns_fts.rowid BETWEEN ?2 AND ?3"
-                .to_owned()
+            format!(
+                "SELECT turns_fts.rowid, {score} FROM turns_fts
+                 WHERE turns_fts MATCH ?1 AND turns_fts.rowid BETWEEN ?2 AND ?3"
+            )
         } else {
             // CROSS JOIN fixes the loop order: walk the full-text matches and filter them.
             format!(
-                "SELECT t.id, bm25(turns_fts, 1.0, 0.5) FROM turns_fts CROSS JOIN turns t ON t.id = turns_fts.rowid{}
+                "SELECT t.id, {score} FROM turns_fts CROSS JOIN turns t ON t.id = turns_fts.rowid{}
                  WHERE turns_fts MATCH ?1 AND turns_fts.rowid BETWEEN ?2 AND ?3 AND {}",
                 filter.joins,
                 filter.conds.join(" AND ")

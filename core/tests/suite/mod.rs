@@ -61,7 +61,8 @@ macro_rules! store_cases {
             a_text_file_is_embedded_with_its_turn,
             the_index_is_in_no_export_and_no_sync_message,
             a_synced_change_that_cannot_be_applied_is_kept_aside,
-            context_sees_every_change_since_the_last_request
+            context_sees_every_change_since_the_last_request,
+            a_phrase_in_thousands_of_turns_ranks_its_newest_window
         );
     };
 }
@@ -217,6 +218,40 @@ pub fn search_finds_other_forms_of_a_word(store: &mut Store) {
         let hits = store.search(&SearchQuery { prefix_last: true, ..SearchQuery::new(typed, all.clone()) }).unwrap();
         assert_eq!(hits.first().map(|h| h.turn_number), Some(4), "{typed:?} keeps the rye starter first: {hits:?}");
     }
+}
+
+/// A phrase in more turns than a search ranks one by one: the newest window of its matches is ranked
+/// (`store/search.rs`), by `bm25_one` for one phrase (`store/fts_rank.rs`), in the browser's SQLite too.
+pub fn a_phrase_in_thousands_of_turns_ranks_its_newest_window(store: &mut Store) {
+    let sid = session(store, "w");
+    let many = cowork_core::store::RANK_BUDGET + 200;
+    let turns: Vec<NewTurn> = (0..many)
+        .map(|i| {
+            NewTurn::user(format!("turn {i}: we talked about the session, then the refresh token, at length again"))
+        })
+        .collect();
+    store.append_turns(&sid, &turns).unwrap();
+    // Older than the window: not ranked, however strong.
+    let strong = "refresh token refresh token refresh token";
+    let window = cowork_core::store::FALLBACK_WINDOW as i64;
+    store.append_turn(&sid, &NewTurn::assistant(strong)).unwrap();
+    let old = store.turn_count(&sid).unwrap();
+    let more: Vec<NewTurn> = (0..window)
+        .map(|i| NewTurn::user(format!("later {i}: the refresh token again, said once more at length")))
+        .collect();
+    store.append_turns(&sid, &more).unwrap();
+    // In the window: the two strongest, the shortest first.
+    store.append_turn(&sid, &NewTurn::assistant("refresh token, refresh token: both rotated.")).unwrap();
+    let short = store.turn_count(&sid).unwrap();
+    store
+        .append_turn(&sid, &NewTurn::user("Rotate the refresh token and the other refresh token, please, today."))
+        .unwrap();
+    let long = store.turn_count(&sid).unwrap();
+    let hits = search(store, "\"refresh token\"", SearchScope::All);
+    let numbers: Vec<i64> = hits.iter().map(|h| h.1).take(2).collect();
+    assert_eq!(numbers, [short, long], "the window's strongest first, in bm25's order: {hits:?}");
+    assert!(!hits.iter().any(|h| h.1 == old), "a turn older than the window is not ranked");
+    assert_eq!(hits.len(), 50);
 }
 
 pub fn search_is_scoped_filtered_and_names_session_and_turn(store: &mut Store) {
