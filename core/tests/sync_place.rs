@@ -108,6 +108,18 @@ fn import_fork(store: &mut Store, parent: &str, at: i64, id: &str) {
     assert_eq!(summary.sessions_added, 1, "the fork {id} of {parent} at {at} is imported");
 }
 
+/// Two empty devices with sync on, "Laptop" and "Phone".
+fn laptop_and_phone() -> Vec<Device> {
+    ["Laptop", "Phone"]
+        .iter()
+        .map(|name| {
+            let mut store = Store::open_in_memory().unwrap();
+            store.enable_sync(name).unwrap();
+            Device { store, read: 0 }
+        })
+        .collect()
+}
+
 /// Assembles `session`'s context as the agent loop does, through the turns kept from the last request
 /// (`store/turn_cache.rs`), and checks it against the same assembly over every turn read afresh: what
 /// sync changed in between (turns placed, lifted and replayed, forks detached) is never stale.
@@ -356,14 +368,7 @@ proptest! {
 #[test]
 fn a_turn_after_a_deleted_parents_turn_opens_a_conflict_fork_whatever_the_forks_id() {
     for form in 0..FIRST.len() {
-        let mut devices: Vec<Device> = ["Laptop", "Phone"]
-            .iter()
-            .map(|name| {
-                let mut store = Store::open_in_memory().unwrap();
-                store.enable_sync(name).unwrap();
-                Device { store, read: 0 }
-            })
-            .collect();
+        let mut devices = laptop_and_phone();
         let mut stream = Stream::default();
         let parent = devices[0].store.create_session(&NewSession::new("work")).unwrap().id;
         devices[0].store.append_turn(&parent, &NewTurn::user("Plan the trip")).unwrap();
@@ -403,14 +408,7 @@ fn a_turn_after_a_deleted_parents_turn_opens_a_conflict_fork_whatever_the_forks_
 /// goes to a conflict fork): the request after that holds the laptop's turn, not the phone's.
 #[test]
 fn a_turn_placed_before_ours_by_sync_replaces_it_in_the_next_request() {
-    let mut devices: Vec<Device> = ["Laptop", "Phone"]
-        .iter()
-        .map(|name| {
-            let mut store = Store::open_in_memory().unwrap();
-            store.enable_sync(name).unwrap();
-            Device { store, read: 0 }
-        })
-        .collect();
+    let mut devices = laptop_and_phone();
     let mut stream = Stream::default();
     let s = devices[0].store.create_session(&NewSession::new("work")).unwrap().id;
     devices[0].store.append_turn(&s, &NewTurn::user("Plan the trip")).unwrap();
