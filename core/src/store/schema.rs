@@ -504,14 +504,16 @@ INSERT INTO turns_fts(turns_fts) VALUES ('rebuild');
 
 /// Version 14: a counter of changes to turns already saved (`turn_changes.generation`), which the
 /// cache of the turns context assembly read last (`turn_cache.rs`) checks before each use. Appending a
-/// turn leaves it alone; changing a column a turn shows, deleting a turn, changing or deleting an
-/// attachment (attachments are only ever added with their turn) and moving a session's fork point
-/// bump it. Device data: no sync trigger reads it and no export writes it.
+/// turn leaves it alone, and so does a reply streaming in (an interrupted turn checkpointed, then
+/// finalised: the cache checks the interrupted turns it keeps itself); changing a column any other
+/// turn shows, deleting a turn, changing or deleting an attachment (attachments are only ever added
+/// with their turn) and moving a session's fork point bump it. Device data: no sync trigger reads it
+/// and no export writes it.
 const V14: &str = r#"
 CREATE TABLE IF NOT EXISTS turn_changes (id INTEGER PRIMARY KEY CHECK (id = 1), generation INTEGER NOT NULL DEFAULT 0);
 INSERT OR IGNORE INTO turn_changes (id) VALUES (1);
 CREATE TRIGGER IF NOT EXISTS turn_changes_turn_update AFTER UPDATE OF session_id, turn_number, role, content, tool_calls,
-    tool_call_id, tool_name, token_count, status, created_at, metadata ON turns BEGIN
+    tool_call_id, tool_name, token_count, status, created_at, metadata ON turns WHEN old.status != 'interrupted' BEGIN
     UPDATE turn_changes SET generation = generation + 1;
 END;
 CREATE TRIGGER IF NOT EXISTS turn_changes_turn_delete AFTER DELETE ON turns BEGIN

@@ -1,12 +1,14 @@
 //! The archive as the context engine's data sources: [`RecallSource`] for `conversation_recall` and
 //! [`SessionTurns`] as the lazily read [`TurnSource`] of context assembly.
 
+use super::rows::{turn_from_row, TURN_COLS};
 use super::turn_cache::Missing;
 use super::Store;
 use crate::context::TurnSource;
 use crate::error::Context;
 use crate::recall::RecallSource;
 use crate::{Result, SearchHit, SearchQuery, Session, TaskRecord, ToolExecution, Turn};
+use rusqlite::OptionalExtension;
 use std::cell::Cell;
 
 impl RecallSource for Store {
@@ -55,6 +57,10 @@ impl Store {
             .context("reading the archive's change counter")?;
         let mut cache = self.turn_cache.borrow_mut();
         cache.check(generation);
+        let unfinished: Vec<Turn> = cache.unfinished(session_id).into_iter().cloned().collect();
+        if !unfinished.is_empty() && self.turns_by_id(unfinished.iter().map(|t| t.id))? != unfinished {
+            cache.forget(session_id);
+        }
         let missing = cache.missing(session_id, start, end);
         let fetched = match missing {
             Missing::All => self.turns_range(session_id, start, end)?,
@@ -67,6 +73,25 @@ impl Store {
             }
         };
         Ok(cache.fill(session_id, (start, end), missing, fetched))
+    }
+}
+
+impl Store {
+    /// The turns with these row ids, in that order (those that no longer exist left out).
+    fn turns_by_id(&self, ids: impl Iterator<Item = i64>) -> Result<Vec<Turn>> {
+        let mut turns = Vec::new();
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!("SELECT {TURN_COLS} FROM turns t WHERE t.id = ?1"))
+            .context("reading kept turns again")?;
+        for id in ids {
+            turns.extend(stmt.query_row([id], turn_from_row).optional().context("reading kept turns again")?);
+        }
+        drop(stmt);
+        for turn in &mut turns {
+            self.fill_attachments(std::slice::from_mut(turn))?;
+        }
+        Ok(turns)
     }
 }
 

@@ -11,6 +11,11 @@
 //!   change to an attachment and every change to a session's fork point. Appending a turn does not:
 //!   a new turn gets a number after every kept one. The generation is read before each use; a
 //!   different one drops the whole cache. Rolled-back changes roll the bump back with them.
+//! - **Except an interrupted turn's**: a reply streams in as an interrupted turn, checkpointed and
+//!   then finalised, between every two requests of the agent loop, and bumping for it would empty
+//!   the cache each time. So updates of a turn that was interrupted leave the counter alone, and
+//!   before each use the kept interrupted turns (usually none: a request is assembled before its
+//!   reply is appended) are read again and compared; one that changed drops the session's entry.
 //! - **Nothing read inside a transaction is kept** (nor is the cache used there): a turn another
 //!   statement of that transaction wrote could still be rolled back.
 //! - **A session's entry is one run of turn numbers** `lo..=hi`: every turn the session shows with a
@@ -19,7 +24,7 @@
 //! Memory is bounded: at most [`MAX_SESSIONS`] entries, and an entry past [`MAX_BYTES`] forgets its
 //! oldest turns.
 
-use crate::Turn;
+use crate::{Turn, TurnStatus};
 use std::collections::VecDeque;
 
 /// Sessions kept (the ones assembled last).
@@ -63,6 +68,19 @@ impl TurnCache {
             self.entries.clear();
             self.generation = generation;
         }
+    }
+
+    /// The kept turns of `session_id` that were interrupted when read (a reply streaming in, or one
+    /// stopped for good): their changes leave the counter alone, so the caller compares them with the
+    /// archive and [`TurnCache::forget`]s the session when one changed.
+    pub fn unfinished(&self, session_id: &str) -> Vec<&Turn> {
+        let kept = self.entries.iter().find(|e| e.session_id == session_id);
+        kept.map_or_else(Vec::new, |e| e.turns.iter().filter(|t| t.status == TurnStatus::Interrupted).collect())
+    }
+
+    /// Drops what is kept of `session_id`.
+    pub fn forget(&mut self, session_id: &str) {
+        self.entries.retain(|e| e.session_id != session_id);
     }
 
     /// What of `start..=end` (`start <= end`) of `session_id` is not kept.

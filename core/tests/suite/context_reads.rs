@@ -42,13 +42,32 @@ pub fn context_sees_every_change_since_the_last_request(store: &mut Store) {
     user(store, &sid, "and the moon?");
     assert!(sent(&assembled(store, &sid, 200_000), "and the moon?"));
 
-    // A reply streamed in: its checkpoints and its final text replace what was read.
+    // A reply streamed in as the agent loop writes it (an interrupted turn, checkpointed, finalised)
+    // leaves the archive's change counter alone, so the next request still reads only what is new...
+    let generation = |store: &Store| -> i64 {
+        store.connection().query_row("SELECT generation FROM turn_changes", [], |r| r.get(0)).unwrap()
+    };
+    let before = generation(store);
+    let reply = store.append_turn(&sid, &NewTurn::assistant("").with_status(TurnStatus::Interrupted)).unwrap();
+    store.checkpoint_turn(&sid, reply.turn_number, "Tides follow").unwrap();
+    store.finalize_turn(&sid, reply.turn_number, &NewTurn::assistant("Tides follow the moon.")).unwrap();
+    assert_eq!(generation(store), before, "a streamed reply does not empty what is kept");
+    assert!(sent(&assembled(store, &sid, 200_000), "Tides follow the moon."));
+    // ...and one read while it was still streaming is read again: its checkpoints and its final text
+    // replace what was kept.
     let reply = store.append_turn(&sid, &NewTurn::assistant("").with_status(TurnStatus::Interrupted)).unwrap();
     assembled(store, &sid, 200_000);
     store.checkpoint_turn(&sid, reply.turn_number, "The moon pulls").unwrap();
     assert!(sent(&assembled(store, &sid, 200_000), "The moon pulls"));
     store.finalize_turn(&sid, reply.turn_number, &NewTurn::assistant("The moon pulls the sea.")).unwrap();
     assert!(sent(&assembled(store, &sid, 200_000), "The moon pulls the sea."));
+    // A reply stopped for good stays interrupted, kept, and checked each time.
+    let stopped = store.append_turn(&sid, &NewTurn::assistant("").with_status(TurnStatus::Interrupted)).unwrap();
+    store.checkpoint_turn(&sid, stopped.turn_number, "The sea rises twi").unwrap();
+    user(store, &sid, "go on");
+    assert!(sent(&assembled(store, &sid, 200_000), "The sea rises twi"));
+    user(store, &sid, "and then?");
+    assert!(sent(&assembled(store, &sid, 200_000), "and then?"));
 
     // A fork shows its parent's turns up to the fork point, then its own; both stay right while
     // requests alternate between them and other sessions push them out of what is kept.

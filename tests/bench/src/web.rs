@@ -346,8 +346,9 @@ impl Bench {
         Ok(vec![now() - t, r.turns.len() as f64])
     }
 
-    /// Appends the session's next generated turn (as a conversation goes on between two model
-    /// requests); returns milliseconds.
+    /// Appends the session's next generated turn as the agent loop writes it between two model
+    /// requests: a reply streams in (an interrupted turn, checkpointed, then finalised), anything else
+    /// is appended. Returns milliseconds.
     pub fn append_to(&mut self, session: usize) -> Result<f64, JsValue> {
         let sid = self.session_id(session).ok_or_else(|| JsValue::from_str("no such session"))?;
         let current = self.current()? == sid;
@@ -355,7 +356,15 @@ impl Bench {
         let turn = gen::turn(&mut self.rng, n as usize);
         let store = self.store_mut()?;
         let t = now();
-        store.append_turn(&sid, &turn).map_err(js)?;
+        if turn.role == cowork_core::Role::Assistant {
+            let open = NewTurn::assistant("").with_status(cowork_core::TurnStatus::Interrupted);
+            let k = store.append_turn(&sid, &open).map_err(js)?.turn_number;
+            let partial: String = turn.content.chars().take(turn.content.chars().count() / 2).collect();
+            store.checkpoint_turn(&sid, k, &partial).map_err(js)?;
+            store.finalize_turn(&sid, k, &turn).map_err(js)?;
+        } else {
+            store.append_turn(&sid, &turn).map_err(js)?;
+        }
         let ms = now() - t;
         if current {
             self.next_index += 1;

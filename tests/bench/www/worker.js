@@ -194,7 +194,8 @@ const openSpace = async (S, { url, space, passphrase, replicas = 1 }, name, crea
 // --- phases -------------------------------------------------------------------------------------------
 
 /** Context assembly of the first session as the agent loop does it, `reps` times per window: a new
- *  turn, then the context of the next request. Times and what was read; `first_ms` is the session's
+ *  turn (a reply streamed in as the agent writes one, or another turn appended), then the context of
+ *  the next request. Times and what was read; `first_ms` is the session's
  *  first assembly, when the archive keeps none of its turns yet (`store/turn_cache.rs`). */
 function assemblies(bench, windows, reps) {
   const out = {};
