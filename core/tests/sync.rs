@@ -863,6 +863,12 @@ fn a_reply_being_written_keeps_its_turn_while_the_stream_is_applied() {
     }
     // A reply in a session nobody else wrote to lets the whole batch in.
     assert_eq!(applicable_while_writing(&received, &own, "a session nobody else wrote to"), batch.len());
+    // A pack (changes sealed together share one stream sequence) waits whole: the cursor never stops
+    // inside one. Here the phone's turn in `s` is in the pack that starts one change earlier.
+    let packed: Vec<(i64, Received)> =
+        received.iter().enumerate().map(|(i, (_, m))| (if i + 1 < k { 1 } else { 2 }, m.clone())).collect();
+    assert_eq!(applicable_while_writing(&packed, &own, &s), k - 1);
+    assert_eq!(applicable_while_writing(&packed, &own, "a session nobody else wrote to"), batch.len());
 }
 
 // --- delegated tasks, their events and context manifests ---------------------------------------------

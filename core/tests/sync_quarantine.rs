@@ -75,7 +75,8 @@ fn a_change_that_cannot_be_applied_is_kept_and_the_rest_of_its_batch_applies() {
     assert_eq!(due.len(), 1);
     assert_eq!((due[0].msg_id.as_str(), due[0].sealed.as_slice()), (msg.id.as_str(), kept_body.as_bytes()));
     // Tried again, it is still refused: it stays, and is not due again for this build.
-    let again = phone.retry_quarantined(&Space::Personal, due[0].seq, &read_message(&kept_body)).unwrap();
+    let again =
+        phone.retry_quarantined(&Space::Personal, due[0].seq, &due[0].msg_id, &read_message(&kept_body)).unwrap();
     assert!(matches!(again, Some(QuarantineReason::Refused(_))), "{again:?}");
     assert!(phone.sync_quarantine_due(&Space::Personal).unwrap().is_empty());
     assert_eq!(phone.sync_quarantined().unwrap().len(), 1);
@@ -137,13 +138,59 @@ fn a_change_kind_from_a_newer_version_is_kept_for_later_and_applied_after_an_upg
     let mut still = Vec::new();
     for kept in phone.sync_quarantine_due(&Space::Personal).unwrap() {
         let received = read_message(std::str::from_utf8(&kept.sealed).unwrap());
-        if let Some(reason) = phone.retry_quarantined(&Space::Personal, kept.seq, &received).unwrap() {
+        if let Some(reason) = phone.retry_quarantined(&Space::Personal, kept.seq, &kept.msg_id, &received).unwrap() {
             still.push(reason);
         }
     }
     assert_eq!(still, [QuarantineReason::NewerKind("task_added".into())], "what this build cannot read stays");
     assert_eq!(phone.get_session(&s).unwrap().title, "Renamed by a newer Birch");
     assert_eq!(phone.sync_quarantined().unwrap().len(), 1);
+}
+
+/// The changes of a pack (sealed together as one stream message) share its stream sequence: two of a
+/// newer kind in one pack are both kept, each under its own id, the rest of the pack applies, and
+/// each is tried again alone.
+#[test]
+fn two_changes_kept_aside_from_one_pack_are_each_kept_and_tried_again() {
+    let (mut birch, mut phone) = (device("Birch"), device("Phone"));
+    let s = birch.create_session(&NewSession::new("work")).unwrap().id;
+    birch.append_turn(&s, &NewTurn::user("Before")).unwrap();
+    let mut bodies = published(&mut birch, 0);
+    let newer = |n: i64| {
+        format!(
+            r#"{{"id":"dev-b:{n}","device_id":"dev-b","device_name":"Birch","seq":{n},
+            "change":{{"task_added":{{"task_id":"t{n}"}}}}}}"#
+        )
+    };
+    bodies.extend([(0, newer(98)), (0, newer(99))]);
+    birch.append_turn(&s, &NewTurn::assistant("After")).unwrap();
+    bodies.extend(published(&mut birch, 0));
+    for (seq, _) in &mut bodies {
+        *seq = 7; // one pack, the stream's 7th message
+    }
+    let applied = apply(&mut phone, &bodies).unwrap();
+    assert_eq!(applied.quarantined, 2);
+    assert_eq!(texts(&phone, &s), ["Before", "After"]);
+    assert_eq!(phone.sync_cursor(&Space::Personal).unwrap(), 7);
+    let ids = |p: &Store| p.sync_quarantined().unwrap().into_iter().map(|q| (q.seq, q.msg_id)).collect::<Vec<_>>();
+    assert_eq!(ids(&phone), [(7, "dev-b:98".to_owned()), (7, "dev-b:99".to_owned())]);
+    // The pack delivered again changes nothing.
+    assert_eq!(apply(&mut phone, &bodies).unwrap(), Default::default());
+
+    // A newer reader reads the first (here: as a title change) and applies it; the second stays.
+    phone.connection().execute("UPDATE sync_quarantine SET reader = reader - 1", []).unwrap();
+    let due = phone.sync_quarantine_due(&Space::Personal).unwrap();
+    assert_eq!(due.iter().map(|k| k.msg_id.as_str()).collect::<Vec<_>>(), ["dev-b:98", "dev-b:99"]);
+    let title = format!(
+        r#"{{"id":"dev-b:98","device_id":"dev-b","device_name":"Birch","seq":98,
+        "change":{{"session_field":{{"session_id":"{s}","field":{{"title":"Named later"}}}}}}}}"#
+    );
+    let first = phone.retry_quarantined(&Space::Personal, 7, &due[0].msg_id, &read_message(&title)).unwrap();
+    assert_eq!(first, None, "applied");
+    let second = phone.retry_quarantined(&Space::Personal, 7, &due[1].msg_id, &read_message(&newer(99))).unwrap();
+    assert_eq!(second, Some(QuarantineReason::NewerKind("task_added".into())));
+    assert_eq!(phone.get_session(&s).unwrap().title, "Named later");
+    assert_eq!(ids(&phone), [(7, "dev-b:99".to_owned())]);
 }
 
 /// A body that is not a change at all is kept as unreadable (not mistaken for a newer kind).

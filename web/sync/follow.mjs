@@ -68,7 +68,8 @@ export class Follower {
       if (ended()) break;
       this.#readTo = m.seq;
       this.#streamLast = Math.max(this.#streamLast, m.seq + (m.info.pending ?? 0));
-      if (message) this.#held.push(message);
+      if (Array.isArray(message)) this.#held.push(...message);
+      else if (message) this.#held.push(message);
       this.#signal();
       while (this.#held.length >= HOLD && !ended()) await new Promise((ok) => { this.#room = ok; });
     }
@@ -81,13 +82,16 @@ export class Follower {
   }
 
   /**
-   * What arrived since the last take, at most `max` changes: `{ after, messages, lastSeq, streamLast }`
-   * (`after`: the sequence these continue from, the last take's `lastSeq`; `lastSeq`: the sequence read
-   * up to), or null once the follower is broken (read from your cursor with `fetch`, then follow again).
+   * What arrived since the last take, at most `max` changes and the rest of a pack they end inside of:
+   * `{ after, messages, lastSeq, streamLast }` (`after`: the sequence these continue from, the last
+   * take's `lastSeq`; `lastSeq`: the sequence read up to), or null once the follower is broken (read
+   * from your cursor with `fetch`, then follow again).
    */
   take(max = HOLD) {
     if (this.#broken) return null;
-    const messages = this.#held.splice(0, Math.max(1, max));
+    let n = Math.min(Math.max(1, max), this.#held.length);
+    while (n > 0 && n < this.#held.length && this.#held[n].seq === this.#held[n - 1].seq) n++;
+    const messages = this.#held.splice(0, n);
     const after = this.#after;
     const lastSeq = this.#held.length ? messages[messages.length - 1].seq : this.#readTo;
     this.#after = lastSeq;

@@ -7,7 +7,7 @@
 //   connect({ url | servers, user, pass, token, creds, name, inboxPrefix }) → Connection
 //   openSpace(connection, { space, passphrase, create, replicas }) → Space
 //   newRecoveryKey() → "XXXX-XXXX-…" (160 random bits, accepted by openSpace as the passphrase)
-//   space.publish([{ id, subject, body }]) → number acknowledged, in order
+//   space.publish([{ id, subject, body }], { pack }) → number acknowledged, in order
 //   space.fetch(afterSeq, max, maxBytes) → { messages: [{ seq, id, body, sealed } | { seq, id, sealed, error }], lastSeq, streamLast }
 //   space.unseal(id, sealed) → body (a message kept aside by the archive, opened again)
 //   space.watch(afterSeq, onBatch, { onError }) → stop()
@@ -34,6 +34,9 @@
 //   and `Nats-Msg-Id: <id>#<k>`, except the last, whose msg id is `<id>` and which also carries
 //   `Cowork-First: <stream sequence of chunk 1>`. Readers reassemble at the last chunk (whose sequence
 //   is the message's), fetching earlier chunks from the server when they started reading after them.
+// - Consecutive changes published together go as packs (pack.mjs): one message on
+//   `cowork.<space>._pack` with header `Cowork-Pack: <count>` holds up to 128 changes (256 KB), sealed
+//   together under the pack's id; every change read from it has the pack's stream sequence.
 import { credsAuthenticator, headers, wsconnect } from '@nats-io/nats-core';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import {
@@ -57,6 +60,7 @@ import {
 
 import { SyncError, checkSeq, classify, invalid, noResponders } from './errors.mjs';
 import { Follower } from './follow.mjs';
+import { PACK_BYTES, PACK_HEADER, PACK_MESSAGES, PACK_SUBJECT, packId, packOf, packPlain, packedSize, sealedItem, unpack } from './pack.mjs';
 
 export { newRecoveryKey } from './seal.mjs';
 export { SyncError };
@@ -298,10 +302,12 @@ class Space {
    * (duplicates included): a prefix of the list. When the connection is offline, or drops on the way,
    * it returns early with the count so far: publish the rest, with the same ids, once it is back (a
    * repeated id is dropped by the server). Other failures throw, with `acknowledged` on the error.
+   * Consecutive changes go as packs of up to `pack` changes (see pack.mjs; 1: each alone).
    */
-  async publish(messages) {
+  async publish(messages, { pack: most = PACK_MESSAGES } = {}) {
     if (this.#closed || this.#connection.status === 'closed') this.#open();
     if (!Array.isArray(messages)) throw invalid('publish takes a list of { id, subject, body }.');
+    if (!Number.isInteger(most) || most < 1) throw invalid('publish packs at least one change a message.');
     const items = messages.map((m, i) => {
       const { id, subject, body } = m ?? {};
       if (typeof id !== 'string' || !id || encoder.encode(id).length > 256 || /[\u0000-\u001f\u007f]/.test(id)) {
@@ -313,6 +319,7 @@ class Space {
     });
     const ctx = { ...this.ctx, action: `publish to space "${this.space}"` };
     const limit = this.#connection.nc.info?.max_payload ?? 1 << 20;
+    const packLimit = Math.min(PACK_BYTES, limit - HEADER_ROOM - IV_BYTES - TAG_BYTES);
     let acknowledged = 0;
     // Stops the loop (returns false) when the connection is the trouble, and throws otherwise.
     const failed = (err) => {
@@ -332,24 +339,48 @@ class Space {
       windowBytes = 0;
       if (!burst.length) return true;
       if (!this.#connection.online) return false;
-      const acks = burst.map((m) => this.#ack(m.subject, m.payload, { msgID: m.id }));
-      for (const result of await Promise.allSettled(acks)) {
+      const acks = burst.map((m) => this.#ack(m.subject, m.payload, m.headers ? { msgID: m.id, headers: m.headers } : { msgID: m.id }));
+      for (const [i, result] of (await Promise.allSettled(acks)).entries()) {
         if (result.status === 'rejected') return failed(result.reason);
-        acknowledged++;
+        acknowledged += burst[i].count;
       }
+      return true;
+    };
+    // The changes waiting to go together: sealed alone when there is one, as a pack otherwise.
+    let packed = [];
+    let packedBytes = 0;
+    const sealPacked = async () => {
+      const group = packed;
+      packed = [];
+      packedBytes = 0;
+      if (!group.length) return true;
+      let sealed;
+      if (group.length === 1) {
+        const [item] = group;
+        sealed = { ...item, count: 1, payload: await seal(this.#key, item.bytes, item.id) };
+      } else {
+        const id = packId(group[0].id, group.length);
+        const h = headers();
+        h.set(PACK_HEADER, String(group.length));
+        const payload = await seal(this.#key, packPlain(group), id);
+        sealed = { id, subject: this.prefix + PACK_SUBJECT, headers: h, count: group.length, payload };
+      }
+      window.push(sealed);
+      windowBytes += sealed.payload.length;
+      if (window.length >= WINDOW_MESSAGES || windowBytes >= WINDOW_BYTES) return flush();
       return true;
     };
     for (const item of items) {
       if (IV_BYTES + item.bytes.length + TAG_BYTES + HEADER_ROOM <= limit) {
-        const payload = await seal(this.#key, item.bytes, item.id);
-        window.push({ ...item, payload });
-        windowBytes += payload.length;
-        if (window.length >= WINDOW_MESSAGES || windowBytes >= WINDOW_BYTES) {
-          if (!(await flush())) return acknowledged;
+        const size = packedSize(item);
+        if (packed.length && (packed.length >= most || packedBytes + size > packLimit)) {
+          if (!(await sealPacked())) return acknowledged;
         }
+        packed.push(item);
+        packedBytes += size;
         continue;
       }
-      if (!(await flush())) return acknowledged;
+      if (!(await sealPacked()) || !(await flush())) return acknowledged;
       const size = limit - HEADER_ROOM - IV_BYTES - TAG_BYTES;
       if (size < 1024) throw new SyncError('server', `The sync server's max_payload (${limit} bytes) is too small: ask its administrator to raise it.`);
       const n = Math.ceil(item.bytes.length / size);
@@ -370,7 +401,7 @@ class Space {
       }
       acknowledged++;
     }
-    await flush();
+    if (await sealPacked()) await flush();
     return acknowledged;
   }
 
@@ -425,10 +456,14 @@ class Space {
       consumer = await this.#connection.js.consumers.get(this.stream, { opt_start_seq: afterSeq + 1 });
       const partial = new Map();
       let bytes = 0;
-      for (let done = false; !done && messages.length < max && cursor < last; ) {
-        // A stream message gives at most one whole change, so a pull of what is left of `max` never
-        // gives more than `max`.
-        const want = Math.min(FETCH_BATCH, max - messages.length, last - cursor);
+      let got = 0; // changes read (a pack's count, from its header)
+      let seen = 0; // stream messages read
+      for (let done = false; !done && got < max && cursor < last; ) {
+        // A pull asks for about as many stream messages as hold what is left of `max`, judging by those
+        // read so far (the first asks for one): a pack holds up to 128 changes, and what a pull brings
+        // past `max` is read for nothing. A read ends with the pack `max` ends in, never inside one.
+        const each = seen ? Math.max(1, got / seen) : max;
+        const want = Math.max(1, Math.min(FETCH_BATCH, Math.ceil((max - got) / each), last - cursor));
         const batch = await consumer.fetch({ max_messages: want, expires: 2000 });
         // Every message of the pull is decrypted at once (WebCrypto works off this thread) and kept in
         // stream order; `#decode` files a chunk away before it first waits, so chunks still meet.
@@ -436,13 +471,20 @@ class Space {
         for await (const m of batch) {
           cursor = m.seq;
           bytes += m.data.length;
+          if (m.subject !== this.prefix + META) {
+            seen++;
+            got += Number(m.headers?.get(PACK_HEADER)) || 1;
+          }
           decoding.push(this.#decode(m.subject, m.headers, m.data, m.seq, partial));
-          if (m.info.pending === 0 || bytes >= maxBytes) {
+          if (m.info.pending === 0 || bytes >= maxBytes || got >= max) {
             done = true; // read to the end, or enough for one read (the next starts after this one)
             break;
           }
         }
-        for (const message of await Promise.all(decoding)) if (message) messages.push(message);
+        for (const message of await Promise.all(decoding)) {
+          if (Array.isArray(message)) messages.push(...message);
+          else if (message) messages.push(message);
+        }
         if (decoding.length === 0) done = true; // the rest was removed from the stream while we read
       }
       return { messages, lastSeq: cursor, streamLast: last };
@@ -474,7 +516,8 @@ class Space {
       for await (const m of messages) {
         if (stopped) break;
         const message = await this.#decode(m.subject, m.headers, m.data, m.seq, partial);
-        if (message) batch.push(message);
+        if (Array.isArray(message)) batch.push(...message);
+        else if (message) batch.push(message);
         if (batch.length && (m.info.pending === 0 || batch.length >= WATCH_BATCH)) {
           const ready = batch;
           batch = [];
@@ -527,6 +570,16 @@ class Space {
   async unseal(id, sealed) {
     const parts = sealed instanceof Uint8Array ? unframe(sealed) : null;
     if (typeof id !== 'string' || !parts) throw invalid('unseal takes a message id and the bytes fetch gave as `sealed`.');
+    const pack = packOf(parts);
+    if (pack) {
+      const count = Number(pack.id.slice(pack.id.lastIndexOf('+') + 1));
+      const items = unpack(await unseal(this.#key, pack.data, pack.id), count);
+      if (!items) throw invalid(`Message ${pack.id} of space "${this.space}" cannot be decrypted with this space's key.`);
+      const item = items.find((m) => m.id === id);
+      if (!item) throw invalid(`Message ${id} is not in the pack ${pack.id} of space "${this.space}".`);
+      if (item.body === null) throw invalid(`Message ${id} of space "${this.space}" is not text once decrypted.`);
+      return item.body;
+    }
     const n = parts.length;
     const pieces = [];
     for (let k = 1; k <= n; k++) {
@@ -547,9 +600,10 @@ class Space {
     await Promise.all([...this.#watchers].map((stop) => stop()));
   }
 
-  // One stream message: a whole change ({ seq, id, body, sealed }), or null for the set-up message and
-  // for every chunk but the last (kept in `partial` until the last arrives). One that cannot be opened
-  // is { seq, id, sealed, error }: the caller keeps it aside and reads on.
+  // One stream message: a whole change ({ seq, id, body, sealed }), a pack's changes (a list of them),
+  // or null for the set-up message and for every chunk but the last (kept in `partial` until the last
+  // arrives). One that cannot be opened is { seq, id, sealed, error }: the caller keeps it aside and
+  // reads on.
   async #decode(subject, h, data, seq, partial) {
     if (subject === this.prefix + META) return null;
     const msgId = h?.get('Nats-Msg-Id') ?? '';
@@ -560,6 +614,18 @@ class Space {
       sealed: frame(parts),
       error: `message ${seq} of space "${this.space}" ${why}: it was altered, or written with another key`,
     });
+    const count = Number(h?.get(PACK_HEADER) ?? 0);
+    if (count) {
+      const items = Number.isInteger(count) && count > 1 ? unpack(await unseal(this.#key, data, msgId), count) : null;
+      if (!items) return broken(msgId, [data], 'cannot be decrypted as a pack');
+      // What is kept of one change set aside: the pack as the stream held it, and which change.
+      const kept = () => sealedItem(msgId, data);
+      return items.map(({ id, body }) =>
+        body === null
+          ? { seq, id, sealed: kept(), error: `a change in message ${seq} of space "${this.space}" is not text once decrypted` }
+          : { seq, id, body, get sealed() { return kept(); } },
+      );
+    }
     if (!chunk) {
       const body = await unseal(this.#key, data, msgId);
       if (!body) return broken(msgId, [data], 'cannot be decrypted');

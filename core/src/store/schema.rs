@@ -531,8 +531,31 @@ CREATE TRIGGER IF NOT EXISTS turn_changes_fork AFTER UPDATE OF parent_session_id
 END;
 "#;
 
+/// Version 15: a message kept aside is named by its stream sequence and its id. The changes of a
+/// pack (many changes sealed as one stream message) share the pack's sequence, and two of them can be
+/// kept aside.
+const V15: &str = r#"
+CREATE TABLE sync_quarantine_15 (
+    space       TEXT NOT NULL,
+    seq         INTEGER NOT NULL,
+    msg_id      TEXT NOT NULL,
+    device_id   TEXT NOT NULL DEFAULT '',
+    device_name TEXT NOT NULL DEFAULT '',
+    reason      TEXT NOT NULL,
+    detail      TEXT NOT NULL,
+    sealed      BLOB NOT NULL,
+    reader      INTEGER NOT NULL,
+    kept_at     INTEGER NOT NULL,
+    PRIMARY KEY (space, seq, msg_id)
+);
+INSERT INTO sync_quarantine_15 SELECT space, seq, msg_id, device_id, device_name, reason, detail, sealed, reader, kept_at
+    FROM sync_quarantine;
+DROP TABLE sync_quarantine;
+ALTER TABLE sync_quarantine_15 RENAME TO sync_quarantine;
+"#;
+
 /// Every migration, in order: `MIGRATIONS[i]` upgrades version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14, V15];
 
 /// The schema version this build writes.
 pub const LATEST: i64 = MIGRATIONS.len() as i64;

@@ -490,7 +490,7 @@ async fn retry_kept(link: &Link, opened: &Opened) {
                 reason: QuarantineReason::Undecryptable(f.message),
             }),
         };
-        let retried = with_store(link, |s| s.retry_quarantined(&opened.space, kept.seq, &received));
+        let retried = with_store(link, |s| s.retry_quarantined(&opened.space, kept.seq, &kept.msg_id, &received));
         if let Some(Ok(None)) = retried {
             (link.broadcast)(Event::SessionsChanged { deleted: None });
         }
@@ -541,7 +541,14 @@ async fn round(link: &Link, opened: &mut Opened) -> Result<bool, Failure> {
     for m in messages.iter().skip(from) {
         let seq = js_sys::Reflect::get(&m, &"seq".into()).ok().and_then(|v| v.as_f64()).unwrap_or(0.0) as i64;
         let received = match (text(&m, "body"), text(&m, "error")) {
-            (Some(body), _) => read_message(&body),
+            // Kept aside under the transport's id, which its seal is bound to (a pack's changes share
+            // one sequence: the id tells them apart).
+            (Some(body), _) => match read_message(&body) {
+                Received::Unreadable(u) => {
+                    Received::Unreadable(Unreadable { msg_id: text(&m, "id").unwrap_or(u.msg_id), ..u })
+                }
+                change => change,
+            },
             (None, error) => Received::Unreadable(Unreadable {
                 msg_id: text(&m, "id").unwrap_or_default(),
                 device_id: String::new(),

@@ -43,13 +43,14 @@ describe('following a space by push', { timeout: 90_000 }, () => {
   });
 
   test('what is published arrives in stream order, each once, the takes continuing one another', async () => {
-    assert.equal(await onLaptop.publish(changes('laptop', 0, 3)), 3);
+    // One stream message a change (packs are followed below).
+    assert.equal(await onLaptop.publish(changes('laptop', 0, 3), { pack: 1 }), 3);
     const follower = onPhone.follow(0);
     try {
       const backlog = await takeAll(follower, 3);
       // A change longer than a message goes as chunks and is held once, whole, at its last chunk.
       const long = { id: 'laptop:long', subject: 'turn.long', body: 'x'.repeat(20_000) };
-      assert.equal(await onLaptop.publish([...changes('laptop', 3, 5), long, ...changes('laptop', 5, 6)]), 4);
+      assert.equal(await onLaptop.publish([...changes('laptop', 3, 5), long, ...changes('laptop', 5, 6)], { pack: 1 }), 4);
       const live = await takeAll(follower, 4);
       const takes = [...backlog, ...live];
       const messages = takes.flatMap((t) => t.messages);
@@ -90,7 +91,7 @@ describe('following a space by push', { timeout: 90_000 }, () => {
     await jsm.streams.add({ name: 'cowork_gaps', subjects: ['cowork.gaps.>'], storage: 'file', num_replicas: 1 });
     const writer = await openSpace(laptop, { space: 'gaps', passphrase: PASSPHRASE, create: true });
     const reader = await openSpace(phone, { space: 'gaps', passphrase: PASSPHRASE });
-    assert.equal(await writer.publish(changes('laptop', 0, 4)), 4);
+    assert.equal(await writer.publish(changes('laptop', 0, 4), { pack: 1 }), 4);
     const { messages } = await reader.fetch(0, 100);
     await jsm.streams.deleteMessage('cowork_gaps', messages[2].seq);
     const follower = reader.follow(0);

@@ -25,8 +25,9 @@ describe('a personal space', { timeout: 60_000 }, () => {
 
   const streamMessages = async () => (await (await laptop.manager()).streams.info('cowork_carol')).state.messages;
 
+  // One stream message a change, as live sync sends them (packs: pack.test.mjs).
   test('publishes 200 messages and reads them back in order, decrypted', async () => {
-    assert.equal(await space.publish(published), 200);
+    assert.equal(await space.publish(published, { pack: 1 }), 200);
     const { messages, lastSeq } = await space.fetch(0, 1000);
     assert.deepEqual(
       messages.map(({ id, body }) => ({ id, body })),
@@ -40,8 +41,8 @@ describe('a personal space', { timeout: 60_000 }, () => {
   test('publishing the same ids again adds nothing to the stream', async () => {
     const before = await streamMessages();
     assert.equal(before, 201, 'the 200 changes and the space set-up message');
-    assert.equal(await space.publish(published), 200, 'duplicates count as acknowledged');
-    assert.equal(await space.publish(published.slice(50, 60)), 10);
+    assert.equal(await space.publish(published, { pack: 1 }), 200, 'duplicates count as acknowledged');
+    assert.equal(await space.publish(published.slice(50, 60), { pack: 1 }), 10);
     assert.equal(await streamMessages(), before);
     assert.equal((await space.fetch(0, 1000)).messages.length, 200);
   });
@@ -82,7 +83,7 @@ describe('a personal space', { timeout: 60_000 }, () => {
       const { messages } = await onPhone.fetch(0, 1000);
       assert.deepEqual(messages.map((m) => m.body), published.map((m) => m.body));
       // … and what it publishes, the first device reads after its own.
-      assert.equal(await onPhone.publish(changes('phone', 0, 3)), 3);
+      assert.equal(await onPhone.publish(changes('phone', 0, 3), { pack: 1 }), 3);
       const { messages: mine } = await space.fetch(messages.at(-1).seq, 1000);
       assert.deepEqual(mine.map((m) => m.id), ['phone:0', 'phone:1', 'phone:2']);
     } finally {

@@ -78,15 +78,16 @@ impl Store {
         apply(&mut self.conn, space, &items, sealed, Mode::Stream, now)
     }
 
-    /// Tries again the quarantined message at sequence `seq` of `space`, as this build reads it now
-    /// (`received`: from its sealed bytes, opened again by the transport). Applied after everything
-    /// the stream brought since (it cannot go back to its place), it leaves the quarantine;
-    /// otherwise it stays, under this build's reader and the reason now. Returns the reason it
-    /// stays for, `None` when it was applied.
+    /// Tries again the quarantined message `msg_id` at sequence `seq` of `space`, as this build reads
+    /// it now (`received`: from its sealed bytes, opened again by the transport). Applied after
+    /// everything the stream brought since (it cannot go back to its place), it leaves the
+    /// quarantine; otherwise it stays, under this build's reader and the reason now. Returns the
+    /// reason it stays for, `None` when it was applied.
     pub fn retry_quarantined(
         &mut self,
         space: &Space,
         seq: i64,
+        msg_id: &str,
         received: &Received,
     ) -> Result<Option<QuarantineReason>> {
         let item = match received {
@@ -94,12 +95,15 @@ impl Store {
             Received::Unreadable(u) => Incoming::Unreadable(u),
         };
         let now = self.tick();
-        let applied = apply(&mut self.conn, space, &[(seq, item)], &mut |_| Vec::new(), Mode::Retry, now)?;
+        let applied = apply(&mut self.conn, space, &[(seq, item)], &mut |_| Vec::new(), Mode::Retry(msg_id), now)?;
         if applied.quarantined == 0 {
             return Ok(None);
         }
-        let kept = self.sync_quarantined()?.into_iter().find(|q| q.space == *space && q.seq == seq);
-        Ok(kept.map(|q| q.reason))
+        Ok(self
+            .sync_quarantined()?
+            .into_iter()
+            .find(|q| q.space == *space && q.seq == seq && q.msg_id == msg_id)
+            .map(|q| q.reason))
     }
 
     /// The turns with these gids as they are stored now (a synced turn's place, for the UI).
@@ -134,11 +138,24 @@ enum Incoming<'a> {
     Unreadable(&'a Unreadable),
 }
 
-/// Applying the stream in its order, or trying a quarantined message again out of it.
+/// Applying the stream in its order, or trying the quarantined message with this id again out of it.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Mode {
+enum Mode<'a> {
     Stream,
-    Retry,
+    Retry(&'a str),
+}
+
+impl<'a> Mode<'a> {
+    /// The id a message is kept aside under: the kept one's when trying it again, else its own.
+    fn id<'b>(self, own: &'b str) -> &'b str
+    where
+        'a: 'b,
+    {
+        match self {
+            Mode::Retry(id) => id,
+            Mode::Stream => own,
+        }
+    }
 }
 
 /// The transaction of [`Store::apply_sync_received`] and [`Store::retry_quarantined`].
@@ -168,7 +185,7 @@ fn apply(
 struct Batch<'a> {
     space: &'a Space,
     items: &'a [(i64, Incoming<'a>)],
-    mode: Mode,
+    mode: Mode<'a>,
     now: i64,
 }
 
@@ -187,7 +204,7 @@ fn attempt(
         conn.transaction_with_behavior(TransactionBehavior::Immediate).context("starting to apply synced changes")?;
     let mut cursor = super::mark(&tx, space, "cursor")?;
     let fresh: Vec<(usize, &(i64, Incoming))> =
-        batch.iter().enumerate().filter(|(_, (seq, _))| mode == Mode::Retry || *seq > cursor).collect();
+        batch.iter().enumerate().filter(|(_, (seq, _))| mode != Mode::Stream || *seq > cursor).collect();
     if fresh.is_empty() {
         return Ok(Some(Applied::default()));
     }
@@ -228,7 +245,7 @@ fn attempt(
                 let keep = quarantine::Keep {
                     space,
                     seq: *seq,
-                    msg_id: &u.msg_id,
+                    msg_id: mode.id(&u.msg_id),
                     device_id: &u.device_id,
                     device_name: &u.device_name,
                     reason: &u.reason,
@@ -257,8 +274,8 @@ fn attempt(
                 if careful {
                     tx.execute_batch("RELEASE sync_message").context("applying a synced change")?;
                 }
-                if mode == Mode::Retry {
-                    quarantine::release(&tx, space, *seq)?;
+                if let Mode::Retry(id) = mode {
+                    quarantine::release(&tx, space, *seq, id)?;
                 }
                 applied.changes += 1;
                 match &msg.change {
@@ -278,7 +295,7 @@ fn attempt(
                 let keep = quarantine::Keep {
                     space,
                     seq: *seq,
-                    msg_id: &msg.id,
+                    msg_id: mode.id(&msg.id),
                     device_id: &msg.device_id,
                     device_name: &msg.device_name,
                     reason: &reason,

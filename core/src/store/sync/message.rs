@@ -1,4 +1,5 @@
-//! The sync log's messages (spec §14): one per archive change, plain data with serde, converted by
+//! The sync log's messages (spec §14): one per archive change (the transport seals a backlog's
+//! changes together, many to a stream message, each keeping its own id), plain data with serde, converted by
 //! hand from the archive's rows. A message names what it changes by stable ids (a session's id, a
 //! turn's gid), never by a device's row ids, so every device applies it the same way.
 

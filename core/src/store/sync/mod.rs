@@ -184,9 +184,10 @@ impl Store {
 /// such a turn before this device's pending ones could move the reply's turn to another number or
 /// into a conflict fork under the loop's feet. What follows it waits, in stream order, until the
 /// reply is saved; everything before it (other sessions, this device's own messages coming back,
-/// fields, updates) is applied as it comes.
+/// fields, updates) is applied as it comes. A pack (changes sharing one stream sequence) waits whole,
+/// so the cursor never stops inside one.
 pub fn applicable_while_writing(batch: &[(i64, Received)], own_device: &str, writing: &str) -> usize {
-    batch
+    let stop = batch
         .iter()
         .position(|(_, m)| {
             let Received::Change(m) = m else { return false };
@@ -197,7 +198,8 @@ pub fn applicable_while_writing(batch: &[(i64, Received)], own_device: &str, wri
                     _ => false,
                 }
         })
-        .unwrap_or(batch.len())
+        .unwrap_or(batch.len());
+    batch[..stop].partition_point(|(seq, _)| batch.get(stop).is_none_or(|(at, _)| seq < at))
 }
 
 /// A space's `cursor` or `published` mark (0 before anything).

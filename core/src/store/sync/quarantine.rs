@@ -26,8 +26,10 @@ pub const READER: i64 = crate::store::SCHEMA_VERSION * 1000 + RULES;
 pub struct Quarantined {
     /// The space whose stream held it.
     pub space: Space,
-    /// Its stream sequence.
+    /// Its stream sequence (shared by the changes of one pack).
     pub seq: i64,
+    /// The transport's message id (a change's own id, also inside a pack).
+    pub msg_id: String,
     /// The name of the device that wrote it (empty when it could not be read).
     pub device_name: String,
     /// Why it was kept aside.
@@ -84,7 +86,7 @@ pub(super) fn keep(conn: &Connection, k: &Keep) -> Result<()> {
         "INSERT INTO sync_quarantine
              (space, seq, msg_id, device_id, device_name, reason, detail, sealed, reader, kept_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
-         ON CONFLICT (space, seq) DO UPDATE SET reason = excluded.reason, detail = excluded.detail,
+         ON CONFLICT (space, seq, msg_id) DO UPDATE SET reason = excluded.reason, detail = excluded.detail,
              reader = excluded.reader",
         params![
             k.space.key(),
@@ -104,10 +106,13 @@ pub(super) fn keep(conn: &Connection, k: &Keep) -> Result<()> {
 }
 
 /// Forgets a quarantined message (it was applied).
-pub(super) fn release(conn: &Connection, space: &Space, seq: i64) -> Result<()> {
-    conn.execute("DELETE FROM sync_quarantine WHERE space = ?1 AND seq = ?2", params![space.key(), seq])
-        .context("releasing a quarantined sync message")
-        .map(|_| ())
+pub(super) fn release(conn: &Connection, space: &Space, seq: i64, msg_id: &str) -> Result<()> {
+    conn.execute(
+        "DELETE FROM sync_quarantine WHERE space = ?1 AND seq = ?2 AND msg_id = ?3",
+        params![space.key(), seq, msg_id],
+    )
+    .context("releasing a quarantined sync message")
+    .map(|_| ())
 }
 
 impl Store {
@@ -115,23 +120,25 @@ impl Store {
     pub fn sync_quarantined(&self) -> Result<Vec<Quarantined>> {
         self.conn
             .prepare_cached(
-                "SELECT space, seq, device_name, reason, detail, kept_at FROM sync_quarantine ORDER BY kept_at, space, seq",
+                "SELECT space, seq, device_name, reason, detail, kept_at, msg_id FROM sync_quarantine
+                 ORDER BY kept_at, space, seq, rowid",
             )
             .and_then(|mut s| {
                 s.query_map([], |r| {
                     let space: String = r.get(0)?;
                     let reason: String = r.get(3)?;
-                    Ok((space, r.get(1)?, r.get(2)?, reason, r.get(4)?, r.get(5)?))
+                    Ok((space, r.get(1)?, r.get(2)?, reason, r.get(4)?, r.get(5)?, r.get(6)?))
                 })?
-                .collect::<rusqlite::Result<Vec<(String, i64, String, String, String, i64)>>>()
+                .collect::<rusqlite::Result<Vec<(String, i64, String, String, String, i64, String)>>>()
             })
             .context("reading the sync quarantine")?
             .into_iter()
-            .filter_map(|(space, seq, device_name, reason, detail, kept_at)| {
+            .filter_map(|(space, seq, device_name, reason, detail, kept_at, msg_id)| {
                 let space = crate::SyncScope::from_key(&space).space()?;
                 Some(Ok(Quarantined {
                     space,
                     seq,
+                    msg_id,
                     device_name,
                     reason: QuarantineReason::from_parts(&reason, detail),
                     kept_at,
@@ -145,7 +152,7 @@ impl Store {
     pub fn sync_quarantine_due(&self, space: &Space) -> Result<Vec<Kept>> {
         self.conn
             .prepare_cached(
-                "SELECT seq, msg_id, sealed FROM sync_quarantine WHERE space = ?1 AND reader < ?2 ORDER BY seq",
+                "SELECT seq, msg_id, sealed FROM sync_quarantine WHERE space = ?1 AND reader < ?2 ORDER BY seq, rowid",
             )
             .and_then(|mut s| {
                 s.query_map(params![space.key(), READER], |r| {
