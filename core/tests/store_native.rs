@@ -316,6 +316,32 @@ fn write_v5_fixture() {
     assert_eq!(rusqlite_version_of(&path), 5, "the committed fixture is a schema-v5 archive");
 }
 
+/// Schema 15 names a kept message by its sequence and its id (a pack's changes share a sequence): a
+/// message kept under schema 14 stays, and a build that reads more tries it again.
+#[test]
+fn a_message_kept_aside_under_schema_14_stays_and_is_tried_again() {
+    let db = TempDb::new("migrate-v14");
+    {
+        let store = Store::open_at_version(db.path(), 14).unwrap();
+        store
+            .connection()
+            .execute(
+                "INSERT INTO sync_quarantine (space, seq, msg_id, device_id, device_name, reason, detail, sealed,
+                     reader, kept_at) VALUES ('', 9, 'birch:4', 'birch', 'Birch', 'newer_kind', 'task_added', x'0102',
+                     14001, 1780000000000)",
+                [],
+            )
+            .unwrap();
+    }
+    let store = Store::open(db.path()).unwrap();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    let kept = store.sync_quarantined().unwrap();
+    assert_eq!((kept.len(), kept[0].seq, kept[0].msg_id.as_str()), (1, 9, "birch:4"));
+    let due = store.sync_quarantine_due(&cowork_core::Space::Personal).unwrap();
+    assert_eq!((due.len(), due[0].sealed.as_slice()), (1, &[1u8, 2][..]), "due again for the newer reader");
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+}
+
 #[test]
 fn a_version_5_archive_keeps_its_sync_place_as_its_personal_space() {
     let db = TempDb::new("migrate-v5");

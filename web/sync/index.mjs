@@ -48,7 +48,6 @@ import {
   decoder,
   deriveKey,
   encoder,
-  frame,
   fromBase64,
   join,
   normalisePassphrase,
@@ -59,15 +58,15 @@ import {
 } from './seal.mjs';
 
 import { SyncError, checkSeq, classify, invalid, noResponders } from './errors.mjs';
+import { META, decode } from './decode.mjs';
 import { Follower } from './follow.mjs';
-import { PACK_BYTES, PACK_HEADER, PACK_MESSAGES, PACK_SUBJECT, packId, packOf, packPlain, packedSize, sealedItem, unpack } from './pack.mjs';
+import { PACK_BYTES, PACK_HEADER, PACK_MESSAGES, PACK_SUBJECT, packId, packOf, packPlain, packedSize, unpack } from './pack.mjs';
 
 export { newRecoveryKey } from './seal.mjs';
 export { SyncError };
 
 const SPACE = /^[a-z0-9_-]{1,64}$/;
 const SUBJECT = /^[A-Za-z0-9-][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$/; // no wildcards; `_…` is ours
-const META = '_meta';
 const FORMAT = 'cowork-sync/1';
 const ITERATIONS = 600_000;
 const MAX_ITERATIONS = 10_000_000; // a bound on the work a forged _meta message can ask of us
@@ -282,6 +281,7 @@ class Space {
   #key;
   #watchers = new Set();
   #closed = false;
+  #reader;
 
   constructor(connection, space, key) {
     this.#connection = connection;
@@ -290,6 +290,8 @@ class Space {
     this.stream = `cowork_${space}`;
     this.prefix = `cowork.${space}.`;
     this.ctx = { ...connection.ctx, space };
+    // What `decode` reads a message of this space with.
+    this.#reader = { key, prefix: this.prefix, space, stream: this.stream, manager: () => connection.manager() };
   }
 
   #open() {
@@ -466,7 +468,7 @@ class Space {
         const want = Math.max(1, Math.min(FETCH_BATCH, Math.ceil((max - got) / each), last - cursor));
         const batch = await consumer.fetch({ max_messages: want, expires: 2000 });
         // Every message of the pull is decrypted at once (WebCrypto works off this thread) and kept in
-        // stream order; `#decode` files a chunk away before it first waits, so chunks still meet.
+        // stream order; `decode` files a chunk away before it first waits, so chunks still meet.
         const decoding = [];
         for await (const m of batch) {
           cursor = m.seq;
@@ -475,7 +477,7 @@ class Space {
             seen++;
             got += Number(m.headers?.get(PACK_HEADER)) || 1;
           }
-          decoding.push(this.#decode(m.subject, m.headers, m.data, m.seq, partial));
+          decoding.push(decode(this.#reader, m.subject, m.headers, m.data, m.seq, partial));
           if (m.info.pending === 0 || bytes >= maxBytes || got >= max) {
             done = true; // read to the end, or enough for one read (the next starts after this one)
             break;
@@ -515,7 +517,7 @@ class Space {
       let batch = [];
       for await (const m of messages) {
         if (stopped) break;
-        const message = await this.#decode(m.subject, m.headers, m.data, m.seq, partial);
+        const message = await decode(this.#reader, m.subject, m.headers, m.data, m.seq, partial);
         if (Array.isArray(message)) batch.push(...message);
         else if (message) batch.push(message);
         if (batch.length && (m.info.pending === 0 || batch.length >= WATCH_BATCH)) {
@@ -555,8 +557,8 @@ class Space {
     this.#open();
     checkSeq(afterSeq);
     const ctx = { ...this.ctx, action: `follow space "${this.space}"` };
-    const decode = (m, partial) => this.#decode(m.subject, m.headers, m.data, m.seq, partial);
-    const follower = new Follower(this.#connection, this.stream, afterSeq, decode, ctx);
+    const read = (m, partial) => decode(this.#reader, m.subject, m.headers, m.data, m.seq, partial);
+    const follower = new Follower(this.#connection, this.stream, afterSeq, read, ctx);
     const stop = () => follower.stop();
     this.#watchers.add(stop);
     follower.done.finally(() => this.#watchers.delete(stop));
@@ -600,76 +602,4 @@ class Space {
     await Promise.all([...this.#watchers].map((stop) => stop()));
   }
 
-  // One stream message: a whole change ({ seq, id, body, sealed }), a pack's changes (a list of them),
-  // or null for the set-up message and for every chunk but the last (kept in `partial` until the last
-  // arrives). One that cannot be opened is { seq, id, sealed, error }: the caller keeps it aside and
-  // reads on.
-  async #decode(subject, h, data, seq, partial) {
-    if (subject === this.prefix + META) return null;
-    const msgId = h?.get('Nats-Msg-Id') ?? '';
-    const chunk = h?.get('Cowork-Chunk') ?? '';
-    const broken = (id, parts, why) => ({
-      seq,
-      id,
-      sealed: frame(parts),
-      error: `message ${seq} of space "${this.space}" ${why}: it was altered, or written with another key`,
-    });
-    const count = Number(h?.get(PACK_HEADER) ?? 0);
-    if (count) {
-      const items = Number.isInteger(count) && count > 1 ? unpack(await unseal(this.#key, data, msgId), count) : null;
-      if (!items) return broken(msgId, [data], 'cannot be decrypted as a pack');
-      // What is kept of one change set aside: the pack as the stream held it, and which change.
-      const kept = () => sealedItem(msgId, data);
-      return items.map(({ id, body }) =>
-        body === null
-          ? { seq, id, sealed: kept(), error: `a change in message ${seq} of space "${this.space}" is not text once decrypted` }
-          : { seq, id, body, get sealed() { return kept(); } },
-      );
-    }
-    if (!chunk) {
-      const body = await unseal(this.#key, data, msgId);
-      if (!body) return broken(msgId, [data], 'cannot be decrypted');
-      try {
-        // `sealed` is framed only when asked for: the archive wants it only for a message it keeps aside.
-        return { seq, id: msgId, body: decoder.decode(body), get sealed() { return frame([data]); } };
-      } catch {
-        return broken(msgId, [data], 'is not text once decrypted');
-      }
-    }
-    const [k, n] = chunk.split('/').map(Number);
-    if (!(Number.isInteger(k) && Number.isInteger(n) && k >= 1 && k <= n)) {
-      return broken(msgId, [data], 'has a malformed chunk header');
-    }
-    const id = k === n ? msgId : msgId.endsWith(`#${k}`) ? msgId.slice(0, -`#${k}`.length) : null;
-    if (id === null) return k === n ? broken(msgId, [data], 'has a malformed chunk id') : null;
-    const slot = `${id}\u0000${n}`;
-    const parts = partial.get(slot) ?? new Map();
-    partial.set(slot, parts);
-    parts.set(k, data.slice());
-    if (k < n) return null;
-    partial.delete(slot);
-    // Earlier chunks that came before where this read started: fetch them from the server.
-    const jsm = await this.#connection.manager();
-    for (let at = Number(h.get('Cowork-First')) || 1; parts.size < n && at < seq; ) {
-      const sm = await jsm.streams.getMessage(this.stream, { next_by_subj: subject, seq: at });
-      if (!sm || sm.seq >= seq) break;
-      at = sm.seq + 1;
-      const [i, m] = (sm.header?.get('Cowork-Chunk') ?? '').split('/').map(Number);
-      if (m !== n || parts.has(i) || sm.header.get('Nats-Msg-Id') !== `${id}#${i}`) continue;
-      parts.set(i, sm.data);
-    }
-    const sealed = [...parts.entries()].sort(([a], [b]) => a - b).map(([, p]) => p);
-    if (parts.size < n) return broken(id, sealed, `is missing ${n - parts.size} of its ${n} chunks on the server`);
-    const pieces = [];
-    for (let i = 1; i <= n; i++) {
-      const piece = await unseal(this.#key, parts.get(i), chunkData(id, i, n));
-      if (!piece) return broken(id, sealed, `has a chunk (${i} of ${n}) that cannot be decrypted`);
-      pieces.push(piece);
-    }
-    try {
-      return { seq, id, body: decoder.decode(join(pieces)), get sealed() { return frame(sealed); } };
-    } catch {
-      return broken(id, sealed, 'is not text once decrypted');
-    }
-  }
 }

@@ -309,8 +309,8 @@ test('a team space shared by two people; wrong credentials and another\'s space 
     const all = await converged([a, b, c]);
     const progress = await c.evaluate(() => window.sawProgress);
     assert.ok(progress.length > 0, 'a progress bar showed while the tablet caught up');
-    assert.ok(progress.every(([done, whole]) => done < whole && whole >= conversations * pairs * 2), JSON.stringify(progress.slice(0, 3)));
-    assert.match(progress[0][2], /^Receiving · \d+ to go/, 'and the header said how much was left');
+    assert.ok(progress.every(([done, whole]) => done < whole), JSON.stringify(progress.slice(0, 3)));
+    assert.match(progress[0][2], /^Receiving · \d+%/, 'and the header said how much was done');
     const users = all.filter((l) => l.type === 'turn' && l.role === 'user').map((l) => l.content);
     const expected = [
       ...Array.from({ length: conversations * pairs }, (_, k) => `team sync ${Math.floor(k / pairs)}.${(k % pairs) * 2}: where does the otter go?`),

@@ -146,7 +146,8 @@ pub enum SyncState {
         /// "Sending…" rather than "Synced" while nothing a user counts waits.
         #[serde(default, skip_serializing_if = "is_false")]
         sending: bool,
-        /// Messages on the server this device has not applied yet (a first sync's progress).
+        /// Stream messages on the server this device has not applied yet (a first sync's progress;
+        /// a message is one change, or a pack of them).
         #[serde(default, skip_serializing_if = "is_zero")]
         behind: i64,
         /// The stream's last sequence when it was last read (the whole of that progress).
@@ -349,7 +350,11 @@ impl SyncState {
             SyncState::Connecting => "Connecting…".into(),
             SyncState::Synced { waiting: 0, behind: 0, sending: false, .. } => "Synced".into(),
             SyncState::Synced { waiting: 0, behind: 0, .. } => "Sending…".into(),
-            SyncState::Synced { waiting: 0, behind, .. } => format!("Receiving · {behind} to go"),
+            // Stream messages, not changes (a pack holds up to 128): a share of the whole.
+            SyncState::Synced { waiting: 0, .. } => match self.progress() {
+                Some((done, whole)) => format!("Receiving · {}%", done * 100 / whole),
+                None => "Receiving…".into(),
+            },
             SyncState::Synced { waiting, .. } => format!("{waiting} waiting"),
             SyncState::Offline { waiting: 0, .. } => "Offline".into(),
             SyncState::Offline { waiting, .. } => format!("Offline · {waiting} waiting"),

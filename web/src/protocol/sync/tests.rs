@@ -113,7 +113,9 @@ fn the_header_says_where_sync_stands() {
     };
     assert_eq!(synced(0, 0, 0).label(), "Synced");
     assert_eq!(synced(3, 0, 0).label(), "3 waiting");
-    assert_eq!(synced(0, 250, 1000).label(), "Receiving · 250 to go");
+    assert_eq!(synced(0, 250, 1000).label(), "Receiving · 75%");
+    assert_eq!(synced(0, 3, 23).label(), "Receiving · 86%", "a share of the stream: its messages may be packs");
+    assert_eq!(synced(0, 250, 0).label(), "Receiving…", "from an older tab, without the whole");
     assert_eq!(synced(3, 250, 1000).label(), "3 waiting", "what waits here is said first");
     assert_eq!(synced(0, 250, 1000).progress(), Some((750, 1000)));
     assert_eq!(synced(0, 0, 1000).progress(), None, "no bar once caught up");
