@@ -84,3 +84,16 @@ export function assertOnce(got, expected, what) {
   assert.deepEqual({ doubled: doubled.slice(0, 5), missing: missing.slice(0, 5), extra: extra.slice(0, 5) },
     { doubled: [], missing: [], extra: [] }, `${what}: every turn exactly once (${got.length} turns, ${expected.length} expected)`);
 }
+
+/** Records every text and class the header's sync status shows, into `window.sawSync`. */
+export async function watchHeader(page) {
+  await page.evaluate(() => {
+    window.sawSync = [];
+    const note = () => {
+      const s = document.querySelector('.sync-status');
+      const seen = s && `${s.className.includes('failed') ? 'failed' : s.className.includes('offline') ? 'offline' : 'ok'}: ${s.textContent}`;
+      if (seen && window.sawSync.at(-1) !== seen) window.sawSync.push(seen);
+    };
+    new MutationObserver(note).observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true });
+  });
+}

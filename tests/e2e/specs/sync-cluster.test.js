@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startServer, launchBrowser, openPage, ready, replyDone, send, exportArchive, importFile } from '../harness.js';
-import { root, script, turnOnSync, waitSynced, chatgptExport, userTurns, assertOnce } from '../sync-support.js';
+import { root, script, turnOnSync, waitSynced, chatgptExport, userTurns, assertOnce, watchHeader } from '../sync-support.js';
 
 const { streamCluster } = await import(join(root, 'web/sync/support/provision.mjs'));
 const cluster = { dir: mkdtempSync(join(tmpdir(), 'cowork-nats-cluster-')) };
@@ -30,18 +30,6 @@ after(async () => {
   }
 });
 
-/** Records every text and class the header's sync status shows, into `window.sawSync`. */
-async function watchHeader(page) {
-  await page.evaluate(() => {
-    window.sawSync = [];
-    const note = () => {
-      const s = document.querySelector('.sync-status');
-      const seen = s && `${s.className.includes('failed') ? 'failed' : s.className.includes('offline') ? 'offline' : 'ok'}: ${s.textContent}`;
-      if (seen && window.sawSync.at(-1) !== seen) window.sawSync.push(seen);
-    };
-    new MutationObserver(note).observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true });
-  });
-}
 
 test('two devices sync through a three-node cluster; its stream leader killed mid-sync loses and doubles nothing, and the header recovers', async (t) => {
   const urls = cluster.env.NATS_WS_URLS.split(',');

@@ -11,7 +11,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { script, chatgptExport } from '../sync-support.js';
+import { script, chatgptExport, watchHeader } from '../sync-support.js';
 import { startServer, launchBrowser, openPage, ready, replyDone, send, exportArchive, importFile } from '../harness.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -265,9 +265,12 @@ test('a team space shared by two people; wrong credentials and another\'s space 
 
     // The right ones, for the team's space, with a recovery key made for it: the first sync starts; the
     // server is killed in its middle.
+    // (As soon as the header's own record shows an "N waiting": the 2,400 turns go out in packs, within
+    // a second or so, and a locator polling the header could miss it between two looks.)
+    await watchHeader(a);
     const key = await turnOnSync(a, { device: 'Laptop', space: 'team1', makeKey: true });
     assert.match(key, /^([0-9A-HJKMNP-TV-Z]{4}-){7}[0-9A-HJKMNP-TV-Z]{4}$/, `a recovery key: ${key}`);
-    await a.locator('.sync-status', { hasText: /^[\d,]+ waiting$/ }).waitFor({ timeout: 30_000 });
+    await a.waitForFunction(() => window.sawSync.some((s) => /^ok: [\d,]+ waiting$/.test(s)), null, { timeout: 30_000 });
     const started = Date.now();
     nats_sh('kill');
     await a.locator('.sync-status.offline').waitFor({ timeout: 20_000 });
