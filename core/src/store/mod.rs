@@ -40,6 +40,7 @@ mod search;
 mod sessions;
 mod shared;
 mod sources;
+mod sql_text;
 pub mod sync;
 mod synced;
 mod tasks;

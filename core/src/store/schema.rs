@@ -3,6 +3,7 @@
 //! Each entry of [`MIGRATIONS`] takes the schema from version `i` to `i + 1`. Opening an archive runs
 //! the missing ones in a single transaction; an archive newer than [`LATEST`] is refused untouched.
 
+use super::sql_text::minified;
 use crate::error::{Context, Error, Result};
 use rusqlite::Connection;
 
@@ -554,8 +555,29 @@ DROP TABLE sync_quarantine;
 ALTER TABLE sync_quarantine_15 RENAME TO sync_quarantine;
 "#;
 
-/// Every migration, in order: `MIGRATIONS[i]` upgrades version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14, V15];
+/// Every migration, in order: `MIGRATIONS[i]` upgrades version `i` to `i + 1` (minified at compile
+/// time: `sql_text.rs`).
+pub const MIGRATIONS: &[&str] = &[
+    minified!(V1),
+    minified!(V2),
+    minified!(V3),
+    minified!(V4),
+    minified!(V5),
+    minified!(V6),
+    minified!(V7),
+    minified!(V8),
+    minified!(V9),
+    minified!(V10),
+    minified!(V11),
+    minified!(V12),
+    minified!(V13),
+    minified!(V14),
+    minified!(V15),
+];
+
+/// The migrations as written, for the test that minifying them changes nothing.
+#[cfg(test)]
+pub const WRITTEN: &[&str] = &[V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14, V15];
 
 /// The schema version this build writes.
 pub const LATEST: i64 = MIGRATIONS.len() as i64;
