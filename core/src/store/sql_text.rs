@@ -63,12 +63,16 @@ const fn put(out: &mut [u8], n: usize, c: u8) -> usize {
 /// A `&'static str` constant: the SQL constant given, minified at compile time.
 macro_rules! minified {
     ($sql:expr) => {{
-        const N: usize = $crate::store::sql_text::minified_len($sql);
-        const OUT: [u8; N] = $crate::store::sql_text::minify::<N>($sql);
-        match core::str::from_utf8(&OUT) {
-            Ok(s) => s,
-            Err(_) => panic!("minifying SQL cut a character"),
-        }
+        // All of it a constant, so that nothing of it is left to run.
+        const MINIFIED: &str = {
+            const N: usize = $crate::store::sql_text::minified_len($sql);
+            const OUT: [u8; N] = $crate::store::sql_text::minify::<N>($sql);
+            match core::str::from_utf8(&OUT) {
+                Ok(s) => s,
+                Err(_) => panic!("minifying SQL cut a character"),
+            }
+        };
+        MINIFIED
     }};
 }
 pub(crate) use minified;
