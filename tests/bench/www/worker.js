@@ -448,7 +448,7 @@ const PHASES = {
       [applied, apply_ms, empty] = [applied + n, apply_ms + ms, n ? 0 : empty + 1];
     }
     const first_sync_ms = performance.now() - t;
-    const result = { batch, open_ms, first_sync_ms, apply_ms, applied, turns: b.turn_total(), memory_at_start, memory: w.wasm_memory_bytes() };
+    const result = { batch, open_ms, first_sync_ms, apply_ms, applied, stream_messages: after.seq, turns: b.turn_total(), memory_at_start, memory: w.wasm_memory_bytes() };
     b.close();
     await space.close();
     await connection.close();
