@@ -7,20 +7,20 @@ import { PACK_HEADER, sealedItem, unpack } from './pack.mjs';
 
 export const META = '_meta';
 
-// One stream message: a whole change ({ seq, id, body, sealed }), a pack's changes (a list of them),
-// or null for the set-up message and for every chunk but the last (kept in `partial` until the last
-// arrives). One that cannot be opened is { seq, id, sealed, error }: the caller keeps it aside and
-// reads on.
+// The changes one stream message gives, in order: one for a change sent alone ({ seq, id, body, sealed }),
+// a pack's, or none for the set-up message and for every chunk but the last (kept in `partial` until
+// the last arrives). One that cannot be opened is { seq, id, sealed, error }: the caller keeps it aside
+// and reads on.
 export async function decode(reader, subject, h, data, seq, partial) {
-  if (subject === reader.prefix + META) return null;
+  if (subject === reader.prefix + META) return [];
   const msgId = h?.get('Nats-Msg-Id') ?? '';
   const chunk = h?.get('Cowork-Chunk') ?? '';
-  const broken = (id, parts, why) => ({
+  const broken = (id, parts, why) => [{
     seq,
     id,
     sealed: frame(parts),
     error: `message ${seq} of space "${reader.space}" ${why}: it was altered, or written with another key`,
-  });
+  }];
   const count = Number(h?.get(PACK_HEADER) ?? 0);
   if (count) {
     const items = Number.isInteger(count) && count > 1 ? unpack(await unseal(reader.key, data, msgId), count) : null;
@@ -38,7 +38,7 @@ export async function decode(reader, subject, h, data, seq, partial) {
     if (!body) return broken(msgId, [data], 'cannot be decrypted');
     try {
       // `sealed` is framed only when asked for: the archive wants it only for a message it keeps aside.
-      return { seq, id: msgId, body: decoder.decode(body), get sealed() { return frame([data]); } };
+      return [{ seq, id: msgId, body: decoder.decode(body), get sealed() { return frame([data]); } }];
     } catch {
       return broken(msgId, [data], 'is not text once decrypted');
     }
@@ -48,12 +48,12 @@ export async function decode(reader, subject, h, data, seq, partial) {
     return broken(msgId, [data], 'has a malformed chunk header');
   }
   const id = k === n ? msgId : msgId.endsWith(`#${k}`) ? msgId.slice(0, -`#${k}`.length) : null;
-  if (id === null) return k === n ? broken(msgId, [data], 'has a malformed chunk id') : null;
+  if (id === null) return k === n ? broken(msgId, [data], 'has a malformed chunk id') : [];
   const slot = `${id}\u0000${n}`;
   const parts = partial.get(slot) ?? new Map();
   partial.set(slot, parts);
   parts.set(k, data.slice());
-  if (k < n) return null;
+  if (k < n) return [];
   partial.delete(slot);
   // Earlier chunks that came before where this read started: fetch them from the server.
   const jsm = await reader.manager();
@@ -74,7 +74,7 @@ export async function decode(reader, subject, h, data, seq, partial) {
     pieces.push(piece);
   }
   try {
-    return { seq, id, body: decoder.decode(join(pieces)), get sealed() { return frame(sealed); } };
+    return [{ seq, id, body: decoder.decode(join(pieces)), get sealed() { return frame(sealed); } }];
   } catch {
     return broken(id, sealed, 'is not text once decrypted');
   }

@@ -34,8 +34,8 @@ export class Follower {
 
   /**
    * Follows `stream` of `connection` after `afterSeq`; `decode(m, partial)` turns a delivered message into
-   * a change ({ seq, id, body } or { seq, id, sealed, error }), or null for one that is not a change by
-   * itself (the set-up message, a chunk before the last).
+   * the changes it gives ({ seq, id, body } or { seq, id, sealed, error }): one, a pack's, or none (the
+   * set-up message, a chunk before the last).
    */
   constructor(connection, stream, afterSeq, decode, ctx) {
     this.#after = afterSeq;
@@ -64,12 +64,11 @@ export class Follower {
         this.#break('gap', `the stream went from sequence ${this.#readTo} to ${m.seq}`);
         break;
       }
-      const message = await decode(m, partial);
+      const changes = await decode(m, partial);
       if (ended()) break;
       this.#readTo = m.seq;
       this.#streamLast = Math.max(this.#streamLast, m.seq + (m.info.pending ?? 0));
-      if (Array.isArray(message)) this.#held.push(...message);
-      else if (message) this.#held.push(message);
+      this.#held.push(...changes);
       this.#signal();
       while (this.#held.length >= HOLD && !ended()) await new Promise((ok) => { this.#room = ok; });
     }

@@ -483,10 +483,7 @@ class Space {
             break;
           }
         }
-        for (const message of await Promise.all(decoding)) {
-          if (Array.isArray(message)) messages.push(...message);
-          else if (message) messages.push(message);
-        }
+        for (const changes of await Promise.all(decoding)) messages.push(...changes);
         if (decoding.length === 0) done = true; // the rest was removed from the stream while we read
       }
       return { messages, lastSeq: cursor, streamLast: last };
@@ -517,9 +514,7 @@ class Space {
       let batch = [];
       for await (const m of messages) {
         if (stopped) break;
-        const message = await decode(this.#reader, m.subject, m.headers, m.data, m.seq, partial);
-        if (Array.isArray(message)) batch.push(...message);
-        else if (message) batch.push(message);
+        batch.push(...(await decode(this.#reader, m.subject, m.headers, m.data, m.seq, partial)));
         if (batch.length && (m.info.pending === 0 || batch.length >= WATCH_BATCH)) {
           const ready = batch;
           batch = [];
