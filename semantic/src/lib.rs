@@ -1,10 +1,12 @@
 //! Sentence embeddings for semantic recall: [`MODEL_ID`] (sentence-transformers' all-MiniLM-L6-v2, a
-//! 6-layer BERT with 384-dimensional output) run with candle, from the model's own files held in memory.
+//! 6-layer BERT with 384-dimensional output, the default) or all-mpnet-base-v2 (a 12-layer MPNet with
+//! 768, `mpnet.rs`) run with candle, from the model's own files held in memory; `config.json`'s
+//! `model_type` says which encoder.
 //!
 //! [`Embedder::load`] takes the three files as bytes (`config.json`, `tokenizer.json`,
 //! `model.safetensors`; no filesystem, so the same code runs natively and in a browser worker), and
 //! [`Embedder::embed`] gives sentence-transformers' vectors: the text tokenized and cut to
-//! [`MAX_TOKENS`] tokens, the BERT forward pass, the mean of the token vectors over the attention mask,
+//! [`MAX_TOKENS`] tokens, the encoder's forward pass, the mean of the token vectors over the attention mask,
 //! and L2 normalisation, so the dot product of two vectors is their cosine similarity.
 //!
 //! A batch is sorted by token count and run in groups of similar length ([`Embedder::set_max_batch`]),
@@ -21,11 +23,12 @@ use std::fmt;
 use tokenizers::pipeline::{EncodeOptions, Override, PipelineTokenizer};
 use tokenizers::{TruncationDirection, TruncationParams, TruncationStrategy};
 
+mod mpnet;
 pub mod query;
 #[cfg(target_arch = "wasm32")]
 mod worker;
 
-/// The model this crate runs, as the worker protocol and the model folder name it.
+/// The default model, as the worker protocol and the model folder name it.
 pub const MODEL_ID: &str = "all-MiniLM-L6-v2";
 
 /// The files of a model, in the order [`Embedder::load`] takes them.
@@ -41,7 +44,7 @@ pub const DEFAULT_MAX_BATCH: usize = 8;
 /// Why the model could not be loaded or run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EmbedError {
-    /// `config.json` is not a BERT configuration.
+    /// `config.json` is not a BERT or MPNet configuration.
     Config(String),
     /// `tokenizer.json` could not be read, or a text could not be tokenized.
     Tokenizer(String),
@@ -54,7 +57,7 @@ pub enum EmbedError {
 impl fmt::Display for EmbedError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Config(e) => write!(f, "the model's config.json is not a BERT configuration: {e}"),
+            Self::Config(e) => write!(f, "the model's config.json is not a BERT or MPNet configuration: {e}"),
             Self::Tokenizer(e) => write!(f, "the model's tokenizer failed: {e}"),
             Self::Weights(e) => write!(f, "the model's weights (model.safetensors) could not be loaded: {e}"),
             Self::Inference(e) => write!(f, "the embedding model failed: {e}"),
@@ -64,9 +67,21 @@ impl fmt::Display for EmbedError {
 
 impl std::error::Error for EmbedError {}
 
+/// The encoder a model's `config.json` names.
+enum Model {
+    Bert(BertModel),
+    MpNet(mpnet::MpNet),
+}
+
+/// A model's `config.json`, read as its `model_type` says.
+enum Configured {
+    Bert(Config),
+    MpNet(mpnet::Config),
+}
+
 /// A loaded sentence-embedding model.
 pub struct Embedder {
-    model: BertModel,
+    model: Model,
     tokenizer: PipelineTokenizer,
     options: EncodeOptions,
     device: Device,
@@ -83,25 +98,41 @@ impl fmt::Debug for Embedder {
 impl Embedder {
     /// Loads the model from the contents of its `config.json`, `tokenizer.json` and `model.safetensors`.
     pub fn load(config_json: &[u8], tokenizer_json: &[u8], safetensors: &[u8]) -> Result<Embedder, EmbedError> {
-        let config: Config = serde_json::from_slice(config_json).map_err(|e| EmbedError::Config(e.to_string()))?;
+        let config_error = |e: serde_json::Error| EmbedError::Config(e.to_string());
+        let kind: serde_json::Value = serde_json::from_slice(config_json).map_err(config_error)?;
+        let config = if kind["model_type"] == "mpnet" {
+            Configured::MpNet(serde_json::from_slice(config_json).map_err(config_error)?)
+        } else {
+            Configured::Bert(serde_json::from_slice(config_json).map_err(config_error)?)
+        };
         let tokenizer = load_tokenizer(tokenizer_json)?;
         let device = Device::Cpu;
         let vb = VarBuilder::from_slice_safetensors(safetensors, DType::F32, &device)
             .map_err(|e| EmbedError::Weights(e.to_string()))?;
-        let model = BertModel::load(vb, &config).map_err(|e| EmbedError::Weights(e.to_string()))?;
+        let weights = |e: candle_core::Error| EmbedError::Weights(e.to_string());
+        // The encoder, its width, and the longest input its positions allow.
+        let (model, hidden_size, max_positions) = match config {
+            Configured::Bert(c) => {
+                (Model::Bert(BertModel::load(vb, &c).map_err(weights)?), c.hidden_size, c.max_position_embeddings)
+            }
+            Configured::MpNet(c) => {
+                let positions = c.max_position_embeddings - c.pad_token_id as usize - 1;
+                (Model::MpNet(mpnet::MpNet::load(vb, &c).map_err(weights)?), c.hidden_size, positions)
+            }
+        };
         // The file itself pads every text to a fixed 128 tokens and cuts there: padding is done here
         // per group instead, and the cut is sentence-transformers' 256.
         let options = EncodeOptions {
             padding: Override::Off,
             truncation: Override::With(TruncationParams {
                 direction: TruncationDirection::Right,
-                max_length: MAX_TOKENS.min(config.max_position_embeddings),
+                max_length: MAX_TOKENS.min(max_positions),
                 strategy: TruncationStrategy::LongestFirst,
                 stride: 0,
             }),
             ..EncodeOptions::default()
         };
-        Ok(Embedder { model, tokenizer, options, device, dims: config.hidden_size, max_batch: DEFAULT_MAX_BATCH })
+        Ok(Embedder { model, tokenizer, options, device, dims: hidden_size, max_batch: DEFAULT_MAX_BATCH })
     }
 
     /// Length of the vectors [`embed`](Self::embed) returns (384 for [`MODEL_ID`]).
@@ -143,7 +174,7 @@ impl Embedder {
         Ok(encodings.iter().map(|e| e.ids().iter().map(|t| t.id()).collect()).collect())
     }
 
-    /// The model on one group: pads to the longest, runs BERT, pools and normalises.
+    /// The model on one group: pads to the longest, runs the encoder, pools and normalises.
     fn forward(&self, batch: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let inference = |e: candle_core::Error| EmbedError::Inference(e.to_string());
         let rows = batch.len();
@@ -156,8 +187,14 @@ impl Embedder {
         }
         let ids_t = Tensor::from_vec(ids, (rows, len), &self.device).map_err(inference)?;
         let mask_t = Tensor::from_vec(mask.clone(), (rows, len), &self.device).map_err(inference)?;
-        let types_t = ids_t.zeros_like().map_err(inference)?;
-        let hidden = self.model.forward(&ids_t, &types_t, Some(&mask_t)).map_err(inference)?;
+        let hidden = match &self.model {
+            Model::Bert(bert) => {
+                let types_t = ids_t.zeros_like().map_err(inference)?;
+                bert.forward(&ids_t, &types_t, Some(&mask_t))
+            }
+            Model::MpNet(mpnet) => mpnet.forward(&ids_t, &mask_t),
+        }
+        .map_err(inference)?;
         let hidden = hidden.flatten_all().and_then(|t| t.to_vec1::<f32>()).map_err(inference)?;
         Ok((0..rows)
             .map(|r| {

@@ -1,0 +1,164 @@
+//! MPNet's encoder (sentence-transformers' all-mpnet-base-v2), which candle does not ship: BERT's
+//! layers without token types, positions counted from the padding id + 1 (as RoBERTa's), and one
+//! relative-position bias per head, learned in 32 buckets and added to every layer's attention scores
+//! (Hugging Face's `MPNetModel`).
+
+use candle_core::{DType, Module, Result, Tensor};
+use candle_nn::{embedding, layer_norm, linear, Embedding, LayerNorm, Linear, VarBuilder};
+use serde::Deserialize;
+
+/// The fields of an MPNet `config.json` the encoder needs.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Config {
+    pub vocab_size: usize,
+    pub hidden_size: usize,
+    pub num_hidden_layers: usize,
+    pub num_attention_heads: usize,
+    pub intermediate_size: usize,
+    pub max_position_embeddings: usize,
+    pub layer_norm_eps: f64,
+    pub pad_token_id: u32,
+    pub relative_attention_num_buckets: usize,
+}
+
+struct Layer {
+    q: Linear,
+    k: Linear,
+    v: Linear,
+    o: Linear,
+    attention_norm: LayerNorm,
+    intermediate: Linear,
+    output: Linear,
+    output_norm: LayerNorm,
+}
+
+impl Layer {
+    fn load(vb: VarBuilder, c: &Config) -> Result<Self> {
+        let (h, i) = (c.hidden_size, c.intermediate_size);
+        let attn = vb.pp("attention");
+        Ok(Self {
+            q: linear(h, h, attn.pp("attn.q"))?,
+            k: linear(h, h, attn.pp("attn.k"))?,
+            v: linear(h, h, attn.pp("attn.v"))?,
+            o: linear(h, h, attn.pp("attn.o"))?,
+            attention_norm: layer_norm(h, c.layer_norm_eps, attn.pp("LayerNorm"))?,
+            intermediate: linear(h, i, vb.pp("intermediate.dense"))?,
+            output: linear(i, h, vb.pp("output.dense"))?,
+            output_norm: layer_norm(h, c.layer_norm_eps, vb.pp("output.LayerNorm"))?,
+        })
+    }
+
+    /// `bias`: (rows or 1, heads, len, len), the position bias and the padding mask summed.
+    fn forward(&self, x: &Tensor, bias: &Tensor, heads: usize) -> Result<Tensor> {
+        let (rows, len, hidden) = x.dims3()?;
+        let head = hidden / heads;
+        let split = |t: Tensor| t.reshape((rows, len, heads, head))?.transpose(1, 2)?.contiguous();
+        let q = split(self.q.forward(x)?)?;
+        let k = split(self.k.forward(x)?)?;
+        let v = split(self.v.forward(x)?)?;
+        let scores = (q.matmul(&k.t()?)? / (head as f64).sqrt())?.broadcast_add(bias)?;
+        let probs = candle_nn::ops::softmax_last_dim(&scores)?;
+        let context = probs.matmul(&v)?.transpose(1, 2)?.reshape((rows, len, hidden))?;
+        let attended = self.attention_norm.forward(&(self.o.forward(&context)? + x)?)?;
+        let inner = self.intermediate.forward(&attended)?.gelu_erf()?;
+        self.output_norm.forward(&(self.output.forward(&inner)? + attended)?)
+    }
+}
+
+/// The encoder: token vectors of the last layer, (rows, len, hidden).
+pub struct MpNet {
+    words: Embedding,
+    positions: Embedding,
+    norm: LayerNorm,
+    layers: Vec<Layer>,
+    relative_bias: Embedding,
+    heads: usize,
+    buckets: usize,
+    pad: u32,
+}
+
+impl MpNet {
+    pub fn load(vb: VarBuilder, c: &Config) -> Result<Self> {
+        let e = vb.pp("embeddings");
+        let layers = (0..c.num_hidden_layers)
+            .map(|i| Layer::load(vb.pp(format!("encoder.layer.{i}")), c))
+            .collect::<Result<_>>()?;
+        Ok(Self {
+            words: embedding(c.vocab_size, c.hidden_size, e.pp("word_embeddings"))?,
+            positions: embedding(c.max_position_embeddings, c.hidden_size, e.pp("position_embeddings"))?,
+            norm: layer_norm(c.hidden_size, c.layer_norm_eps, e.pp("LayerNorm"))?,
+            layers,
+            relative_bias: embedding(
+                c.relative_attention_num_buckets,
+                c.num_attention_heads,
+                vb.pp("encoder.relative_attention_bias"),
+            )?,
+            heads: c.num_attention_heads,
+            buckets: c.relative_attention_num_buckets,
+            pad: c.pad_token_id,
+        })
+    }
+
+    /// `ids`, `mask`: (rows, len), the mask 1 on tokens and 0 on padding (padding at the end).
+    pub fn forward(&self, ids: &Tensor, mask: &Tensor) -> Result<Tensor> {
+        let (rows, len) = ids.dims2()?;
+        let device = ids.device();
+        // A token's position is its index + pad + 1; padding's is the pad id.
+        let mask_host = mask.to_vec2::<u32>()?;
+        let positions: Vec<u32> = mask_host
+            .iter()
+            .flat_map(|row| {
+                row.iter().enumerate().map(|(i, &m)| if m == 1 { i as u32 + self.pad + 1 } else { self.pad })
+            })
+            .collect();
+        let positions = Tensor::from_vec(positions, (rows, len), device)?;
+        let x = (self.words.forward(ids)? + self.positions.forward(&positions)?)?;
+        let mut x = self.norm.forward(&x)?;
+        let buckets: Vec<u32> = (0..len)
+            .flat_map(|i| (0..len).map(move |j| (i, j)))
+            .map(|(i, j)| bucket(j as i64 - i as i64, self.buckets) as u32)
+            .collect();
+        let buckets = Tensor::from_vec(buckets, (len, len), device)?;
+        // (len, len, heads) → (1, heads, len, len)
+        let position_bias = self.relative_bias.forward(&buckets)?.permute((2, 0, 1))?.unsqueeze(0)?;
+        let padding = ((mask.to_dtype(DType::F32)? - 1.0)? * f64::from(f32::MAX))?.unsqueeze(1)?.unsqueeze(1)?;
+        let bias = position_bias.broadcast_add(&padding)?.contiguous()?;
+        for layer in &self.layers {
+            x = layer.forward(&x, &bias, self.heads)?;
+        }
+        Ok(x)
+    }
+}
+
+/// The bucket of a relative position (key − query), as MPNet's `relative_position_bucket` with a
+/// maximum distance of 128: half the buckets per direction, exact up to a quarter, logarithmic beyond.
+fn bucket(relative: i64, buckets: usize) -> usize {
+    let half = (buckets / 2) as i64;
+    let n = -relative;
+    let mut ret = if n < 0 { half } else { 0 };
+    let n = n.abs();
+    let exact = half / 2;
+    ret += if n < exact {
+        n
+    } else {
+        let large =
+            exact + ((n as f64 / exact as f64).ln() / (128.0 / exact as f64).ln() * (half - exact) as f64) as i64;
+        large.min(half - 1)
+    };
+    ret as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bucket;
+
+    #[test]
+    fn buckets_match_mpnet() {
+        // Values from Hugging Face's relative_position_bucket(num_buckets=32, max_distance=128).
+        let cases =
+            [(0, 0), (1, 17), (-1, 1), (7, 23), (-7, 7), (8, 24), (-8, 8), (12, 25), (-20, 10), (127, 31), (-500, 15)];
+        for (rel, want) in cases {
+            assert_eq!(bucket(rel, 32), want, "relative position {rel}");
+        }
+    }
+}
