@@ -9,11 +9,35 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The model the app embeds with, as the index records it: id and version. A vector made by another
-/// model (or another version of the chunking) is never compared with this one's: the index is rebuilt.
-pub const MODEL: &str = "all-MiniLM-L6-v2@1";
+/// A sentence-embedding model the index can hold vectors of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EmbeddingModel {
+    /// As the index records it: the model's name, `@`, the version of what is embedded (chunking,
+    /// context). A vector made by another model or version is never compared with this one's: the
+    /// index is rebuilt.
+    pub id: &'static str,
+    /// The model's name: its folder of files, and what the semantic worker loads.
+    pub name: &'static str,
+    /// Dimensions of its vectors.
+    pub dims: usize,
+}
+
+/// sentence-transformers' all-MiniLM-L6-v2 (6 layers): the default, fast to index.
+pub const MINILM: EmbeddingModel = EmbeddingModel { id: "all-MiniLM-L6-v2@1", name: "all-MiniLM-L6-v2", dims: 384 };
+/// sentence-transformers' all-mpnet-base-v2 (12 layers, twice as wide): finds more (BENCHMARKS.md,
+/// LoCoMo), five to ten times slower to index.
+pub const MPNET: EmbeddingModel = EmbeddingModel { id: "all-mpnet-base-v2@1", name: "all-mpnet-base-v2", dims: 768 };
+/// The models the index knows, the default first.
+pub const MODELS: [EmbeddingModel; 2] = [MINILM, MPNET];
+/// The model a new archive's index is of.
+pub const MODEL: &str = MINILM.id;
 /// Dimensions of [`MODEL`]'s vectors.
-pub const DIMS: usize = 384;
+pub const DIMS: usize = MINILM.dims;
+
+/// The model an index records (`id@version`), if it is one of [`MODELS`].
+pub fn model(id: &str) -> Option<EmbeddingModel> {
+    MODELS.into_iter().find(|m| m.id == id)
+}
 /// Characters of text per chunk: about 200 word pieces, inside the model's 256-token window.
 pub const CHUNK_CHARS: usize = 800;
 /// Characters each chunk repeats of the one before, so a sentence cut by a boundary is whole in one.
@@ -60,6 +84,10 @@ pub struct SemanticSettings {
     pub paused: bool,
     /// Where the model's files are fetched from the first time (a folder URL); empty: the default.
     pub model_url: String,
+    /// The model the index is of (an [`EmbeddingModel::id`] of [`MODELS`]); empty when saving: keep
+    /// the current one. Another than before makes the index again.
+    #[serde(default)]
+    pub model: String,
 }
 
 /// One piece of a turn's text waiting to be embedded.
@@ -186,13 +214,15 @@ pub fn dot(a: &[i8], b: &[i8]) -> i32 {
 pub const EXACT_SCAN_MAX: usize = 20_000;
 /// How many vectors the coarse pass keeps for exact scoring (a hundred times a search's 50 hits).
 pub const COARSE_KEEP: usize = 5_000;
-/// 64-bit words of a vector's signs.
-pub const BIT_WORDS: usize = DIMS.div_ceil(64);
+/// 64-bit words of the signs of a vector of `dims` components.
+pub const fn bit_words(dims: usize) -> usize {
+    dims.div_ceil(64)
+}
 
-/// The signs of `v`'s components as bits (1: positive), [`BIT_WORDS`] words.
-pub fn sign_bits(v: &[i8]) -> [u64; BIT_WORDS] {
-    let mut out = [0u64; BIT_WORDS];
-    for (i, &x) in v.iter().enumerate().take(BIT_WORDS * 64) {
+/// The signs of `v`'s components as bits (1: positive), [`bit_words`]`(v.len())` words.
+pub fn sign_bits(v: &[i8]) -> Vec<u64> {
+    let mut out = vec![0u64; bit_words(v.len())];
+    for (i, &x) in v.iter().enumerate() {
         if x > 0 {
             out[i / 64] |= 1 << (i % 64);
         }

@@ -47,21 +47,24 @@ impl PendingBatch {
 pub(super) struct VectorCache {
     generation: i64,
     model: String,
+    /// Components of each vector: the model's dimensions.
+    dims: usize,
     turn_ids: Vec<i64>,
     sessions: Vec<u32>,
     numbers: Vec<i64>,
     roles: Vec<Role>,
     data: Vec<i8>,
-    /// Each vector's signs, [`semantic::BIT_WORDS`] words per vector: the coarse pass of a big scan.
+    /// Each vector's signs, [`semantic::bit_words`] words per vector: the coarse pass of a big scan.
     bits: Vec<u64>,
     session_ids: HashMap<String, u32>,
 }
 
 impl VectorCache {
-    fn empty(generation: i64, model: String) -> VectorCache {
+    fn empty(generation: i64, model: String, dims: usize) -> VectorCache {
         VectorCache {
             generation,
             model,
+            dims,
             turn_ids: Vec::new(),
             sessions: Vec::new(),
             numbers: Vec::new(),
@@ -95,15 +98,19 @@ impl Store {
     /// This device's semantic-recall settings.
     pub fn semantic_settings(&self) -> Result<SemanticSettings> {
         self.conn
-            .query_row("SELECT enabled, paused, model_url FROM semantic_meta WHERE id = 1", [], |r| {
-                Ok(SemanticSettings { enabled: r.get(0)?, paused: r.get(1)?, model_url: r.get(2)? })
+            .query_row("SELECT enabled, paused, model_url, model FROM semantic_meta WHERE id = 1", [], |r| {
+                Ok(SemanticSettings { enabled: r.get(0)?, paused: r.get(1)?, model_url: r.get(2)?, model: r.get(3)? })
             })
             .context("reading the semantic index's settings")
     }
 
     /// Saves this device's semantic-recall settings (never synced). Turning it off keeps the vectors
-    /// made so far: turning it on again goes on from there.
+    /// made so far: turning it on again goes on from there. Another model
+    /// ([`set_semantic_model`](Self::set_semantic_model)) drops them.
     pub fn set_semantic_settings(&mut self, settings: &SemanticSettings) -> Result<()> {
+        if !settings.model.is_empty() {
+            self.set_semantic_model(&settings.model)?;
+        }
         self.conn
             .execute(
                 "UPDATE semantic_meta SET enabled = ?1, paused = ?2, model_url = ?3 WHERE id = 1",
@@ -120,9 +127,11 @@ impl Store {
             .context("reading the semantic index's model")
     }
 
-    /// Makes `model` the index's model. A different one than before drops every vector and starts
-    /// indexing again from the first turn (vectors of two models are never compared).
+    /// Makes `model` (one of [`semantic::MODELS`]) the index's model. A different one than before
+    /// drops every vector and starts indexing again from the first turn (vectors of two models are
+    /// never compared).
     pub fn set_semantic_model(&mut self, model: &str) -> Result<()> {
+        model_dims(model)?;
         if self.semantic_model()? == model {
             return Ok(());
         }
@@ -265,6 +274,13 @@ impl Store {
             )));
         }
         let model = self.semantic_model()?;
+        let dims = model_dims(&model)?;
+        if let Some(v) = vectors.iter().find(|v| v.len() != dims) {
+            return Err(crate::Error::Invalid(format!(
+                "a vector of {} dimensions for an index of {dims} ({model}): was the model changed while it ran?",
+                v.len()
+            )));
+        }
         let tx = self.conn.transaction().context("saving vectors")?;
         let mut saved = Vec::with_capacity(vectors.len());
         {
@@ -322,7 +338,13 @@ impl Store {
         if matches!(&*self.vectors.borrow(), Some(c) if c.generation == generation && c.model == model) {
             return Ok(());
         }
-        let mut cache = VectorCache::empty(generation, model.clone());
+        // An index of a model this version does not know (an archive opened by an older version)
+        // has no vectors it can compare: searches are by words until another model is chosen.
+        let Ok(dims) = model_dims(&model) else {
+            self.vectors.replace(None);
+            return Ok(());
+        };
+        let mut cache = VectorCache::empty(generation, model.clone(), dims);
         let what = "reading the semantic index";
         let mut stmt = self
             .conn
@@ -334,7 +356,7 @@ impl Store {
         let mut rows = stmt.query([&model]).context(what)?;
         while let Some(r) = rows.next().context(what)? {
             let bytes: Vec<u8> = r.get(4).context(what)?;
-            if bytes.len() != semantic::DIMS {
+            if bytes.len() != dims {
                 continue;
             }
             let q: Vec<i8> = bytes.into_iter().map(|b| b as i8).collect();
@@ -349,16 +371,14 @@ impl Store {
     /// The turns nearest to `vector` (unit length) within `q`'s scope and roles, best first, at most
     /// `k`, each with its cosine similarity (a turn's best chunk).
     pub(super) fn nearest(&self, q: &SearchQuery, vector: &[f32], k: usize) -> Result<Vec<(i64, f32)>> {
-        if vector.len() != semantic::DIMS {
-            return Err(crate::Error::Invalid(format!(
-                "a query vector of {} dimensions for an index of {}",
-                vector.len(),
-                semantic::DIMS
-            )));
-        }
         self.load_vectors()?;
         let cache = self.vectors.borrow();
         let Some(cache) = cache.as_ref() else { return Ok(Vec::new()) };
+        // A query embedded by another model than the index's (the model was changed a moment ago, and
+        // the new one is loading): nothing to compare it with, the search is by words.
+        if vector.len() != cache.dims {
+            return Ok(Vec::new());
+        }
         let filter = self.filter(q, cache)?;
         // Sessions being deleted (sync) are hidden, as from the full-text search.
         let mut hidden = vec![false; cache.session_ids.len()];
@@ -371,7 +391,7 @@ impl Store {
             }
         }
         let query = semantic::quantize(vector);
-        let dims = semantic::DIMS;
+        let dims = cache.dims;
         // Which vectors the scope allows.
         let allowed: Vec<usize> = (0..cache.turn_ids.len())
             .filter(|&i| {
@@ -393,7 +413,7 @@ impl Store {
             allowed
         } else {
             let signs = semantic::sign_bits(&query);
-            let w = semantic::BIT_WORDS;
+            let w = semantic::bit_words(dims);
             let mut coarse: Vec<(u32, usize)> =
                 allowed.into_iter().map(|i| (semantic::hamming(&signs, &cache.bits[i * w..(i + 1) * w]), i)).collect();
             let keep = semantic::COARSE_KEEP.min(coarse.len());
@@ -448,4 +468,13 @@ impl Store {
             }
         })
     }
+}
+
+/// The dimensions of `model`'s vectors; an error for a model this version does not know.
+fn model_dims(model: &str) -> Result<usize> {
+    semantic::model(model).map(|m| m.dims).ok_or_else(|| {
+        crate::Error::Invalid(format!(
+            "the semantic index is of {model}, a model this version of Cowork does not know: choose another in Settings"
+        ))
+    })
 }

@@ -5,7 +5,7 @@
 //! other words hash to the rest, so "logging in" and "auth tokens" are near without sharing a word.
 //! The real model is tested in the `semantic` crate and end to end.
 
-use cowork_core::semantic::{Matched, DIMS, MAX_CHUNKS};
+use cowork_core::semantic::{self, Matched, DIMS, MAX_CHUNKS, MPNET};
 use cowork_core::store::{NewSession, SemanticSettings, Store};
 use cowork_core::{NewTurn, SearchQuery, SearchScope, Space};
 
@@ -15,17 +15,22 @@ const TOPICS: &[&[&str]] = &[
     &["deploy", "release", "ship", "rollout", "production"],
 ];
 
-/// A unit vector for `text`: each topic word adds to its topic's dimension, every other word to a
-/// hashed one at a tenth of the weight.
+/// A unit vector for `text` of the default model's dimensions (see [`embed_in`]).
 pub fn embed(text: &str) -> Vec<f32> {
-    let mut v = vec![0f32; DIMS];
+    embed_in(text, DIMS)
+}
+
+/// A unit vector of `dims` components for `text`: each topic word adds to its topic's dimension,
+/// every other word to a hashed one at a tenth of the weight.
+pub fn embed_in(text: &str, dims: usize) -> Vec<f32> {
+    let mut v = vec![0f32; dims];
     for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
         let word = word.to_lowercase();
         match TOPICS.iter().position(|t| t.contains(&word.as_str())) {
             Some(topic) => v[topic] += 1.0,
             None => {
                 let h = word.bytes().fold(7u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
-                v[TOPICS.len() + (h as usize % (DIMS - TOPICS.len()))] += 0.1;
+                v[TOPICS.len() + (h as usize % (dims - TOPICS.len()))] += 0.1;
             }
         }
     }
@@ -36,15 +41,21 @@ pub fn embed(text: &str) -> Vec<f32> {
     v
 }
 
+/// The dimensions of the vectors of the index's model.
+fn dims(store: &Store) -> usize {
+    semantic::model(&store.semantic_model().unwrap()).expect("a known model").dims
+}
+
 /// Embeds everything pending, `per_batch` turns at a time; returns how many batches it took.
 pub fn index_all(store: &mut Store, per_batch: usize) -> usize {
+    let dims = dims(store);
     let mut batches = 0;
     loop {
         let batch = store.semantic_pending(per_batch).unwrap();
         if batch.is_empty() {
             return batches;
         }
-        let vectors: Vec<Vec<f32>> = batch.chunks.iter().map(|c| embed(&c.text)).collect();
+        let vectors: Vec<Vec<f32>> = batch.chunks.iter().map(|c| embed_in(&c.text, dims)).collect();
         store.put_vectors(&batch, &vectors).unwrap();
         batches += 1;
         assert!(batches < 10_000, "indexing does not end");
@@ -53,7 +64,8 @@ pub fn index_all(store: &mut Store, per_batch: usize) -> usize {
 
 fn hybrid(store: &Store, text: &str, scope: SearchScope) -> Vec<(i64, Matched)> {
     let q = SearchQuery { limit: 10, ..SearchQuery::new(text, scope) };
-    store.search_hybrid(&q, Some(&embed(text))).unwrap().into_iter().map(|h| (h.turn_number, h.matched)).collect()
+    let vector = embed_in(text, dims(store));
+    store.search_hybrid(&q, Some(&vector)).unwrap().into_iter().map(|h| (h.turn_number, h.matched)).collect()
 }
 
 fn session(store: &mut Store, workspace: &str) -> String {
@@ -200,13 +212,32 @@ pub fn a_model_change_reindexes_and_indexing_resumes_where_it_stopped(store: &mu
 
     let mismatched = store.semantic_pending(1).unwrap();
     assert!(mismatched.is_empty());
-    store.set_semantic_model("another-model@1").unwrap();
-    assert_eq!(store.semantic_model().unwrap(), "another-model@1");
+    let unknown = store.set_semantic_model("another-model@1").unwrap_err().to_string();
+    assert!(unknown.contains("does not know"), "{unknown}");
+    assert_eq!(store.semantic_model().unwrap(), semantic::MODEL, "an unknown model changes nothing");
+    assert!(store.semantic_progress().unwrap().complete());
+
+    // The larger model: its vectors have 768 dimensions, and the 384 of the first are never compared.
+    let settings = store.semantic_settings().unwrap();
+    assert_eq!(settings.model, semantic::MODEL, "the settings name the index's model");
+    store.set_semantic_settings(&SemanticSettings { model: MPNET.id.into(), ..settings.clone() }).unwrap();
+    assert_eq!(store.semantic_model().unwrap(), "all-mpnet-base-v2@1");
+    assert_eq!(store.semantic_settings().unwrap(), SemanticSettings { model: MPNET.id.into(), ..settings });
     assert_eq!(store.semantic_progress().unwrap().indexed, 0, "a new model starts from the first turn");
-    let found = store.search_hybrid(&SearchQuery::new("database", SearchScope::All), Some(&embed("database"))).unwrap();
-    assert!(found.is_empty(), "no vector of the old model is compared: {found:?}");
+    let q = SearchQuery::new("database", SearchScope::All);
+    let found = store.search_hybrid(&q, Some(&embed_in("database", MPNET.dims))).unwrap();
+    assert!(found.iter().all(|h| h.matched == Matched::Words), "no vector of the old model is compared: {found:?}");
+    let batch = store.semantic_pending(100).unwrap();
+    let short: Vec<Vec<f32>> = batch.chunks.iter().map(|c| embed(&c.text)).collect();
+    let refused = store.put_vectors(&batch, &short).unwrap_err().to_string();
+    assert!(refused.contains("384 dimensions for an index of 768"), "{refused}");
+    assert_eq!(store.semantic_progress().unwrap().indexed, 0, "nothing of the refused batch is kept");
     assert_eq!(index_all(store, 100), 1);
     assert_eq!(hybrid(store, "database", SearchScope::All).len(), 7);
+    let words = SearchQuery::new("postgres", SearchScope::All);
+    let other = store.search_hybrid(&words, Some(&embed("postgres"))).unwrap();
+    assert_eq!(other.len(), 7, "a query embedded by the other model searches by words");
+    assert!(other.iter().all(|h| h.matched == Matched::Words), "{other:?}");
 }
 
 pub fn long_turns_are_embedded_in_chunks_and_changed_text_again(store: &mut Store) {
@@ -264,7 +295,7 @@ fn tiny_png() -> Vec<u8> {
 }
 
 pub fn the_index_is_in_no_export_and_no_sync_message(store: &mut Store) {
-    store.set_semantic_settings(&SemanticSettings { enabled: true, paused: false, model_url: String::new() }).unwrap();
+    store.set_semantic_settings(&SemanticSettings { enabled: true, ..Default::default() }).unwrap();
     store.enable_sync("Laptop").unwrap();
     let s = session(store, "w");
     store.append_turn(&s, &NewTurn::user("the auth tokens expire after an hour")).unwrap();
