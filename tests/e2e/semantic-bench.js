@@ -5,7 +5,8 @@
 // and in two side by side.
 //   node tests/e2e/semantic-bench.js        (after a build: scripts/semantic-bench.sh does both)
 // Needs the dev server built (target/debug/cowork-dev-server or COWORK_DEV_SERVER) and the model
-// installed (scripts/model.sh). Prints one JSON object with the figures.
+// installed (scripts/model.sh). COWORK_SEMANTIC_MODEL names the model (default all-MiniLM-L6-v2; or
+// all-mpnet-base-v2). Prints one JSON object with the figures.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
@@ -18,6 +19,7 @@ const models = process.env.COWORK_MODELS_DIR ?? join(root, 'target/models');
 const serverBin = process.env.COWORK_DEV_SERVER ?? join(root, 'target/debug/cowork-dev-server');
 const turns = readFileSync(join(root, 'semantic/bench/turns.txt'), 'utf8').trim().split('\n');
 const seconds = Number(process.env.BENCH_SECONDS ?? 6);
+const model = process.env.COWORK_SEMANTIC_MODEL ?? 'all-MiniLM-L6-v2';
 
 const server = spawn(serverBin, ['--dist', dist, '--models', models, '--addr', '127.0.0.1:0', '--exit-after', '900'], {
   stdio: ['ignore', 'pipe', 'inherit'],
@@ -37,8 +39,8 @@ try {
   page.on('console', (m) => m.type() === 'error' && console.error('page:', m.text()));
   await page.goto(url);
   const result = await page.evaluate(
-    async ({ turns, seconds }) => {
-      const base = new URL('models/all-MiniLM-L6-v2/', location.href).href;
+    async ({ turns, seconds, model }) => {
+      const base = new URL(`models/${model}/`, location.href).href;
       let nextId = 1;
       const start = () => new Worker('/semantic/semantic-worker.js', { type: 'module' });
       const ask = (worker, msg, onProgress) =>
@@ -56,15 +58,15 @@ try {
       const out = {};
       // A wrong URL: the error says what to do.
       const bad = start();
-      out.wrong_url = await ask(bad, { type: 'load', base_url: new URL('models/nowhere/', location.href).href, model: 'all-MiniLM-L6-v2' });
+      out.wrong_url = await ask(bad, { type: 'load', base_url: new URL('models/nowhere/', location.href).href, model });
       out.embed_before_load = await ask(bad, { type: 'embed', texts: ['x'] });
-      out.relative_url = await ask(bad, { type: 'load', base_url: 'models/all-MiniLM-L6-v2/', model: 'all-MiniLM-L6-v2' });
+      out.relative_url = await ask(bad, { type: 'load', base_url: `models/${model}/`, model });
       bad.terminate();
       // First load: downloads.
       let progress = [];
       const first = start();
       let t = performance.now();
-      out.first_load = await ask(first, { type: 'load', base_url: base, model: 'all-MiniLM-L6-v2' }, (p) => progress.push(p));
+      out.first_load = await ask(first, { type: 'load', base_url: base, model }, (p) => progress.push(p));
       out.first_load.wall_ms = performance.now() - t;
       out.first_load.progress_messages = progress.length;
       out.first_load.last_progress = progress.at(-1);
@@ -73,7 +75,7 @@ try {
       const worker = start();
       progress = [];
       t = performance.now();
-      out.second_load = await ask(worker, { type: 'load', base_url: base, model: 'all-MiniLM-L6-v2' }, (p) => progress.push(p));
+      out.second_load = await ask(worker, { type: 'load', base_url: base, model }, (p) => progress.push(p));
       out.second_load.wall_ms = performance.now() - t;
       out.second_load.progress_messages = progress.length;
       const hello = await ask(worker, { type: 'embed', texts: ['hello world', ''] });
@@ -81,7 +83,7 @@ try {
       await ask(worker, { type: 'embed', texts: turns.slice(0, 8) }); // warm up
       out.throughput = [];
       for (const maxBatch of [8, 16, 32]) {
-        await ask(worker, { type: 'load', base_url: base, model: 'all-MiniLM-L6-v2', max_batch: maxBatch });
+        await ask(worker, { type: 'load', base_url: base, model, max_batch: maxBatch });
         for (const batch of [8, 16, 32]) {
           if (batch < maxBatch) continue;
           let n = 0;
@@ -90,7 +92,7 @@ try {
             for (let i = 0; i < turns.length; i += batch) {
               const texts = turns.slice(i, i + batch);
               const r = await ask(worker, { type: 'embed', texts });
-              if (r.type !== 'vectors' || r.vectors.length !== texts.length * 384) throw new Error(JSON.stringify(r));
+              if (r.type !== 'vectors' || r.vectors.length !== texts.length * hello.dims) throw new Error(JSON.stringify(r));
               n += texts.length;
             }
           }
@@ -100,8 +102,8 @@ try {
       // Two workers side by side (one per core here), each taking the next batch when it is free: what a
       // pool in the storage worker would give.
       const second = start();
-      await ask(second, { type: 'load', base_url: base, model: 'all-MiniLM-L6-v2' });
-      await ask(worker, { type: 'load', base_url: base, model: 'all-MiniLM-L6-v2', max_batch: 8 });
+      await ask(second, { type: 'load', base_url: base, model });
+      await ask(worker, { type: 'load', base_url: base, model, max_batch: 8 });
       out.two_workers = [];
       for (const batch of [16, 32]) {
         let n = 0;
@@ -122,7 +124,7 @@ try {
       worker.terminate();
       return out;
     },
-    { turns, seconds },
+    { turns, seconds, model },
   );
   console.log(JSON.stringify(result, null, 2));
 } finally {

@@ -5,13 +5,17 @@
 //! k = 5, 10, 25, overall, by evidence age and by category, for the tuning set (conversations 0–4)
 //! and the held-out set (5–9). See `cowork_bench::locomo`.
 //!
-//!     COWORK_LOCOMO=/path/to/locomo10_v2 cargo run --release -p cowork-bench --example locomo -- [--out FILE]
+//!     COWORK_LOCOMO=/path/to/locomo10_v2 cargo run --release -p cowork-bench --example locomo -- [--model NAME] [--out FILE]
+//!
+//! `--model`: the embedding model of the semantic index, `all-MiniLM-L6-v2` (the default) or
+//! `all-mpnet-base-v2` (installed by `scripts/model.sh`).
 //!
 //! `COWORK_LOCOMO` is a folder holding the conversations' JSON files (searched recursively: what the
 //! public `snap-research/locomo` repository's `data/locomo10.zip` unpacks to, or its
 //! `locomo10.json`); `scripts/bench.sh` also takes the zip itself and unpacks it. Prints the tables
 //! and writes `bench-results/locomo.json` (or FILE).
 use cowork_bench::locomo::{load_dir, report};
+use cowork_core::semantic;
 use cowork_core::store::Store;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -23,11 +27,20 @@ const HOW: &str = "get the data from the public snap-research/locomo repository 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let mut out = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench-results/locomo.json");
+    let mut model = semantic::MINILM;
     while let Some(arg) = args.next() {
         match (arg.as_str(), args.next()) {
             ("--out", Some(path)) => out = PathBuf::from(path),
+            ("--model", Some(name)) => match semantic::MODELS.into_iter().find(|m| m.name == name) {
+                Some(m) => model = m,
+                None => {
+                    let known: Vec<&str> = semantic::MODELS.iter().map(|m| m.name).collect();
+                    eprintln!("unknown model {name}: one of {}", known.join(", "));
+                    return ExitCode::FAILURE;
+                }
+            },
             _ => {
-                eprintln!("usage: locomo [--out FILE]");
+                eprintln!("usage: locomo [--model NAME] [--out FILE]");
                 return ExitCode::FAILURE;
             }
         }
@@ -61,7 +74,7 @@ fn main() -> ExitCode {
         Ok(path) => Store::open(&path).expect("the LoCoMo archive file"),
         Err(_) => Store::open_in_memory().expect("an in-memory archive"),
     };
-    let results = report::run(&mut store, &convs).expect("the benchmark runs");
+    let results = report::run(&mut store, &convs, &model).expect("the benchmark runs");
     results.print();
     let mut json = results.to_json();
     json["seconds"]["total"] = serde_json::json!(t.elapsed().as_secs_f64());

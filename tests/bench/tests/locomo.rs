@@ -151,7 +151,7 @@ fn the_import_and_the_searches_find_the_evidence_in_its_workspace_only() {
         .iter()
         .map(|i| (i.workspace.clone(), Bm25::new(i.texts.iter().map(|(id, t)| (*id, t.as_str())))))
         .collect::<HashMap<_, _>>();
-    let embedder = retriever::load_embedder().unwrap();
+    let embedder = retriever::load_embedder(&cowork_core::semantic::MINILM).unwrap();
     retriever::index(&mut store, &embedder).unwrap();
     let ctx = Context { store: &store, bm25, embedder: &embedder, embedded: Default::default() };
     let ours: Vec<i64> = imported.turn_ids.values().copied().collect();
@@ -175,7 +175,7 @@ fn a_run_scores_every_question_of_both_sets() {
         })
         .collect();
     let mut store = Store::open_in_memory().unwrap();
-    let results = report::run(&mut store, &convs).unwrap();
+    let results = report::run(&mut store, &convs, &cowork_core::semantic::MINILM).unwrap();
     assert_eq!(results.rows.len(), Retriever::ALL.len() * Form::ALL.len());
     assert_eq!((results.questions(0), results.questions(1)), (15, 3), "5 conversations tune, the rest held out");
     assert_eq!(results.turns, 36);

@@ -6,6 +6,7 @@ use super::bm25::{self, Bm25};
 use super::metric::{Scores, Tally, AGE_LABELS, KS};
 use super::retriever::{Context, Form, Retriever, RECALL_LIMIT};
 use super::{age_third, Category, Conversation, QuestionCounts};
+use cowork_core::semantic::EmbeddingModel;
 use cowork_core::store::Store;
 use cowork_core::Result;
 use serde_json::{json, Value};
@@ -51,12 +52,16 @@ pub struct Results {
     pub import_seconds: f64,
     /// Seconds to build the BM25 indexes.
     pub index_seconds: f64,
+    /// The model the semantic index is of (its name).
+    pub model: &'static str,
 }
 
 /// Imports `convs` into `store` (one workspace each) and asks every question of every conversation
 /// of every retriever in both forms. Conversation `i` belongs to the tuning set when
-/// `i < TUNE_CONVERSATIONS`.
-pub fn run(store: &mut Store, convs: &[Conversation]) -> Result<Results> {
+/// `i < TUNE_CONVERSATIONS`. The semantic index is of `model` (one already there of another model is
+/// dropped and made again).
+pub fn run(store: &mut Store, convs: &[Conversation], model: &EmbeddingModel) -> Result<Results> {
+    store.set_semantic_model(model.id)?;
     let t = Instant::now();
     let imported: Vec<Imported> = convs.iter().map(|c| archive::import(store, c)).collect::<Result<_>>()?;
     let import_seconds = t.elapsed().as_secs_f64();
@@ -66,12 +71,13 @@ pub fn run(store: &mut Store, convs: &[Conversation]) -> Result<Results> {
         .map(|i| (i.workspace.clone(), Bm25::new(i.texts.iter().map(|(id, text)| (*id, text.as_str())))))
         .collect();
     let index_seconds = t.elapsed().as_secs_f64();
-    let embedder = super::retriever::load_embedder()?;
+    let embedder = super::retriever::load_embedder(model)?;
     let t = Instant::now();
     let chunks = super::retriever::index(store, &embedder)?;
     let embed_seconds = t.elapsed().as_secs_f64();
     println!(
-        "semantic index: {chunks} chunks embedded in {embed_seconds:.1} s ({:.0} turns/s, native)",
+        "semantic index ({}): {chunks} chunks embedded in {embed_seconds:.1} s ({:.1} turns/s, native)",
+        model.name,
         chunks as f64 / embed_seconds
     );
     let ctx = Context { store, bm25, embedder: &embedder, embedded: Default::default() };
@@ -106,6 +112,7 @@ pub fn run(store: &mut Store, convs: &[Conversation]) -> Result<Results> {
         counts,
         import_seconds,
         index_seconds,
+        model: model.name,
     })
 }
 
@@ -129,9 +136,10 @@ impl Results {
             let first = if set == 0 { 0 } else { TUNE_CONVERSATIONS };
             let last = first + self.set_conversations[set].len() - 1;
             println!(
-                "\nLoCoMo, {label} (conversations {first}–{last}: {}), {} questions — recall of the evidence turns, %",
+                "\nLoCoMo, {label} (conversations {first}–{last}: {}), {} questions, vectors of {} — recall of the evidence turns, %",
                 self.set_conversations[set].join(", "),
-                self.questions(set)
+                self.questions(set),
+                self.model
             );
             let ages: Vec<String> = AGE_LABELS
                 .iter()
@@ -209,6 +217,7 @@ impl Results {
             "benchmark": "LoCoMo retrieval: recall of the evidence turns at k (percent)",
             "data": "snap-research/locomo, data/locomo10.zip (no licence stated; not in this repository)",
             "categories": Category::ALL.map(|c| c.label()),
+            "model": self.model,
             "ks": KS, "recall_limit": RECALL_LIMIT,
             "stop_words": bm25::STOP_WORDS.len(),
             "turns": self.turns,

@@ -6,6 +6,7 @@
 //! `Store::search`. [`Retriever::Bm25`] is the textbook baseline over the same turns ([`super::bm25`]).
 
 use super::bm25::{without_stop_words, Bm25};
+use cowork_core::semantic::EmbeddingModel;
 use cowork_core::store::Store;
 use cowork_core::{Result, SearchQuery, SearchScope};
 use cowork_semantic::query::query_words;
@@ -54,7 +55,7 @@ pub enum Retriever {
     /// Textbook Okapi BM25 over the workspace's turns.
     Bm25,
     /// `Store::search_hybrid` as `conversation_recall` calls it with recall by meaning on: the query
-    /// embedded by the app's model (all-MiniLM-L6-v2), its words without stop words.
+    /// embedded by the index's model (`report::run`'s), its words without stop words.
     Hybrid,
     /// The same with no words to match: the ranking of the vectors alone (for comparison).
     Meaning,
@@ -138,17 +139,17 @@ impl Context<'_> {
     }
 }
 
-/// Loads the app's embedding model from the folder setup installs it in (`target/models/`, or
-/// `COWORK_MODELS_DIR`).
-pub fn load_embedder() -> Result<Embedder> {
+/// Loads `model` (one of `cowork_core::semantic::MODELS`) from the folder setup installs the models in
+/// (`target/models/<name>/`, or `COWORK_MODELS_DIR`).
+pub fn load_embedder(model: &EmbeddingModel) -> Result<Embedder> {
     let dir = std::env::var_os("COWORK_MODELS_DIR")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/models"))
-        .join(cowork_semantic::MODEL_ID);
+        .join(model.name);
     let read = |file: &str| {
         std::fs::read(dir.join(file)).map_err(|e| {
             cowork_core::Error::Invalid(format!(
-                "reading {} ({e}): scripts/setup.sh installs the model (scripts/model.sh)",
+                "reading {} ({e}): scripts/setup.sh installs the models (scripts/model.sh)",
                 dir.join(file).display()
             ))
         })
