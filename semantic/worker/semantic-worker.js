@@ -4,9 +4,10 @@
 // wasm next to this file as semantic.js + semantic_bg.wasm by scripts/semantic.sh).
 //
 // Protocol (plain objects through postMessage; replies carry the request's id):
-//   {type:"load", id, base_url:"…/", model:"all-MiniLM-L6-v2"}
+//   {type:"load", id, base_url:"…/", model:"all-MiniLM-L6-v2" | "all-mpnet-base-v2"}
 //     → {type:"progress", id, loaded, total}*   (bytes, while downloading; total 0 if unknown)
-//     → {type:"loaded", id, from_cache, load_ms, dims:384} | {type:"error", id, message}
+//     → {type:"loaded", id, from_cache, load_ms, dims:384|768} | {type:"error", id, message}
+//     A worker runs one model; the first download of one removes the other's copy from OPFS.
 //   {type:"embed", id, texts:[string…], query?:true}
 //     → {type:"vectors", id, dims, vectors: Float32Array(texts.length * dims), words?:[string…]}
 //       | {type:"error", id, message}
@@ -16,7 +17,7 @@
 // A load may also carry `max_batch` (texts per forward pass, default 8; for measurements).
 import init, { SemanticEmbedder, queryWords } from './semantic.js';
 
-const MODEL_ID = 'all-MiniLM-L6-v2';
+const MODELS = ['all-MiniLM-L6-v2', 'all-mpnet-base-v2'];
 const FILES = ['config.json', 'tokenizer.json', 'model.safetensors'];
 // Written after all the files, with their sizes: a file counts as cached only if it is listed here
 // with its current size, so an interrupted download is never taken for a complete one.
@@ -24,6 +25,7 @@ const MANIFEST = 'complete.json';
 const PROGRESS_EVERY_MS = 100;
 
 let embedder = null;
+let loadedModel = null;
 let queue = Promise.resolve();
 
 self.onmessage = (event) => {
@@ -48,11 +50,14 @@ async function handle(msg) {
 
 async function load({ id, base_url: baseUrl, model, max_batch: maxBatch }) {
   const started = performance.now();
-  if (model !== MODEL_ID) {
-    return reply({ type: 'error', id, message: `Unknown embedding model ${JSON.stringify(model)}: this worker runs ${MODEL_ID} only.` });
+  if (!MODELS.includes(model)) {
+    return reply({ type: 'error', id, message: `Unknown embedding model ${JSON.stringify(model)}: this worker runs ${MODELS.join(' or ')}.` });
   }
   if (typeof baseUrl !== 'string' || !baseUrl.endsWith('/') || !URL.canParse(baseUrl)) {
     return reply({ type: 'error', id, message: `The model URL ${JSON.stringify(baseUrl)} must be an absolute URL ending with "/". Check the model URL in Settings.` });
+  }
+  if (embedder && loadedModel !== model) {
+    return reply({ type: 'error', id, message: `This worker already runs ${loadedModel}: start another for ${model}.` });
   }
   if (embedder) {
     if (Number.isInteger(maxBatch) && maxBatch > 0) embedder.setMaxBatch(maxBatch);
@@ -65,13 +70,17 @@ async function load({ id, base_url: baseUrl, model, max_batch: maxBatch }) {
   const dir = await modelDir(model);
   let files = dir && (await readCached(dir));
   const fromCache = Boolean(files);
-  if (!files) files = await download(id, baseUrl, dir);
+  if (!files) {
+    files = await download(id, baseUrl, dir);
+    await forgetOthers(model);
+  }
   await wasm;
   try {
     embedder = new SemanticEmbedder(files[0], files[1], files[2]);
+    loadedModel = model;
   } catch (e) {
     if (fromCache && dir) await forget(dir); // a damaged copy: the next load downloads it again
-    const where = fromCache ? 'The cached model was damaged and has been removed; load it again to download it anew' : `The files at ${baseUrl} are not a usable ${MODEL_ID}. Check the model URL in Settings`;
+    const where = fromCache ? 'The cached model was damaged and has been removed; load it again to download it anew' : `The files at ${baseUrl} are not a usable ${model}. Check the model URL in Settings`;
     throw new Error(`${where} (${e?.message ?? e}).`);
   }
   if (Number.isInteger(maxBatch) && maxBatch > 0) embedder.setMaxBatch(maxBatch);
@@ -124,6 +133,16 @@ async function readCached(dir) {
 
 async function forget(dir) {
   for (const name of [MANIFEST, ...FILES]) await dir.removeEntry(name).catch(() => {});
+}
+
+/** Removes the other models' copies from OPFS: one model is in use at a time, and the larger is 438 MB. */
+async function forgetOthers(model) {
+  try {
+    const models = await (await navigator.storage.getDirectory()).getDirectoryHandle('models');
+    for (const other of MODELS.filter((m) => m !== model)) await models.removeEntry(other, { recursive: true }).catch(() => {});
+  } catch {
+    // no OPFS: nothing kept
+  }
 }
 
 /** Fetches the three files (together, so the total size is known from the start), reporting progress,

@@ -25,7 +25,7 @@ pub use files::js as files_js;
 pub use files::{count, thousands, FilePayload, ImportReport, SkippedConversation, SKIPPED_NAMED};
 pub use mcp::McpCallee;
 pub use ops::{HostOptions, HostToolSpec, Lane, Op, Outgoing};
-pub use semantic::{SemanticPhase, SemanticState, DEFAULT_MODEL_URL, MODEL_BYTES, MODEL_LICENCE, MODEL_NAME};
+pub use semantic::{default_model_url, model_choice, ModelChoice, SemanticPhase, SemanticState, MODEL_CHOICES};
 pub use sync::{recovery_key, KeptChanges, KeptReason, SyncFailure, SyncSettings, SyncState, TeamSpace};
 
 pub use cowork_core::provider::ModelSettings;

@@ -1,10 +1,10 @@
-//! Storage → Recall by meaning: the switch (with the model's name, size and licence shown before the
-//! first download), where the model comes from, the index's progress ("Semantic index: 41,200 of
+//! Storage → Recall by meaning: the switch, the model (each with its name, size and licence shown
+//! before the first download; another one makes the index again), where the model comes from, the index's progress ("Semantic index: 41,200 of
 //! 100,000 turns") and a pause button. The state is polled while the panel is open.
 
 use super::Client;
 use crate::chat::DialogState;
-use crate::protocol::{ops, SemanticPhase, SemanticState, MODEL_BYTES, MODEL_LICENCE, MODEL_NAME};
+use crate::protocol::{model_choice, ops, SemanticPhase, SemanticState, MODEL_CHOICES};
 use cowork_core::semantic::SemanticSettings;
 use leptos::prelude::*;
 
@@ -65,12 +65,18 @@ pub fn SemanticSection() -> impl IntoView {
             _ => None,
         })
     };
-    let about = format!(
-        "Finds what you meant, not only the words you typed: Ctrl/Cmd+K and the model's recall search by meaning too. \
-         Uses the {MODEL_NAME} model ({} MB, {MODEL_LICENCE} licence), downloaded once and kept in this browser, \
-         so it works offline afterwards. It runs on this device only; its index is never synced or exported.",
-        MODEL_BYTES / 1_000_000
-    );
+    let chosen = move || model_choice(&settings().model);
+    let about = move || {
+        let m = chosen();
+        format!(
+            "Finds what you meant, not only the words you typed: Ctrl/Cmd+K and the model's recall search by meaning too. \
+             Uses the {} model ({} MB, {} licence), downloaded once and kept in this browser, so it works offline \
+             afterwards. It runs on this device only; its index is never synced or exported.",
+            m.name,
+            m.bytes / 1_000_000,
+            m.licence
+        )
+    };
     view! {
         <section class="semantic-section" aria-label="Recall by meaning">
             <h3>"Recall by meaning"</h3>
@@ -79,9 +85,17 @@ pub fn SemanticSection() -> impl IntoView {
                 <input type="checkbox" aria-label="Search by meaning" prop:checked=enabled
                     on:change=move |ev| {
                         let on = event_target_checked(&ev);
-                        save(SemanticSettings { enabled: on, paused: false, model_url: url.get_untracked() });
+                        save(SemanticSettings { enabled: on, paused: false, model_url: url.get_untracked(), ..settings() });
                     } />
                 "Search by meaning (downloads the model the first time)"
+            </label>
+            <label>"Model (another one makes the index again)"
+                <select aria-label="Embedding model" prop:value=move || chosen().id
+                    on:change=move |ev| save(SemanticSettings { model: event_target_value(&ev), ..settings() })>
+                    {MODEL_CHOICES.map(|m| view! {
+                        <option value=m.id>{format!("{} — {} MB, {}", m.name, m.bytes / 1_000_000, m.trade)}</option>
+                    })}
+                </select>
             </label>
             <details class="advanced">
                 <summary>"Model source"</summary>

@@ -5,15 +5,49 @@ use cowork_core::semantic::IndexProgress;
 use cowork_core::semantic::SemanticSettings;
 use serde::{Deserialize, Serialize};
 
+/// A model the user can choose, as the settings describe it before the first download.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ModelChoice {
+    /// The index's id of it (`cowork_core::semantic::EmbeddingModel::id`).
+    pub id: &'static str,
+    /// Its name: the folder of its files, beside the app and in its public repository.
+    pub name: &'static str,
+    /// Its download, in bytes (`model.safetensors`, `tokenizer.json`, `config.json`).
+    pub bytes: u64,
+    /// Its licence.
+    pub licence: &'static str,
+    /// What choosing it means.
+    pub trade: &'static str,
+}
+
+/// The models, the default first (the order of `cowork_core::semantic::MODELS`).
+pub const MODEL_CHOICES: [ModelChoice; 2] = [
+    ModelChoice {
+        id: cowork_core::semantic::MINILM.id,
+        name: cowork_core::semantic::MINILM.name,
+        bytes: 91_335_235,
+        licence: "Apache-2.0",
+        trade: "fast: indexes a large archive in minutes",
+    },
+    ModelChoice {
+        id: cowork_core::semantic::MPNET.id,
+        name: cowork_core::semantic::MPNET.name,
+        bytes: 438_438_464,
+        licence: "Apache-2.0",
+        trade: "finds more, indexes about ten times slower",
+    },
+];
+
+/// The choice for the index's model `id` (the default for one this version does not list).
+pub fn model_choice(id: &str) -> ModelChoice {
+    MODEL_CHOICES.into_iter().find(|m| m.id == id).unwrap_or(MODEL_CHOICES[0])
+}
+
 /// The model's public repository: where its files come from unless the app is served with a copy
 /// (`models/<model>/` beside it) or the user names another folder.
-pub const DEFAULT_MODEL_URL: &str = "https://huggingface.co/sentence-transformers/all-MiniLM-L6-v2/resolve/main/";
-/// The model, as the settings describe it before the first download.
-pub const MODEL_NAME: &str = "all-MiniLM-L6-v2 (sentence-transformers)";
-/// Its download, in bytes (`model.safetensors`, `tokenizer.json`, `config.json`).
-pub const MODEL_BYTES: u64 = 91_335_235;
-/// Its licence.
-pub const MODEL_LICENCE: &str = "Apache-2.0";
+pub fn default_model_url(name: &str) -> String {
+    format!("https://huggingface.co/sentence-transformers/{name}/resolve/main/")
+}
 
 /// What the semantic side is doing.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

@@ -9,7 +9,7 @@
 
 use super::archive::sleep_ms;
 use super::hub::Archive;
-use crate::protocol::{SemanticPhase, SemanticState, DEFAULT_MODEL_URL};
+use crate::protocol::{default_model_url, model_choice, SemanticPhase, SemanticState};
 use cowork_core::semantic::SemanticSettings;
 use futures_channel::oneshot;
 use std::cell::{Cell, RefCell};
@@ -20,8 +20,6 @@ use wasm_bindgen::JsCast;
 
 /// The model worker's script, relative to the storage worker's.
 const WORKER_SCRIPT: &str = "semantic/semantic-worker.js";
-/// Where a deployment may serve the model's files beside the app (the dev server does).
-const LOCAL_MODEL_DIR: &str = "models/all-MiniLM-L6-v2/";
 /// Turns embedded per batch: small, so a search's query waits at most one batch.
 const BATCH_TURNS: usize = 16;
 
@@ -32,6 +30,8 @@ pub struct SemanticRunner {
     model_url: RefCell<String>,
     run: Cell<u64>,
     model: RefCell<Option<Rc<Models>>>,
+    /// The index's model id the loaded workers run.
+    loaded: RefCell<String>,
 }
 
 /// What the loop needs from the hub.
@@ -92,27 +92,37 @@ pub fn start(runner: &Rc<SemanticRunner>, link: Link) {
         Some((store, _)) => store.semantic_settings().unwrap_or_default(),
         None => return,
     };
-    if !settings.enabled {
+    let choice = model_choice(&settings.model);
+    // Off, or another model chosen: the workers of the one loaded go.
+    if !settings.enabled || *runner.loaded.borrow() != choice.id {
         if let Some(model) = runner.model.borrow_mut().take() {
             model.terminate();
         }
+    }
+    if !settings.enabled {
         runner.phase.replace(SemanticPhase::Off);
         return;
+    }
+    if runner.model.borrow().is_none() {
+        // Said now, so the state answered to the change is not the previous model's "complete".
+        runner.phase.replace(SemanticPhase::Loading);
     }
     let runner = runner.clone();
     wasm_bindgen_futures::spawn_local(async move {
         if runner.model.borrow().is_none() {
-            let url = model_url(&settings.model_url).await;
+            let url = model_url(&settings.model_url, choice.name).await;
             runner.model_url.replace(url.clone());
-            runner.phase.replace(SemanticPhase::Loading);
             let phase = Rc::new({
                 let runner = runner.clone();
                 move |p: SemanticPhase| {
                     runner.phase.replace(p);
                 }
             });
-            match Models::load(&url, phase).await {
-                Ok(model) if runner.run.get() == run => *runner.model.borrow_mut() = Some(Rc::new(model)),
+            match Models::load(&url, choice.name, phase).await {
+                Ok(model) if runner.run.get() == run => {
+                    *runner.model.borrow_mut() = Some(Rc::new(model));
+                    runner.loaded.replace(choice.id.to_owned());
+                }
                 Ok(model) => return model.terminate(),
                 Err(message) => {
                     runner.phase.replace(SemanticPhase::Failed { message });
@@ -176,19 +186,21 @@ async fn index(runner: &Rc<SemanticRunner>, link: &Link, run: u64) {
     }
 }
 
-/// Where the model's files come from: the user's URL; else a copy served beside the app; else the
-/// model's public repository. (Once downloaded, the files are read from this browser's storage.)
-async fn model_url(configured: &str) -> String {
+/// Where model `name`'s files come from: the user's URL; else a copy served beside the app
+/// (`models/<name>/`, as the dev server does); else the model's public repository. (Once downloaded,
+/// the files are read from this browser's storage.)
+async fn model_url(configured: &str, name: &str) -> String {
     let configured = configured.trim();
     if !configured.is_empty() {
         return if configured.ends_with('/') { configured.to_owned() } else { format!("{configured}/") };
     }
-    let local = web_sys::Url::new_with_base(LOCAL_MODEL_DIR, &location()).map(|u| u.href()).unwrap_or_default();
+    let local =
+        web_sys::Url::new_with_base(&format!("models/{name}/"), &location()).map(|u| u.href()).unwrap_or_default();
     let probe = format!("{local}config.json");
     let scope: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
     match wasm_bindgen_futures::JsFuture::from(scope.fetch_with_str(&probe)).await {
         Ok(r) if r.dyn_ref::<web_sys::Response>().is_some_and(|r| r.ok()) => local,
-        _ => DEFAULT_MODEL_URL.to_owned(),
+        _ => default_model_url(name),
     }
 }
 
@@ -210,15 +222,15 @@ struct Models {
 impl Models {
     /// Starts the first worker (which downloads the model, or reads it from this browser's copy),
     /// then the others, which read that copy. One that fails to start is left out.
-    async fn load(url: &str, phase: Rc<dyn Fn(SemanticPhase)>) -> Result<Models, String> {
-        let mut workers = vec![ModelWorker::load(url, phase.clone()).await?];
+    async fn load(url: &str, name: &str, phase: Rc<dyn Fn(SemanticPhase)>) -> Result<Models, String> {
+        let mut workers = vec![ModelWorker::load(url, name, phase.clone()).await?];
         let cores = js_sys::Reflect::get(&js_sys::global(), &"navigator".into())
             .and_then(|n| js_sys::Reflect::get(&n, &"hardwareConcurrency".into()))
             .ok()
             .and_then(|c| c.as_f64())
             .unwrap_or(1.0) as usize;
         while workers.len() < MAX_WORKERS.min(cores) {
-            match ModelWorker::load(url, phase.clone()).await {
+            match ModelWorker::load(url, name, phase.clone()).await {
                 Ok(w) => workers.push(w),
                 Err(_) => break,
             }
@@ -256,9 +268,9 @@ struct ModelWorker {
 }
 
 impl ModelWorker {
-    /// Starts the model's worker and loads the model from `url` (or this browser's copy), telling
+    /// Starts the model's worker and loads model `name` from `url` (or this browser's copy), telling
     /// `phase` how the download goes.
-    async fn load(url: &str, phase: Rc<dyn Fn(SemanticPhase)>) -> Result<ModelWorker, String> {
+    async fn load(url: &str, name: &str, phase: Rc<dyn Fn(SemanticPhase)>) -> Result<ModelWorker, String> {
         let script = web_sys::Url::new_with_base(WORKER_SCRIPT, &location()).map(|u| u.href()).unwrap_or_default();
         let opts = web_sys::WorkerOptions::new();
         opts.set_type(web_sys::WorkerType::Module);
@@ -273,7 +285,13 @@ impl ModelWorker {
                 let id = get(&data, "id").as_f64().unwrap_or(0.0) as u32;
                 if kind == "progress" {
                     let n = |k: &str| get(&data, k).as_f64().unwrap_or(0.0) as u64;
-                    phase(SemanticPhase::Downloading { loaded: n("loaded"), total: n("total") });
+                    let (loaded, total) = (n("loaded"), n("total"));
+                    // Every byte in: the model is being read into memory now.
+                    phase(if total > 0 && loaded >= total {
+                        SemanticPhase::Loading
+                    } else {
+                        SemanticPhase::Downloading { loaded, total }
+                    });
                     return;
                 }
                 let result = if kind == "error" {
@@ -301,7 +319,7 @@ impl ModelWorker {
         let msg = js_sys::Object::new();
         set(&msg, "type", &"load".into());
         set(&msg, "base_url", &url.into());
-        set(&msg, "model", &"all-MiniLM-L6-v2".into());
+        set(&msg, "model", &name.into());
         model.ask(msg).await?;
         Ok(model)
     }
