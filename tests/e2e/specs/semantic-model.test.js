@@ -61,7 +61,7 @@ test('the larger model: chosen in Storage, downloaded in place of the first, the
 
   // The other model, described before its download; choosing it starts the index again.
   await model.selectOption('all-mpnet-base-v2@1');
-  assert.match(await section.locator('.hint').first().innerText(), /all-mpnet-base-v2 model \(438 MB, Apache-2\.0/);
+  assert.match(await model.locator('option:checked').innerText(), /all-mpnet-base-v2 \(438 MB, Apache-2\.0 licence\): finds more/);
   await page.locator('.semantic-status', { hasText: 'Downloading the model' }).waitFor({ timeout: 30_000 });
   await page.locator('.semantic-status', { hasText: 'complete' }).waitFor({ timeout: 240_000 });
   assert.match(await page.locator('.semantic-status').innerText(), /Semantic index: (\d+) of \1 turns, complete/);

@@ -64,7 +64,7 @@ test('recall by meaning: on, indexed, found by Ctrl+K and by the model, offline 
   // The model is described before the first download; then on, downloaded, and the archive indexed.
   await openStorage(page);
   const section = page.getByRole('region', { name: 'Recall by meaning' });
-  assert.match(await section.innerText(), /all-MiniLM-L6-v2.*MB.*Apache-2\.0/s);
+  assert.match(await section.getByLabel('Embedding model').locator('option:checked').innerText(), /all-MiniLM-L6-v2 \(91 MB, Apache-2\.0/);
   await section.getByLabel('Search by meaning').check();
   await waitComplete(page);
   const done = await indexed(page);

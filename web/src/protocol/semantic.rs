@@ -12,12 +12,9 @@ pub struct ModelChoice {
     pub id: &'static str,
     /// Its name: the folder of its files, beside the app and in its public repository.
     pub name: &'static str,
-    /// Its download, in bytes (`model.safetensors`, `tokenizer.json`, `config.json`).
-    pub bytes: u64,
-    /// Its licence.
-    pub licence: &'static str,
-    /// What choosing it means.
-    pub trade: &'static str,
+    /// Its name, download size (`model.safetensors`, `tokenizer.json`, `config.json`), licence and
+    /// what choosing it means.
+    pub label: &'static str,
 }
 
 /// The models, the default first (the order of `cowork_core::semantic::MODELS`).
@@ -25,16 +22,12 @@ pub const MODEL_CHOICES: [ModelChoice; 2] = [
     ModelChoice {
         id: cowork_core::semantic::MINILM.id,
         name: cowork_core::semantic::MINILM.name,
-        bytes: 91_335_235,
-        licence: "Apache-2.0",
-        trade: "fast: indexes a large archive in minutes",
+        label: "all-MiniLM-L6-v2 (91 MB, Apache-2.0 licence): fast, indexes a large archive in minutes",
     },
     ModelChoice {
         id: cowork_core::semantic::MPNET.id,
         name: cowork_core::semantic::MPNET.name,
-        bytes: 438_438_464,
-        licence: "Apache-2.0",
-        trade: "finds more, indexes about ten times slower",
+        label: "all-mpnet-base-v2 (438 MB, Apache-2.0 licence): finds more, indexes about ten times slower",
     },
 ];
 
@@ -109,5 +102,22 @@ impl SemanticState {
             SemanticPhase::Ready => format!("Semantic index: {counts}, complete"),
             SemanticPhase::Failed { message } => format!("Recall by meaning failed: {message}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_model_the_index_knows_is_offered_with_its_name_first_in_its_label() {
+        let ids: Vec<&str> = MODEL_CHOICES.iter().map(|m| m.id).collect();
+        let known: Vec<&str> = cowork_core::semantic::MODELS.iter().map(|m| m.id).collect();
+        assert_eq!(ids, known, "the same models, the default first");
+        for m in MODEL_CHOICES {
+            assert!(m.label.starts_with(&format!("{} (", m.name)) && m.label.contains(" MB, "), "{}", m.label);
+        }
+        assert_eq!(model_choice("an-old-model@3"), MODEL_CHOICES[0], "an unknown id shows the default");
+        assert_eq!(model_choice(cowork_core::semantic::MPNET.id).name, "all-mpnet-base-v2");
     }
 }
