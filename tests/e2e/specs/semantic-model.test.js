@@ -4,32 +4,10 @@
 // it, Ctrl+K finds a paraphrase by meaning, and after a reload the model comes from this browser's copy.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { useServerAndBrowser, openPage, ready, replyDone, send } from '../harness.js';
+import { useServerAndBrowser, ready } from '../harness.js';
+import { PARAPHRASE, openStorage, closeStorage, searchAll, pageWithFact } from '../semantic-support.js';
 
 const app = useServerAndBrowser();
-
-const FACT = 'Note for later: the auth tokens expire after an hour and refresh silently.';
-// Shares no word, nor any form of one, with FACT (see semantic.test.js).
-const PARAPHRASE = 'how long does login stay valid';
-
-async function openStorage(page) {
-  await page.locator('.storage-usage').click();
-  return page.getByRole('dialog', { name: 'Storage' }).getByRole('region', { name: 'Recall by meaning' });
-}
-
-async function closeStorage(page) {
-  await page.getByRole('dialog', { name: 'Storage' }).getByRole('button', { name: 'Close' }).click();
-}
-
-async function searchAll(page, text) {
-  await page.keyboard.press('Control+k');
-  const box = page.getByRole('combobox', { name: 'Search all sessions' });
-  await box.fill(text);
-  await page.waitForTimeout(1500);
-  const hits = await page.locator('.hit').allInnerTexts();
-  await box.press('Escape');
-  return hits;
-}
 
 /** The models this origin keeps in OPFS, each with whether its copy is complete. */
 async function keptModels(page) {
@@ -44,13 +22,7 @@ async function keptModels(page) {
 }
 
 test('the larger model: chosen in Storage, downloaded in place of the first, the archive indexed again', async () => {
-  const page = await openPage(app.browser.context, app.server.url);
-  await ready(page);
-  await page.getByRole('button', { name: '+ New session' }).click();
-  await send(page, FACT);
-  await replyDone(page);
-  await send(page, 'Also: the staging cluster has three nodes.');
-  await replyDone(page);
+  const page = await pageWithFact(app);
 
   let section = await openStorage(page);
   const model = section.getByLabel('Embedding model');

@@ -9,22 +9,9 @@ import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { useServerAndBrowser, openPage, ready, replyDone, send, importFile } from '../harness.js';
+import { PARAPHRASE, openStorage, closeStorage, searchAll, pageWithFact } from '../semantic-support.js';
 
 const app = useServerAndBrowser();
-
-const FACT = 'Note for later: the auth tokens expire after an hour and refresh silently.';
-// Shares no word, nor any form of one, with FACT (nor with the demo model's replies): only its
-// meaning leads there. (The words are stemmed: "expires" would find "expire".)
-const PARAPHRASE = 'how long does login stay valid';
-
-async function openStorage(page) {
-  await page.locator('.storage-usage').click();
-  await page.getByRole('dialog', { name: 'Storage' }).waitFor();
-}
-
-async function closeStorage(page) {
-  await page.getByRole('dialog', { name: 'Storage' }).getByRole('button', { name: 'Close' }).click();
-}
 
 /** The numbers of "Semantic index: N of M turns" as the Storage panel shows them now. */
 async function indexed(page) {
@@ -37,33 +24,15 @@ async function waitComplete(page, timeout = 240_000) {
   await page.locator('.semantic-status', { hasText: 'complete' }).waitFor({ timeout });
 }
 
-/** Ctrl+K with `text`; resolves to the hits' texts once the list has settled. */
-async function searchAll(page, text) {
-  await page.keyboard.press('Control+k');
-  const box = page.getByRole('combobox', { name: 'Search all sessions' });
-  await box.fill(text);
-  await page.waitForTimeout(1500);
-  const hits = await page.locator('.hit').allInnerTexts();
-  await box.press('Escape');
-  return hits;
-}
-
 test('recall by meaning: on, indexed, found by Ctrl+K and by the model, offline too', async () => {
-  const page = await openPage(app.browser.context, app.server.url);
-  await ready(page);
-  await page.getByRole('button', { name: '+ New session' }).click();
-  await send(page, FACT);
-  await replyDone(page);
-  await send(page, 'Also: the staging cluster has three nodes.');
-  await replyDone(page);
+  const page = await pageWithFact(app);
 
   // The words alone find nothing.
   const lexical = await searchAll(page, PARAPHRASE);
   assert.ok(lexical.every((h) => !h.includes('auth tokens')), `lexical hits: ${lexical}`);
 
   // The model is described before the first download; then on, downloaded, and the archive indexed.
-  await openStorage(page);
-  const section = page.getByRole('region', { name: 'Recall by meaning' });
+  const section = await openStorage(page);
   assert.match(await section.getByLabel('Embedding model').locator('option:checked').innerText(), /all-MiniLM-L6-v2 \(91 MB, Apache-2\.0/);
   await section.getByLabel('Search by meaning').check();
   await waitComplete(page);

@@ -80,7 +80,7 @@ pub fn SemanticSection() -> impl IntoView {
                     } />
                 "Search by meaning (downloads the model the first time)"
             </label>
-            <label>"Model (another one makes the index again)"
+            <label class="field">"Model (another one makes the index again)"
                 <select aria-label="Embedding model" inner_html=options() prop:value=move || chosen().id
                     on:change=move |ev| save(SemanticSettings { model: event_target_value(&ev), ..settings() })>
                 </select>
