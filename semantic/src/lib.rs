@@ -101,9 +101,9 @@ impl Embedder {
         let config_error = |e: serde_json::Error| EmbedError::Config(e.to_string());
         let kind: serde_json::Value = serde_json::from_slice(config_json).map_err(config_error)?;
         let config = if kind["model_type"] == "mpnet" {
-            Configured::MpNet(serde_json::from_slice(config_json).map_err(config_error)?)
+            Configured::MpNet(serde_json::from_value(kind).map_err(config_error)?)
         } else {
-            Configured::Bert(serde_json::from_slice(config_json).map_err(config_error)?)
+            Configured::Bert(serde_json::from_value(kind).map_err(config_error)?)
         };
         let tokenizer = load_tokenizer(tokenizer_json)?;
         let device = Device::Cpu;

@@ -1,6 +1,7 @@
 //! Storage → Recall by meaning: the switch, the model (each with its name, size and licence shown
-//! before the first download; another one makes the index again), where the model comes from, the index's progress ("Semantic index: 41,200 of
-//! 100,000 turns") and a pause button. The state is polled while the panel is open.
+//! before the first download; another one makes the index again), where the model comes from, the
+//! index's progress ("Semantic index: 41,200 of 100,000 turns") and a pause button. The state is
+//! polled while the panel is open.
 
 use super::Client;
 use crate::chat::DialogState;
@@ -81,7 +82,7 @@ pub fn SemanticSection() -> impl IntoView {
                 "Search by meaning (downloads the model the first time)"
             </label>
             <label class="field">"Model (another one makes the index again)"
-                <select aria-label="Embedding model" inner_html=options() prop:value=move || chosen().id
+                <select aria-label="Embedding model" inner_html=options() prop:value=move || chosen().model.id
                     on:change=move |ev| save(SemanticSettings { model: event_target_value(&ev), ..settings() })>
                 </select>
             </label>
@@ -127,5 +128,5 @@ async fn sleep(ms: i32) {
 
 /// The model list's options, as markup (one string instead of an element per model: smaller code).
 fn options() -> String {
-    MODEL_CHOICES.iter().map(|m| format!("<option value=\"{}\">{}</option>", m.id, m.label)).collect()
+    MODEL_CHOICES.iter().map(|m| format!("<option value=\"{}\">{}</option>", m.model.id, m.label)).collect()
 }

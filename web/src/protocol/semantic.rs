@@ -2,16 +2,15 @@
 //! the index's progress and what the semantic worker is doing.
 
 use cowork_core::semantic::IndexProgress;
-use cowork_core::semantic::SemanticSettings;
+use cowork_core::semantic::{self, EmbeddingModel, SemanticSettings};
 use serde::{Deserialize, Serialize};
 
 /// A model the user can choose, as the settings describe it before the first download.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ModelChoice {
-    /// The index's id of it (`cowork_core::semantic::EmbeddingModel::id`).
-    pub id: &'static str,
-    /// Its name: the folder of its files, beside the app and in its public repository.
-    pub name: &'static str,
+    /// The model, as the index knows it (its id, and its name: the folder of its files, beside the
+    /// app and in its public repository).
+    pub model: EmbeddingModel,
     /// Its name, download size (`model.safetensors`, `tokenizer.json`, `config.json`), licence and
     /// what choosing it means.
     pub label: &'static str,
@@ -20,20 +19,18 @@ pub struct ModelChoice {
 /// The models, the default first (the order of `cowork_core::semantic::MODELS`).
 pub const MODEL_CHOICES: [ModelChoice; 2] = [
     ModelChoice {
-        id: cowork_core::semantic::MINILM.id,
-        name: cowork_core::semantic::MINILM.name,
+        model: semantic::MINILM,
         label: "all-MiniLM-L6-v2 (91 MB, Apache-2.0 licence): fast, indexes a large archive in minutes",
     },
     ModelChoice {
-        id: cowork_core::semantic::MPNET.id,
-        name: cowork_core::semantic::MPNET.name,
+        model: semantic::MPNET,
         label: "all-mpnet-base-v2 (438 MB, Apache-2.0 licence): finds more, indexes about ten times slower",
     },
 ];
 
 /// The choice for the index's model `id` (the default for one this version does not list).
 pub fn model_choice(id: &str) -> ModelChoice {
-    MODEL_CHOICES.into_iter().find(|m| m.id == id).unwrap_or(MODEL_CHOICES[0])
+    MODEL_CHOICES.into_iter().find(|m| m.model.id == id).unwrap_or(MODEL_CHOICES[0])
 }
 
 /// The model's public repository: where its files come from unless the app is served with a copy
@@ -111,13 +108,12 @@ mod tests {
 
     #[test]
     fn every_model_the_index_knows_is_offered_with_its_name_first_in_its_label() {
-        let ids: Vec<&str> = MODEL_CHOICES.iter().map(|m| m.id).collect();
-        let known: Vec<&str> = cowork_core::semantic::MODELS.iter().map(|m| m.id).collect();
-        assert_eq!(ids, known, "the same models, the default first");
+        let offered: Vec<EmbeddingModel> = MODEL_CHOICES.iter().map(|m| m.model).collect();
+        assert_eq!(offered, semantic::MODELS, "the same models, the default first");
         for m in MODEL_CHOICES {
-            assert!(m.label.starts_with(&format!("{} (", m.name)) && m.label.contains(" MB, "), "{}", m.label);
+            assert!(m.label.starts_with(&format!("{} (", m.model.name)) && m.label.contains(" MB, "), "{}", m.label);
         }
         assert_eq!(model_choice("an-old-model@3"), MODEL_CHOICES[0], "an unknown id shows the default");
-        assert_eq!(model_choice(cowork_core::semantic::MPNET.id).name, "all-mpnet-base-v2");
+        assert_eq!(model_choice(semantic::MPNET.id).model.name, "all-mpnet-base-v2");
     }
 }

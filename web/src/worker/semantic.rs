@@ -94,7 +94,7 @@ pub fn start(runner: &Rc<SemanticRunner>, link: Link) {
     };
     let choice = model_choice(&settings.model);
     // Off, or another model chosen: the workers of the one loaded go.
-    if !settings.enabled || *runner.loaded.borrow() != choice.id {
+    if !settings.enabled || *runner.loaded.borrow() != choice.model.id {
         if let Some(model) = runner.model.borrow_mut().take() {
             model.terminate();
         }
@@ -110,7 +110,7 @@ pub fn start(runner: &Rc<SemanticRunner>, link: Link) {
     let runner = runner.clone();
     wasm_bindgen_futures::spawn_local(async move {
         if runner.model.borrow().is_none() {
-            let url = model_url(&settings.model_url, choice.name).await;
+            let url = model_url(&settings.model_url, choice.model.name).await;
             runner.model_url.replace(url.clone());
             let phase = Rc::new({
                 let runner = runner.clone();
@@ -118,10 +118,10 @@ pub fn start(runner: &Rc<SemanticRunner>, link: Link) {
                     runner.phase.replace(p);
                 }
             });
-            match Models::load(&url, choice.name, phase).await {
+            match Models::load(&url, choice.model.name, phase).await {
                 Ok(model) if runner.run.get() == run => {
                     *runner.model.borrow_mut() = Some(Rc::new(model));
-                    runner.loaded.replace(choice.id.to_owned());
+                    runner.loaded.replace(choice.model.id.to_owned());
                 }
                 Ok(model) => return model.terminate(),
                 Err(message) => {
