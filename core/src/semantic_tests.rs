@@ -158,3 +158,25 @@ fn candidates_in_the_session_of_a_strong_hit_rise_above_weaker_ones_elsewhere() 
     // Nothing placed: the fused order exactly.
     assert_eq!(lift_sessions(fused.clone(), |_| None), fused);
 }
+
+#[test]
+fn indexing_batches_follow_the_model_pace() {
+    // (turns in the last batch, its milliseconds, model workers) → turns in the next.
+    let cases: [(usize, f64, usize, usize); 12] = [
+        (16, 600.0, 2, 13),  // the small model with two workers: a little under the target
+        (16, 250.0, 2, 16),  // faster than the target: still at most 16
+        (8, 100.0, 2, 16),   // twice the last at most, within 16
+        (2, 100.0, 2, 4),    // grows by doubling, not at once
+        (16, 6_000.0, 2, 2), // the larger model: a turn for each worker
+        (16, 6_000.0, 1, 1), // … and with one worker, one turn
+        (2, 1_500.0, 1, 1),  // a slow device
+        (1, 10_000.0, 0, 1), // never less than one
+        (1, 0.0, 1, 2),      // no time measured: doubles
+        (0, 50.0, 1, 2),     // an empty batch counts as one turn
+        (4, f64::NAN, 1, 8), // a broken clock: doubles
+        (1, 100.0, 32, 32),  // more workers than the most turns: one each
+    ];
+    for (turns, ms, workers, next) in cases {
+        assert_eq!(next_batch_turns(turns, ms, workers), next, "{turns} turns in {ms} ms, {workers} workers");
+    }
+}

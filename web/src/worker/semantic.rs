@@ -10,7 +10,7 @@
 use super::archive::sleep_ms;
 use super::hub::Archive;
 use crate::protocol::{default_model_url, model_choice, SemanticPhase, SemanticState};
-use cowork_core::semantic::SemanticSettings;
+use cowork_core::semantic::{next_batch_turns, SemanticSettings};
 use futures_channel::oneshot;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -20,8 +20,9 @@ use wasm_bindgen::JsCast;
 
 /// The model worker's script, relative to the storage worker's.
 const WORKER_SCRIPT: &str = "semantic/semantic-worker.js";
-/// Turns embedded per batch: small, so a search's query waits at most one batch.
-const BATCH_TURNS: usize = 16;
+/// Turns in the first batch of a run; later batches follow the model's pace
+/// (`semantic::next_batch_turns`), so a search's query waits at most about half a second behind one.
+const FIRST_BATCH_TURNS: usize = 2;
 
 /// The owner's semantic side: its state, which run is current, the model worker.
 #[derive(Default)]
@@ -137,6 +138,7 @@ pub fn start(runner: &Rc<SemanticRunner>, link: Link) {
 /// The indexing loop of run `run`: until another run starts.
 async fn index(runner: &Rc<SemanticRunner>, link: &Link, run: u64) {
     let mut failures = 0u32;
+    let mut turns = FIRST_BATCH_TURNS;
     while runner.run.get() == run {
         let Some(model) = runner.model.borrow().clone() else { return };
         let batch = match link.archive.try_borrow().ok().as_ref().and_then(|a| a.as_ref()) {
@@ -144,7 +146,7 @@ async fn index(runner: &Rc<SemanticRunner>, link: &Link, run: u64) {
                 runner.phase.replace(SemanticPhase::Paused);
                 None
             }
-            Some((store, _)) if !link.replying.get() => store.semantic_pending(BATCH_TURNS).ok(),
+            Some((store, _)) if !link.replying.get() => store.semantic_pending(turns).ok(),
             _ => None,
         };
         let Some(batch) = batch.filter(|b| !b.is_empty()) else {
@@ -156,10 +158,14 @@ async fn index(runner: &Rc<SemanticRunner>, link: &Link, run: u64) {
         };
         runner.phase.replace(SemanticPhase::Indexing);
         let texts: Vec<String> = batch.chunks.iter().map(|c| c.text.clone()).collect();
+        let started = js_sys::Date::now();
         let vectors = if texts.is_empty() { Ok(Vec::new()) } else { model.embed(&texts).await };
         match vectors {
             Ok(vectors) => {
                 failures = 0;
+                let embedded = batch.chunks.windows(2).filter(|w| w[0].turn_id != w[1].turn_id).count()
+                    + usize::from(!batch.chunks.is_empty());
+                turns = next_batch_turns(embedded, js_sys::Date::now() - started, model.workers.len());
                 if runner.run.get() != run {
                     return;
                 }
