@@ -1,5 +1,5 @@
 //! Native throughput of the embedder on realistic chat turns (`bench/turns.txt`: 64 turns of 10–80
-//! words), at batch sizes 8, 16 and 32:
+//! words), at batch sizes 1 to 32:
 //! `cargo run --release -p cowork-semantic --example throughput [MODEL_DIR]`
 //! (default `target/models/all-MiniLM-L6-v2`, installed by `scripts/model.sh`).
 
@@ -24,7 +24,7 @@ fn main() {
     let tokens: usize = turns.iter().map(|t| embedder.token_ids(t).unwrap().len()).sum();
     println!("{} turns, {:.1} tokens on average", turns.len(), tokens as f64 / turns.len() as f64);
     embedder.embed(&turns[..8]).unwrap(); // warm up
-    for batch in [8, 16, 32] {
+    for batch in [1, 2, 4, 8, 16, 32] {
         embedder.set_max_batch(batch);
         let started = Instant::now();
         let mut n = 0;

@@ -14,7 +14,7 @@
 //     With `query`, the texts are search queries: `words` gives each without its stop words, for the
 //     words part of the search (semantic/src/query.rs; the list lives here, not in the storage worker).
 // Messages are handled one at a time, in order, so an embed sent right after a load waits for it.
-// A load may also carry `max_batch` (texts per forward pass, default 8; for measurements).
+// A load may also carry `max_batch` (texts per forward pass, default 2; for measurements).
 import init, { SemanticEmbedder, queryWords } from './semantic.js';
 
 const MODELS = ['all-MiniLM-L6-v2', 'all-mpnet-base-v2'];
