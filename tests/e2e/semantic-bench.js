@@ -2,7 +2,8 @@
 // from the dev server's /models/, into OPFS), a second load in a new worker (from OPFS), the reference
 // vector of "hello world", a clear error for a wrong model URL, and embedding throughput on realistic
 // chat turns (semantic/bench/turns.txt) at several message and forward-pass batch sizes, in one worker
-// and in two side by side.
+// and in two side by side, and how long a search's query takes to embed (semantic/bench/questions.txt,
+// one at a time, as a search asks), alone and while turns are being indexed in batches of 8 to 1.
 //   node tests/e2e/semantic-bench.js        (after a build: scripts/semantic-bench.sh does both)
 // Needs the dev server built (target/debug/cowork-dev-server or COWORK_DEV_SERVER) and the model
 // installed (scripts/model.sh). COWORK_SEMANTIC_MODEL names the model (default all-MiniLM-L6-v2; or
@@ -18,6 +19,7 @@ const dist = process.env.COWORK_DIST ?? join(root, 'dist');
 const models = process.env.COWORK_MODELS_DIR ?? join(root, 'target/models');
 const serverBin = process.env.COWORK_DEV_SERVER ?? join(root, 'target/debug/cowork-dev-server');
 const turns = readFileSync(join(root, 'semantic/bench/turns.txt'), 'utf8').trim().split('\n');
+const questions = readFileSync(join(root, 'semantic/bench/questions.txt'), 'utf8').trim().split('\n');
 const seconds = Number(process.env.BENCH_SECONDS ?? 6);
 const model = process.env.COWORK_SEMANTIC_MODEL ?? 'all-MiniLM-L6-v2';
 
@@ -39,7 +41,7 @@ try {
   page.on('console', (m) => m.type() === 'error' && console.error('page:', m.text()));
   await page.goto(url);
   const result = await page.evaluate(
-    async ({ turns, seconds, model }) => {
+    async ({ turns, questions, seconds, model }) => {
       const base = new URL(`models/${model}/`, location.href).href;
       let nextId = 1;
       const start = () => new Worker('/semantic/semantic-worker.js', { type: 'module' });
@@ -81,8 +83,52 @@ try {
       const hello = await ask(worker, { type: 'embed', texts: ['hello world', ''] });
       out.hello_world = { type: hello.type, dims: hello.dims, length: hello.vectors?.length, first: Array.from(hello.vectors?.slice(0, 5) ?? []) };
       await ask(worker, { type: 'embed', texts: turns.slice(0, 8) }); // warm up
+      const percentiles = (list) => {
+        const ms = [...list].sort((a, b) => a - b);
+        const at = (p) => +ms[Math.min(ms.length - 1, Math.floor(p * ms.length))].toFixed(1);
+        return { queries: ms.length, p50_ms: at(0.5), p99_ms: at(0.99), max_ms: +ms.at(-1).toFixed(1) };
+      };
+      const embedQuery = async (q) => {
+        const t0 = performance.now();
+        const r = await ask(worker, { type: 'embed', texts: [q] });
+        if (r.type !== 'vectors' || r.vectors.length !== hello.dims) throw new Error(JSON.stringify(r));
+        return performance.now() - t0;
+      };
+      // A search embeds its query alone: each question once to warm up, then three rounds, one by one.
+      const idle = [];
+      for (let round = 0; round < 4; round++) {
+        for (const q of questions) {
+          const ms = await embedQuery(q);
+          if (round > 0) idle.push(ms);
+        }
+      }
+      out.query = percentiles(idle);
+      // While the archive is being indexed, a query waits for the batch the worker is embedding: the
+      // same questions, a few hundred ms apart, while batches of `batch` turns go in back to back.
+      out.query_while_indexing = [];
+      for (const batch of [8, 4, 2, 1]) {
+        let indexing = true;
+        let indexed = 0;
+        const t0 = performance.now();
+        const loop = (async () => {
+          for (let i = 0; indexing; i += batch) {
+            const texts = turns.slice(i % turns.length, (i % turns.length) + batch);
+            await ask(worker, { type: 'embed', texts });
+            indexed += texts.length;
+          }
+        })();
+        const waits = [];
+        for (let k = 0; waits.length < 5 || performance.now() - t0 < seconds * 1000; k++) {
+          await new Promise((ok) => setTimeout(ok, 150 + ((k * 137) % 300)));
+          waits.push(await embedQuery(questions[k % questions.length]));
+        }
+        indexing = false;
+        await loop;
+        const turnsPerS = +(indexed / ((performance.now() - t0) / 1000)).toFixed(1);
+        out.query_while_indexing.push({ batch, ...percentiles(waits), turns_per_s: turnsPerS });
+      }
       out.throughput = [];
-      for (const maxBatch of [8, 16, 32]) {
+      for (const maxBatch of [1, 2, 4, 8, 16, 32]) {
         await ask(worker, { type: 'load', base_url: base, model, max_batch: maxBatch });
         for (const batch of [8, 16, 32]) {
           if (batch < maxBatch) continue;
@@ -103,9 +149,9 @@ try {
       // pool in the storage worker would give.
       const second = start();
       await ask(second, { type: 'load', base_url: base, model });
-      await ask(worker, { type: 'load', base_url: base, model, max_batch: 8 });
+      await ask(worker, { type: 'load', base_url: base, model });
       out.two_workers = [];
-      for (const batch of [16, 32]) {
+      for (const batch of [8, 16, 32]) {
         let n = 0;
         t = performance.now();
         let next = 0;
@@ -118,13 +164,13 @@ try {
           }
         };
         await Promise.all([run(worker), run(second)]);
-        out.two_workers.push({ message_batch: batch, max_batch: 8, turns_per_s: +(n / ((performance.now() - t) / 1000)).toFixed(1) });
+        out.two_workers.push({ message_batch: batch, turns_per_s: +(n / ((performance.now() - t) / 1000)).toFixed(1) });
       }
       second.terminate();
       worker.terminate();
       return out;
     },
-    { turns, seconds, model },
+    { turns, questions, seconds, model },
   );
   console.log(JSON.stringify(result, null, 2));
 } finally {

@@ -37,11 +37,11 @@ pub fn search(store: &Store, text: &str) -> Result<Vec<SearchHit>> {
     store.search(&SearchQuery { limit: 20, ..SearchQuery::new(text, SearchScope::All) })
 }
 
-/// A pseudo-random unit vector of the semantic model's size, the same for the same `seed`: the
-/// timing rows of search by meaning depend on how many vectors there are, not on what they mean.
-pub fn pseudo_vector(seed: u64) -> Vec<f32> {
+/// A pseudo-random unit vector of `dims` dimensions, the same for the same `seed`: the timing rows of
+/// search by meaning depend on how many vectors there are and their size, not on what they mean.
+pub fn pseudo_vector(seed: u64, dims: usize) -> Vec<f32> {
     let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut v: Vec<f32> = (0..cowork_core::semantic::DIMS)
+    let mut v: Vec<f32> = (0..dims)
         .map(|_| {
             x ^= x << 13;
             x ^= x >> 7;
@@ -54,9 +54,19 @@ pub fn pseudo_vector(seed: u64) -> Vec<f32> {
     v
 }
 
-/// Gives every turn not yet in the semantic index a vector ([`pseudo_vector`] of its row id),
-/// `batch` turns per transaction, as the worker's indexing saves them. Returns the chunks saved.
+/// Dimensions of the vectors `store`'s semantic index holds (its model's).
+pub fn index_dims(store: &Store) -> Result<usize> {
+    let id = store.semantic_model()?;
+    cowork_core::semantic::model(&id)
+        .map(|m| m.dims)
+        .ok_or_else(|| cowork_core::Error::Invalid(format!("unknown semantic model {id}")))
+}
+
+/// Gives every turn not yet in the semantic index a vector ([`pseudo_vector`] of its row id, of the
+/// index's model's size), `batch` turns per transaction, as the worker's indexing saves them. Returns
+/// the chunks saved.
 pub fn index_pseudo_vectors(store: &mut Store, batch: usize) -> Result<usize> {
+    let dims = index_dims(store)?;
     let mut saved = 0;
     loop {
         let pending = store.semantic_pending(batch)?;
@@ -64,18 +74,21 @@ pub fn index_pseudo_vectors(store: &mut Store, batch: usize) -> Result<usize> {
             return Ok(saved);
         }
         let vectors: Vec<Vec<f32>> =
-            pending.chunks.iter().map(|c| pseudo_vector(c.turn_id as u64 * 64 + u64::from(c.chunk))).collect();
+            pending.chunks.iter().map(|c| pseudo_vector(c.turn_id as u64 * 64 + u64::from(c.chunk), dims)).collect();
         store.put_vectors(&pending, &vectors)?;
         saved += vectors.len();
     }
 }
 
-/// The app's search by words and meaning (all sessions, 20 hits), with a query vector made from
-/// the text.
-pub fn search_hybrid(store: &Store, text: &str) -> Result<Vec<SearchHit>> {
+/// A query vector for `text`: pseudo-random, of `dims` dimensions, the same for the same text.
+pub fn query_vector(text: &str, dims: usize) -> Vec<f32> {
     let seed = text.bytes().fold(1469598103934665603u64, |h, b| (h ^ u64::from(b)).wrapping_mul(1099511628211));
-    let vector = pseudo_vector(seed);
-    store.search_hybrid(&SearchQuery { limit: 20, ..SearchQuery::new(text, SearchScope::All) }, Some(&vector))
+    pseudo_vector(seed, dims)
+}
+
+/// The app's search by words and meaning (all sessions, 20 hits), with `vector` as the query's.
+pub fn search_hybrid(store: &Store, text: &str, vector: &[f32]) -> Result<Vec<SearchHit>> {
+    store.search_hybrid(&SearchQuery { limit: 20, ..SearchQuery::new(text, SearchScope::All) }, Some(vector))
 }
 
 /// The seed design's scan: `LIKE '%q%' ORDER BY turn DESC LIMIT 20` on the same table. Returns row count.

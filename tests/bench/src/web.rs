@@ -321,11 +321,24 @@ impl Bench {
         Ok(vec![now() - t, n as f64])
     }
 
-    /// The app's search by words and meaning: `[ms, hits]` (the first one reads the vectors).
+    /// Makes `name` (one of `semantic::MODELS`) the index's model: every vector dropped, to be saved
+    /// again by [`Self::index_vectors`] at that model's size.
+    pub fn use_model(&mut self, name: &str) -> Result<(), JsValue> {
+        let model = cowork_core::semantic::MODELS
+            .into_iter()
+            .find(|m| m.name == name)
+            .ok_or_else(|| JsValue::from_str(&format!("unknown model {name}")))?;
+        self.store_mut()?.set_semantic_model(model.id).map_err(js)
+    }
+
+    /// The app's search by words and meaning, given the query's vector (its embedding is timed by the
+    /// model's own bench, `tests/e2e/semantic-bench.js`): `[ms, hits]` (the first one reads the
+    /// vectors).
     pub fn search_hybrid(&self, text: &str) -> Result<Vec<f64>, JsValue> {
         let store = self.store()?;
+        let vector = crate::query_vector(text, crate::index_dims(store).map_err(js)?);
         let t = now();
-        let hits = crate::search_hybrid(store, text).map_err(js)?;
+        let hits = crate::search_hybrid(store, text, &vector).map_err(js)?;
         Ok(vec![now() - t, hits.len() as f64])
     }
 
