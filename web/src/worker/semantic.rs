@@ -216,8 +216,8 @@ fn location() -> String {
 }
 
 /// Model workers started: two where the device has a second core (measured in headless Chromium on
-/// two cores: one worker embeds about 14 turns/s, two side by side about 27), else one. Each holds
-/// its own copy of the model.
+/// two cores, all-MiniLM-L6-v2, bare turns: one worker embeds about 12 turns/s, two side by side 18–20;
+/// BENCHMARKS.md), else one. Each holds its own copy of the model.
 const MAX_WORKERS: usize = 2;
 
 /// The model's workers: a batch is split between them; a query goes to the first.
