@@ -197,9 +197,9 @@ pub const BATCH_TARGET_MS: f64 = 500.0;
 /// Turns for the next indexing batch, after the last one embedded `last_turns` turns in `last_ms`:
 /// about [`BATCH_TARGET_MS`] of work at that pace, never more than twice the last (one batch of short
 /// turns says little about long ones) nor [`BATCH_MAX_TURNS`], and at least `least` (a turn for each
-/// model worker, so none sits idle). Measured in headless Chromium: all-MiniLM-L6-v2 embeds 16 turns
-/// in about 0.6 s with two workers, all-mpnet-base-v2 in 5–8 s, so a fixed 16 would make a search
-/// wait that long behind it.
+/// model worker, so none sits idle). Measured through the app in headless Chromium (BENCHMARKS.md):
+/// a batch of 16 turns took about 1.3 s with all-MiniLM-L6-v2 and two workers, and all-mpnet-base-v2
+/// about ten times that, so a fixed 16 made a search wait that long behind it.
 pub fn next_batch_turns(last_turns: usize, last_ms: f64, least: usize) -> usize {
     let least = least.max(1);
     let most = (2 * last_turns.max(1)).min(BATCH_MAX_TURNS).max(least);

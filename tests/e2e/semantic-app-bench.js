@@ -39,7 +39,7 @@ try {
   await ready(page);
   await importFile(page, file, 1, { timeout: 120_000 });
   const section = await openStorage(page);
-  await section.getByLabel('Embedding model').selectOption(`${model === 'all-mpnet-base-v2' ? 'all-mpnet-base-v2' : 'all-MiniLM-L6-v2'}@1`);
+  await section.getByLabel('Embedding model').selectOption(`${model}@1`);
   await section.getByLabel('Search by meaning').check();
   const progress = async () => {
     const text = await page.locator('.semantic-status').innerText();
@@ -56,7 +56,7 @@ try {
     samples.push(await progress());
   }
   const end = samples.at(-1);
-  // A search by words and meaning while indexing goes on: from Enter-free typing to its hits shown.
+  // Searches by words and meaning while indexing goes on: from the query typed to its first hit shown.
   await page.getByRole('button', { name: 'Close' }).click();
   const searches = [];
   for (const q of ['what is the retry policy for rate limits', 'why was the highlighter slow', 'when is the standup']) {
