@@ -3,8 +3,9 @@
 //! relative-position bias per head, learned in 32 buckets and added to every layer's attention scores
 //! (Hugging Face's `MPNetModel`).
 
-use candle_core::{DType, Module, Result, Tensor};
-use candle_nn::{embedding, layer_norm, linear, Embedding, LayerNorm, Linear, VarBuilder};
+use crate::encoder::{padding_bias, Layer, Precision, MPNET_NAMES};
+use candle_core::{Module, Result, Tensor};
+use candle_nn::{embedding, layer_norm, Embedding, LayerNorm, VarBuilder};
 use serde::Deserialize;
 
 /// The fields of an MPNet `config.json` the encoder needs.
@@ -21,50 +22,6 @@ pub struct Config {
     pub relative_attention_num_buckets: usize,
 }
 
-struct Layer {
-    q: Linear,
-    k: Linear,
-    v: Linear,
-    o: Linear,
-    attention_norm: LayerNorm,
-    intermediate: Linear,
-    output: Linear,
-    output_norm: LayerNorm,
-}
-
-impl Layer {
-    fn load(vb: VarBuilder, c: &Config) -> Result<Self> {
-        let (h, i) = (c.hidden_size, c.intermediate_size);
-        let attn = vb.pp("attention");
-        Ok(Self {
-            q: linear(h, h, attn.pp("attn.q"))?,
-            k: linear(h, h, attn.pp("attn.k"))?,
-            v: linear(h, h, attn.pp("attn.v"))?,
-            o: linear(h, h, attn.pp("attn.o"))?,
-            attention_norm: layer_norm(h, c.layer_norm_eps, attn.pp("LayerNorm"))?,
-            intermediate: linear(h, i, vb.pp("intermediate.dense"))?,
-            output: linear(i, h, vb.pp("output.dense"))?,
-            output_norm: layer_norm(h, c.layer_norm_eps, vb.pp("output.LayerNorm"))?,
-        })
-    }
-
-    /// `bias`: (rows or 1, heads, len, len), the position bias and the padding mask summed.
-    fn forward(&self, x: &Tensor, bias: &Tensor, heads: usize) -> Result<Tensor> {
-        let (rows, len, hidden) = x.dims3()?;
-        let head = hidden / heads;
-        let split = |t: Tensor| t.reshape((rows, len, heads, head))?.transpose(1, 2)?.contiguous();
-        let q = split(self.q.forward(x)?)?;
-        let k = split(self.k.forward(x)?)?;
-        let v = split(self.v.forward(x)?)?;
-        let scores = (q.matmul(&k.t()?)? / (head as f64).sqrt())?.broadcast_add(bias)?;
-        let probs = candle_nn::ops::softmax_last_dim(&scores)?;
-        let context = probs.matmul(&v)?.transpose(1, 2)?.reshape((rows, len, hidden))?;
-        let attended = self.attention_norm.forward(&(self.o.forward(&context)? + x)?)?;
-        let inner = self.intermediate.forward(&attended)?.gelu_erf()?;
-        self.output_norm.forward(&(self.output.forward(&inner)? + attended)?)
-    }
-}
-
 /// The encoder: token vectors of the last layer, (rows, len, hidden).
 pub struct MpNet {
     words: Embedding,
@@ -78,10 +35,13 @@ pub struct MpNet {
 }
 
 impl MpNet {
-    pub fn load(vb: VarBuilder, c: &Config) -> Result<Self> {
+    pub fn load(vb: VarBuilder, c: &Config, precision: Precision) -> Result<Self> {
         let e = vb.pp("embeddings");
         let layers = (0..c.num_hidden_layers)
-            .map(|i| Layer::load(vb.pp(format!("encoder.layer.{i}")), c))
+            .map(|i| {
+                let (h, n, eps) = (c.hidden_size, c.intermediate_size, c.layer_norm_eps);
+                Layer::load(vb.pp(format!("encoder.layer.{i}")), &MPNET_NAMES, (h, n, eps), precision)
+            })
             .collect::<Result<_>>()?;
         Ok(Self {
             words: embedding(c.vocab_size, c.hidden_size, e.pp("word_embeddings"))?,
@@ -121,7 +81,7 @@ impl MpNet {
         let buckets = Tensor::from_vec(buckets, (len, len), device)?;
         // (len, len, heads) → (1, heads, len, len)
         let position_bias = self.relative_bias.forward(&buckets)?.permute((2, 0, 1))?.unsqueeze(0)?;
-        let padding = ((mask.to_dtype(DType::F32)? - 1.0)? * f64::from(f32::MAX))?.unsqueeze(1)?.unsqueeze(1)?;
+        let padding = padding_bias(mask)?;
         let bias = position_bias.broadcast_add(&padding)?.contiguous()?;
         for layer in &self.layers {
             x = layer.forward(&x, &bias, self.heads)?;

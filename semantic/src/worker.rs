@@ -2,7 +2,7 @@
 //! and caches the model files and speaks the worker protocol): a class built from the three files'
 //! bytes, with `embed` returning every vector in one `Float32Array`.
 
-use crate::Embedder;
+use crate::{Embedder, Precision};
 use wasm_bindgen::prelude::*;
 
 /// [`Embedder`] for JavaScript.
@@ -17,6 +17,13 @@ impl SemanticEmbedder {
     #[wasm_bindgen(constructor)]
     pub fn new(config: &[u8], tokenizer: &[u8], weights: &[u8]) -> Result<SemanticEmbedder, JsError> {
         Ok(SemanticEmbedder { inner: Embedder::load(config, tokenizer, weights)? })
+    }
+
+    /// The model with its dense layers in floats, as trained: slower, for measurements and checks
+    /// (the default computes in 8-bit integers).
+    #[wasm_bindgen(js_name = withFloats)]
+    pub fn with_floats(config: &[u8], tokenizer: &[u8], weights: &[u8]) -> Result<SemanticEmbedder, JsError> {
+        Ok(SemanticEmbedder { inner: Embedder::load_with(config, tokenizer, weights, Precision::F32)? })
     }
 
     /// Length of each vector.

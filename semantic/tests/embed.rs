@@ -1,10 +1,11 @@
 //! The embedder on the real model files, natively: shape, unit length, sentence-transformers' reference
-//! values, paraphrase beats unrelated, batch equals one at a time, truncation and the empty string.
+//! values (in floats) and the default 8-bit layers' closeness to them, paraphrase beats unrelated,
+//! batch equals one at a time, truncation and the empty string.
 //!
 //! The model comes from `scripts/setup.sh` (its `scripts/model.sh` step) in `target/models/`, or from
 //! the folder `COWORK_MODELS_DIR` names. Without it these tests fail, saying so.
 
-use cowork_semantic::{Embedder, MAX_TOKENS, MODEL_FILES, MODEL_ID};
+use cowork_semantic::{Embedder, Precision, MAX_TOKENS, MODEL_FILES, MODEL_ID};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
@@ -16,6 +17,16 @@ fn model_dir() -> PathBuf {
 }
 
 fn load() -> Embedder {
+    load_with(Precision::Int8)
+}
+
+/// The model as trained, in floats, for the published values.
+fn float() -> &'static Embedder {
+    static EMBEDDER: OnceLock<Embedder> = OnceLock::new();
+    EMBEDDER.get_or_init(|| load_with(Precision::F32))
+}
+
+fn load_with(precision: Precision) -> Embedder {
     let dir = model_dir();
     let [config, tokenizer, weights] = MODEL_FILES.map(|file| {
         std::fs::read(dir.join(file)).unwrap_or_else(|e| {
@@ -27,7 +38,7 @@ fn load() -> Embedder {
             )
         })
     });
-    Embedder::load(&config, &tokenizer, &weights).expect("the model loads")
+    Embedder::load_with(&config, &tokenizer, &weights, precision).expect("the model loads")
 }
 
 fn embedder() -> &'static Embedder {
@@ -56,10 +67,10 @@ fn vectors_have_384_dimensions_and_unit_length() {
 
 /// The first values of "hello world" as sentence-transformers gives them (mean pooling, normalised),
 /// from fastembed's test suite (`tests/test_text_onnx_embeddings.py`, `CANONICAL_VECTOR_VALUES`,
-/// compared there with the same tolerance).
+/// compared there with the same tolerance), by the model in floats.
 #[test]
 fn matches_the_published_reference_values() {
-    let v = one("hello world");
+    let v = float().embed(&["hello world"]).unwrap().remove(0);
     let expected = [-0.034478f32, 0.03102, 0.00673, 0.02611, -0.039362];
     for (i, (got, want)) in v.iter().zip(expected).enumerate() {
         assert!((got - want).abs() < 1e-3, "value {i}: got {got}, expected {want} (first values {:?})", &v[..5]);
@@ -120,4 +131,17 @@ fn the_empty_string_and_an_empty_batch_are_fine() {
 fn bad_files_give_clear_errors() {
     let err = Embedder::load(b"{}", b"{}", b"").unwrap_err().to_string();
     assert!(err.contains("config.json"), "{err}");
+}
+
+/// The default 8-bit dense layers give nearly the vectors of the float model: on the realistic chat
+/// turns of `bench/turns.txt`, every turn's two vectors have a cosine of at least 0.99.
+#[test]
+fn integer_layers_give_nearly_the_float_vectors() {
+    let turns: Vec<&str> = include_str!("../bench/turns.txt").lines().collect();
+    let (a, b) = (embedder().embed(&turns).unwrap(), float().embed(&turns).unwrap());
+    let cosines: Vec<f32> = a.iter().zip(&b).map(|(x, y)| dot(x, y)).collect();
+    let worst = cosines.iter().copied().fold(1f32, f32::min);
+    let mean = cosines.iter().sum::<f32>() / cosines.len() as f32;
+    eprintln!("cosine of int8 and float vectors: mean {mean:.5}, worst {worst:.5}");
+    assert!(worst >= 0.99, "worst {worst}, mean {mean}");
 }
