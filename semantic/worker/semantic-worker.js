@@ -1,12 +1,15 @@
 // The semantic-recall worker: a module worker the storage worker starts when the user turns semantic
 // recall on (never at app start). It downloads the sentence-embedding model once, keeps it in the
 // origin private file system (OPFS), and embeds texts with the Rust embedder (semantic/, compiled to
-// wasm next to this file as semantic.js + semantic_bg.wasm by scripts/semantic.sh).
+// wasm next to this file by scripts/semantic.sh, twice: semantic.js + semantic_bg.wasm with SIMD128, and
+// semantic_relaxed.js + semantic_relaxed_bg.wasm also with relaxed SIMD, whose 8-bit dot product makes
+// the model's dense layers faster; the second is used where the browser validates relaxed SIMD).
 //
 // Protocol (plain objects through postMessage; replies carry the request's id):
 //   {type:"load", id, base_url:"…/", model:"all-MiniLM-L6-v2" | "all-mpnet-base-v2"}
 //     → {type:"progress", id, loaded, total}*   (bytes, while downloading; total 0 if unknown)
-//     → {type:"loaded", id, from_cache, load_ms, dims:384|768} | {type:"error", id, message}
+//     → {type:"loaded", id, from_cache, load_ms, dims:384|768, runtime:"semantic"|"semantic_relaxed"}
+//       | {type:"error", id, message}
 //     A worker runs one model; the first download of one removes the other's copy from OPFS.
 //   {type:"embed", id, texts:[string…], query?:true}
 //     → {type:"vectors", id, dims, vectors: Float32Array(texts.length * dims), words?:[string…]}
@@ -15,7 +18,20 @@
 //     words part of the search (semantic/src/query.rs; the list lives here, not in the storage worker).
 // Messages are handled one at a time, in order, so an embed sent right after a load waits for it.
 // A load may also carry `max_batch` (texts per forward pass, default 2; for measurements).
-import init, { SemanticEmbedder, queryWords } from './semantic.js';
+
+/** A module of one relaxed-SIMD instruction (`i32x4.relaxed_dot_i8x16_i7x16_add_s` on three zero
+ *  vectors): valid only where the browser has relaxed SIMD. */
+function relaxedSimd() {
+  const zero = new Array(16).fill(0);
+  const body = [0x00, ...[0, 1, 2].flatMap(() => [0xfd, 0x0c, ...zero]), 0xfd, 0x93, 0x02, 0x0b];
+  const header = [0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7b, 0x03, 0x02, 0x01, 0x00];
+  return WebAssembly.validate(new Uint8Array([...header, 0x0a, body.length + 2, 0x01, body.length, ...body]));
+}
+
+/** Which build of the embedder this browser runs. */
+const RUNTIME = relaxedSimd() ? 'semantic_relaxed' : 'semantic';
+// Fetched and compiled on the first load, not before.
+let runtime = null;
 
 const MODELS = ['all-MiniLM-L6-v2', 'all-mpnet-base-v2'];
 const FILES = ['config.json', 'tokenizer.json', 'model.safetensors'];
@@ -61,10 +77,12 @@ async function load({ id, base_url: baseUrl, model, max_batch: maxBatch }) {
   }
   if (embedder) {
     if (Number.isInteger(maxBatch) && maxBatch > 0) embedder.setMaxBatch(maxBatch);
-    return reply({ type: 'loaded', id, from_cache: true, load_ms: performance.now() - started, dims: embedder.dims() });
+    return reply({ type: 'loaded', id, from_cache: true, load_ms: performance.now() - started, dims: embedder.dims(), runtime: RUNTIME });
   }
-  const wasm = init().catch((e) => {
-    throw new Error(`Could not start the embedding model (semantic_bg.wasm): ${e?.message ?? e}. Reload the page; if it persists, turn semantic recall off and on again.`);
+  runtime ??= import(`./${RUNTIME}.js`);
+  const wasm = runtime.then((m) => m.default()).catch((e) => {
+    runtime = null;
+    throw new Error(`Could not start the embedding model (${RUNTIME}_bg.wasm): ${e?.message ?? e}. Reload the page; if it persists, turn semantic recall off and on again.`);
   });
   wasm.catch(() => {}); // awaited below; a download error may come first
   const dir = await modelDir(model);
@@ -76,6 +94,7 @@ async function load({ id, base_url: baseUrl, model, max_batch: maxBatch }) {
   }
   await wasm;
   try {
+    const { SemanticEmbedder } = await runtime;
     embedder = new SemanticEmbedder(files[0], files[1], files[2]);
     loadedModel = model;
   } catch (e) {
@@ -84,7 +103,7 @@ async function load({ id, base_url: baseUrl, model, max_batch: maxBatch }) {
     throw new Error(`${where} (${e?.message ?? e}).`);
   }
   if (Number.isInteger(maxBatch) && maxBatch > 0) embedder.setMaxBatch(maxBatch);
-  reply({ type: 'loaded', id, from_cache: fromCache, load_ms: performance.now() - started, dims: embedder.dims() });
+  reply({ type: 'loaded', id, from_cache: fromCache, load_ms: performance.now() - started, dims: embedder.dims(), runtime: RUNTIME });
 }
 
 async function embed({ id, texts, query }) {
@@ -100,6 +119,7 @@ async function embed({ id, texts, query }) {
   } catch (e) {
     throw new Error(`Could not embed the texts: ${e?.message ?? e}`);
   }
+  const { queryWords } = await runtime;
   const words = query ? { words: texts.map((t) => queryWords(t)) } : {};
   reply({ type: 'vectors', id, dims: embedder.dims(), vectors, ...words }, [vectors.buffer]);
 }
