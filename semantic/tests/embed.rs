@@ -1,44 +1,22 @@
 //! The embedder on the real model files, natively: shape, unit length, sentence-transformers' reference
 //! values (in floats) and the default 8-bit layers' closeness to them, paraphrase beats unrelated,
 //! batch equals one at a time, truncation and the empty string.
-//!
-//! The model comes from `scripts/setup.sh` (its `scripts/model.sh` step) in `target/models/`, or from
-//! the folder `COWORK_MODELS_DIR` names. Without it these tests fail, saying so.
+//! The model's files: see `support/mod.rs`.
 
-use cowork_semantic::{Embedder, Precision, MAX_TOKENS, MODEL_FILES, MODEL_ID};
-use std::path::PathBuf;
+mod support;
+
+use cowork_semantic::{Embedder, Precision, MAX_TOKENS, MODEL_ID};
 use std::sync::OnceLock;
-
-fn model_dir() -> PathBuf {
-    let base = std::env::var_os("COWORK_MODELS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/models"));
-    base.join(MODEL_ID)
-}
+use support::dot;
 
 fn load() -> Embedder {
-    load_with(Precision::Int8)
+    support::load(MODEL_ID, Precision::Int8)
 }
 
 /// The model as trained, in floats, for the published values.
 fn float() -> &'static Embedder {
     static EMBEDDER: OnceLock<Embedder> = OnceLock::new();
-    EMBEDDER.get_or_init(|| load_with(Precision::F32))
-}
-
-fn load_with(precision: Precision) -> Embedder {
-    let dir = model_dir();
-    let [config, tokenizer, weights] = MODEL_FILES.map(|file| {
-        std::fs::read(dir.join(file)).unwrap_or_else(|e| {
-            panic!(
-                "the model file {} is missing ({e}): run scripts/setup.sh (its scripts/model.sh step \
-                 installs {MODEL_ID} into target/models/), or point COWORK_MODELS_DIR at a folder holding \
-                 {MODEL_ID}/",
-                dir.join(file).display()
-            )
-        })
-    });
-    Embedder::load_with(&config, &tokenizer, &weights, precision).expect("the model loads")
+    EMBEDDER.get_or_init(|| support::load(MODEL_ID, Precision::F32))
 }
 
 fn embedder() -> &'static Embedder {
@@ -48,10 +26,6 @@ fn embedder() -> &'static Embedder {
 
 fn one(text: &str) -> Vec<f32> {
     embedder().embed(&[text]).expect("embeds").remove(0)
-}
-
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 #[test]
@@ -137,11 +111,5 @@ fn bad_files_give_clear_errors() {
 /// turns of `bench/turns.txt`, every turn's two vectors have a cosine of at least 0.99.
 #[test]
 fn integer_layers_give_nearly_the_float_vectors() {
-    let turns: Vec<&str> = include_str!("../bench/turns.txt").lines().collect();
-    let (a, b) = (embedder().embed(&turns).unwrap(), float().embed(&turns).unwrap());
-    let cosines: Vec<f32> = a.iter().zip(&b).map(|(x, y)| dot(x, y)).collect();
-    let worst = cosines.iter().copied().fold(1f32, f32::min);
-    let mean = cosines.iter().sum::<f32>() / cosines.len() as f32;
-    eprintln!("cosine of int8 and float vectors: mean {mean:.5}, worst {worst:.5}");
-    assert!(worst >= 0.99, "worst {worst}, mean {mean}");
+    support::assert_near_the_float_vectors(embedder(), float(), 64, 0.99);
 }
