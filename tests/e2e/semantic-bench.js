@@ -3,7 +3,8 @@
 // vector of "hello world", a clear error for a wrong model URL, and embedding throughput on realistic
 // chat turns (semantic/bench/turns.txt) at several message and forward-pass batch sizes, in one worker
 // and in two side by side, and how long a search's query takes to embed (semantic/bench/questions.txt,
-// one at a time, as a search asks), alone and while turns are being indexed in batches of 8 to 1.
+// one at a time, as a search asks), alone and while turns are being indexed in batches of 8 to 1; last,
+// the embedder's builds side by side (floats, 8-bit with SIMD128, 8-bit with relaxed SIMD).
 //   node tests/e2e/semantic-bench.js        (after a build: scripts/semantic-bench.sh does both)
 // Needs the dev server built (target/debug/cowork-dev-server or COWORK_DEV_SERVER) and the model
 // installed (scripts/model.sh). COWORK_SEMANTIC_MODEL names the model (default all-MiniLM-L6-v2; or
@@ -167,6 +168,30 @@ try {
       }
       second.terminate();
       worker.terminate();
+      // The embedder's builds side by side in this page, two texts a pass, one after another for
+      // `seconds` each: the model in floats, then in 8-bit integers with SIMD128 and with relaxed SIMD
+      // (scripts/semantic.sh; the worker above ran the relaxed one where the browser has it).
+      const get = async (f) => new Uint8Array(await (await fetch(base + f)).arrayBuffer());
+      const files = [await get('config.json'), await get('tokenizer.json'), await get('model.safetensors')];
+      out.builds = {};
+      for (const [name, build, floats] of [['floats', 'semantic', true], ['int8_simd128', 'semantic', false], ['int8_relaxed_simd', 'semantic_relaxed', false]]) {
+        const module = await import(`/semantic/${build}.js`);
+        try {
+          await module.default();
+        } catch (e) {
+          out.builds[name] = `not run: ${e.message}`;
+          continue;
+        }
+        const embedder = floats ? module.SemanticEmbedder.withFloats(...files) : new module.SemanticEmbedder(...files);
+        embedder.embed(turns.slice(0, 2));
+        let n = 0;
+        t = performance.now();
+        for (let i = 0; performance.now() - t < seconds * 1000; i += 2) {
+          n += embedder.embed(turns.slice(i % turns.length, (i % turns.length) + 2)).length / hello.dims;
+        }
+        out.builds[name] = +(n / ((performance.now() - t) / 1000)).toFixed(1);
+        embedder.free();
+      }
       return out;
     },
     { turns, questions, seconds, model },
