@@ -91,9 +91,13 @@ pub struct Layer {
 }
 
 impl Layer {
-    /// `sizes`: hidden size, intermediate size, layer-norm epsilon.
-    pub fn load(vb: VarBuilder, names: &LayerNames, sizes: (usize, usize, f64), precision: Precision) -> Result<Self> {
-        let (h, i, eps) = sizes;
+    /// Every layer, `encoder.layer.{i}` below `vb`.
+    pub fn load_all(vb: VarBuilder, names: &LayerNames, c: &Sizes, precision: Precision) -> Result<Vec<Self>> {
+        (0..c.num_hidden_layers).map(|i| Self::load(vb.pp(format!("encoder.layer.{i}")), names, c, precision)).collect()
+    }
+
+    fn load(vb: VarBuilder, names: &LayerNames, c: &Sizes, precision: Precision) -> Result<Self> {
+        let (h, i, eps) = (c.hidden_size, c.intermediate_size, c.layer_norm_eps);
         Ok(Self {
             q: Dense::load(h, h, vb.pp(names.q), precision)?,
             k: Dense::load(h, h, vb.pp(names.k), precision)?,
@@ -130,17 +134,24 @@ pub fn padding_bias(mask: &Tensor) -> Result<Tensor> {
     ((mask.to_dtype(DType::F32)? - 1.0)? * f64::from(f32::MAX))?.unsqueeze(1)?.unsqueeze(1)
 }
 
-/// The fields of a BERT `config.json` the encoder needs.
+/// The sizes in a `config.json` that BERT and MPNet share.
 #[derive(Debug, Clone, Deserialize)]
-pub struct BertConfig {
+pub struct Sizes {
     pub vocab_size: usize,
     pub hidden_size: usize,
     pub num_hidden_layers: usize,
     pub num_attention_heads: usize,
     pub intermediate_size: usize,
     pub max_position_embeddings: usize,
-    pub type_vocab_size: usize,
     pub layer_norm_eps: f64,
+}
+
+/// The fields of a BERT `config.json` the encoder needs.
+#[derive(Debug, Clone, Deserialize)]
+pub struct BertConfig {
+    #[serde(flatten)]
+    pub sizes: Sizes,
+    pub type_vocab_size: usize,
 }
 
 /// BERT's encoder: token vectors of the last layer, (rows, len, hidden).
@@ -158,16 +169,13 @@ impl Bert {
         // sentence-transformers saves the weights without the `bert.` prefix Hugging Face's own use.
         let vb = if vb.contains_tensor("embeddings.word_embeddings.weight") { vb } else { vb.pp("bert") };
         let e = vb.pp("embeddings");
-        let sizes = (c.hidden_size, c.intermediate_size, c.layer_norm_eps);
-        let layers = (0..c.num_hidden_layers)
-            .map(|i| Layer::load(vb.pp(format!("encoder.layer.{i}")), &BERT_NAMES, sizes, precision))
-            .collect::<Result<_>>()?;
+        let (t, c) = (c.type_vocab_size, &c.sizes);
         Ok(Self {
             words: embedding(c.vocab_size, c.hidden_size, e.pp("word_embeddings"))?,
             positions: embedding(c.max_position_embeddings, c.hidden_size, e.pp("position_embeddings"))?,
-            types: embedding(c.type_vocab_size, c.hidden_size, e.pp("token_type_embeddings"))?,
+            types: embedding(t, c.hidden_size, e.pp("token_type_embeddings"))?,
             norm: layer_norm(c.hidden_size, c.layer_norm_eps, e.pp("LayerNorm"))?,
-            layers,
+            layers: Layer::load_all(vb, &BERT_NAMES, c, precision)?,
             heads: c.num_attention_heads,
         })
     }

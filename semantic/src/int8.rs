@@ -212,7 +212,6 @@ mod kernel {
 
     /// [`super::quantize_rows`] with SIMD, straight into vectors: scale, round to nearest, convert,
     /// and narrow to bytes with saturation.
-    #[inline(never)]
     pub fn quantize(x: &[f32], inputs: usize, padded: usize) -> (Vec<v128>, Vec<f32>, Vec<i32>) {
         let rows = x.len() / inputs.max(1);
         let mut out = Vec::with_capacity(rows * padded / 16);
@@ -247,7 +246,6 @@ mod kernel {
     }
 
     /// Tiles of two activation rows by four weight rows, sixteen bytes at a time.
-    #[inline(never)]
     pub fn dots(a: &[v128], sums: &[i32], w: &Weights, m: usize, n: usize, k: usize) -> candle_core::Result<Vec<i32>> {
         let w = &w.0;
         let k = k / 16;

@@ -135,12 +135,14 @@ impl Embedder {
         let weights = |e: candle_core::Error| EmbedError::Weights(e.to_string());
         // The encoder, its width, and the longest input its positions allow.
         let (model, hidden_size, max_positions) = match config {
-            Configured::Bert(c) => {
-                (Model::Bert(Bert::load(vb, &c, precision).map_err(weights)?), c.hidden_size, c.max_position_embeddings)
-            }
+            Configured::Bert(c) => (
+                Model::Bert(Bert::load(vb, &c, precision).map_err(weights)?),
+                c.sizes.hidden_size,
+                c.sizes.max_position_embeddings,
+            ),
             Configured::MpNet(c) => {
-                let positions = c.max_position_embeddings - c.pad_token_id as usize - 1;
-                (Model::MpNet(mpnet::MpNet::load(vb, &c, precision).map_err(weights)?), c.hidden_size, positions)
+                let positions = c.sizes.max_position_embeddings - c.pad_token_id as usize - 1;
+                (Model::MpNet(mpnet::MpNet::load(vb, &c, precision).map_err(weights)?), c.sizes.hidden_size, positions)
             }
         };
         // The file itself pads every text to a fixed 128 tokens and cuts there: padding is done here

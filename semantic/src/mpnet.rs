@@ -3,7 +3,7 @@
 //! relative-position bias per head, learned in 32 buckets and added to every layer's attention scores
 //! (Hugging Face's `MPNetModel`).
 
-use crate::encoder::{padding_bias, Layer, Precision, MPNET_NAMES};
+use crate::encoder::{padding_bias, Layer, Precision, Sizes, MPNET_NAMES};
 use candle_core::{Module, Result, Tensor};
 use candle_nn::{embedding, layer_norm, Embedding, LayerNorm, VarBuilder};
 use serde::Deserialize;
@@ -11,13 +11,8 @@ use serde::Deserialize;
 /// The fields of an MPNet `config.json` the encoder needs.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Config {
-    pub vocab_size: usize,
-    pub hidden_size: usize,
-    pub num_hidden_layers: usize,
-    pub num_attention_heads: usize,
-    pub intermediate_size: usize,
-    pub max_position_embeddings: usize,
-    pub layer_norm_eps: f64,
+    #[serde(flatten)]
+    pub sizes: Sizes,
     pub pad_token_id: u32,
     pub relative_attention_num_buckets: usize,
 }
@@ -35,27 +30,23 @@ pub struct MpNet {
 }
 
 impl MpNet {
-    pub fn load(vb: VarBuilder, c: &Config, precision: Precision) -> Result<Self> {
+    pub fn load(vb: VarBuilder, config: &Config, precision: Precision) -> Result<Self> {
         let e = vb.pp("embeddings");
-        let layers = (0..c.num_hidden_layers)
-            .map(|i| {
-                let (h, n, eps) = (c.hidden_size, c.intermediate_size, c.layer_norm_eps);
-                Layer::load(vb.pp(format!("encoder.layer.{i}")), &MPNET_NAMES, (h, n, eps), precision)
-            })
-            .collect::<Result<_>>()?;
+        let c = &config.sizes;
+        let layers = Layer::load_all(vb.clone(), &MPNET_NAMES, c, precision)?;
         Ok(Self {
             words: embedding(c.vocab_size, c.hidden_size, e.pp("word_embeddings"))?,
             positions: embedding(c.max_position_embeddings, c.hidden_size, e.pp("position_embeddings"))?,
             norm: layer_norm(c.hidden_size, c.layer_norm_eps, e.pp("LayerNorm"))?,
             layers,
             relative_bias: embedding(
-                c.relative_attention_num_buckets,
+                config.relative_attention_num_buckets,
                 c.num_attention_heads,
                 vb.pp("encoder.relative_attention_bias"),
             )?,
             heads: c.num_attention_heads,
-            buckets: c.relative_attention_num_buckets,
-            pad: c.pad_token_id,
+            buckets: config.relative_attention_num_buckets,
+            pad: config.pad_token_id,
         })
     }
 
